@@ -1,0 +1,302 @@
+//! The router's configuration, validated.
+//!
+//! Read in two phases (as TensorZero does): [`load`] parses LiteLLM's proxy `config.yaml` shape
+//! into a raw tree and walks it into these validated types, naming the YAML path of anything
+//! wrong. Everything the engine decides from lives here; keys it does not model are listed in
+//! [`RouterConfig::ignored_keys`], never resolved (no `os.environ/…` secret is ever read).
+
+pub mod load;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::failure::FailureKind;
+
+pub use load::{ConfigError, load_router_config_str};
+
+/// Default `num_retries` (LiteLLM's).
+pub const DEFAULT_NUM_RETRIES: u32 = 2;
+/// Default `cooldown_time` (LiteLLM's).
+pub const DEFAULT_COOLDOWN_TIME: Duration = Duration::from_secs(5);
+/// Default `max_fallbacks` (LiteLLM's), unless `ROUTER_MAX_FALLBACKS` says otherwise.
+pub const DEFAULT_MAX_FALLBACKS: u32 = 5;
+/// The environment variable LiteLLM reads for the fallback depth limit.
+pub const MAX_FALLBACKS_ENV: &str = "ROUTER_MAX_FALLBACKS";
+
+/// A validated router configuration.
+#[derive(Clone, Debug, Default)]
+pub struct RouterConfig {
+    /// Every deployment, in `model_list` order.
+    pub deployments: Vec<Deployment>,
+    /// The router-wide settings.
+    pub settings: RouterSettings,
+    /// YAML paths of keys the engine does not model (listed once, never an error).
+    pub ignored_keys: Vec<String>,
+    /// Things that load but look wrong (a fallback to an unknown group, a self-reference).
+    pub warnings: Vec<String>,
+}
+
+/// One deployment: a `model_list` entry.
+#[derive(Clone, Debug, Default)]
+pub struct Deployment {
+    /// `model_info.id`, else `<model_name>-<index>` (index counting from 0 in `model_list`).
+    pub id: Arc<str>,
+    /// The model group (`model_name`).
+    pub model_name: Arc<str>,
+    /// `litellm_params.model`, as written (never resolved).
+    pub model: String,
+    /// `litellm_params.order`: lower is preferred; `None` sorts after every numbered order.
+    pub order: Option<u32>,
+    /// `litellm_params.weight` (or `model_info.weight`).
+    pub weight: Option<f64>,
+    /// `litellm_params.rpm`.
+    pub rpm: Option<u64>,
+    /// `litellm_params.tpm`.
+    pub tpm: Option<u64>,
+    /// The deployment's own cooldown time (`litellm_params` or `model_info` `cooldown_time`).
+    pub cooldown_time: Option<Duration>,
+    /// `litellm_params.num_retries`.
+    pub num_retries: Option<u32>,
+    /// `litellm_params.timeout`: a deadline on each attempt.
+    pub timeout: Option<Duration>,
+    /// `model_info.allowed_fails`.
+    pub allowed_fails: Option<u32>,
+    /// `model_info.allowed_fails_policy`.
+    pub allowed_fails_policy: Option<KindPolicy>,
+    /// `model_info.tags` (or `litellm_params.tags`).
+    pub tags: Vec<String>,
+    /// Every other `litellm_params` key, as written.
+    pub params: BTreeMap<String, Value>,
+    /// Every other `model_info` key, as written.
+    pub info: BTreeMap<String, Value>,
+}
+
+/// The routing strategy named by `router_settings.routing_strategy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RoutingStrategyName {
+    /// `simple-shuffle` (LiteLLM's default): random, by weight/rpm/tpm when given.
+    #[default]
+    SimpleShuffle,
+    /// `weighted` (and the deprecated `tag-based-routing`): random by `weight`.
+    Weighted,
+    /// `priority-based-routing`: lowest `model_info.priority` first.
+    PriorityBased,
+    /// `least-busy`: fewest in-flight requests.
+    LeastBusy,
+    /// `latency-based-routing`: best recent latency.
+    LatencyBased,
+    /// `cost-based-routing`: cheapest per token.
+    CostBased,
+    /// `usage-based-routing` / `usage-based-routing-v2`: lowest RPM/TPM use this minute.
+    UsageBased,
+    /// `rate-limit-aware`: drop deployments near their limits, then pick.
+    RateLimitAware,
+}
+
+impl RoutingStrategyName {
+    /// Parses a strategy name as users write it (trimmed; LiteLLM and DeltaLLM spellings).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.trim() {
+            "simple-shuffle" => Some(Self::SimpleShuffle),
+            "weighted" | "tag-based-routing" => Some(Self::Weighted),
+            "priority-based-routing" => Some(Self::PriorityBased),
+            "least-busy" => Some(Self::LeastBusy),
+            "latency-based-routing" => Some(Self::LatencyBased),
+            "cost-based-routing" => Some(Self::CostBased),
+            "usage-based-routing" | "usage-based-routing-v2" => Some(Self::UsageBased),
+            "rate-limit-aware" => Some(Self::RateLimitAware),
+            _ => None,
+        }
+    }
+
+    /// Every accepted spelling, for error messages.
+    pub const NAMES: [&'static str; 10] = [
+        "simple-shuffle",
+        "weighted",
+        "tag-based-routing",
+        "priority-based-routing",
+        "least-busy",
+        "latency-based-routing",
+        "cost-based-routing",
+        "usage-based-routing",
+        "usage-based-routing-v2",
+        "rate-limit-aware",
+    ];
+
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SimpleShuffle => "simple-shuffle",
+            Self::Weighted => "weighted",
+            Self::PriorityBased => "priority-based-routing",
+            Self::LeastBusy => "least-busy",
+            Self::LatencyBased => "latency-based-routing",
+            Self::CostBased => "cost-based-routing",
+            Self::UsageBased => "usage-based-routing",
+            Self::RateLimitAware => "rate-limit-aware",
+        }
+    }
+}
+
+/// A per-kind count: `retry_policy` (retries) or `allowed_fails_policy` (allowed fails).
+///
+/// Keys are read from LiteLLM's field names (`RateLimitErrorRetries`,
+/// `TimeoutErrorAllowedFails`, …) or from the snake_case kind names (`rate_limit`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KindPolicy {
+    /// Counts set for a kind.
+    pub per_kind: BTreeMap<FailureKind, u32>,
+    /// `DefaultRetries` / `DefaultAllowedFails`.
+    pub default: Option<u32>,
+}
+
+impl KindPolicy {
+    /// The count for `kind`: its own, else the kinds it falls back to
+    /// ([`FailureKind::policy_chain`]), else the default.
+    pub fn get(&self, kind: FailureKind) -> Option<u32> {
+        kind.policy_chain()
+            .iter()
+            .find_map(|k| self.per_kind.get(k).copied())
+            .or(self.default)
+    }
+}
+
+/// One fallback target: a model group, and params that override the request's for that hop.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FallbackTarget {
+    /// The target model group.
+    pub model: String,
+    /// The target dict's other keys (e.g. `temperature: 0`).
+    pub overrides: BTreeMap<String, Value>,
+}
+
+impl FallbackTarget {
+    /// A plain target with no overrides.
+    pub fn group(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            overrides: BTreeMap::new(),
+        }
+    }
+}
+
+/// A fallback list: single-key entries mapping a model group (or `"*"`) to ordered targets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FallbackMap {
+    /// Entries in the order written; the first entry for a group wins.
+    pub entries: Vec<(String, Vec<FallbackTarget>)>,
+}
+
+impl FallbackMap {
+    /// The targets for `group`, if an entry names it.
+    pub fn get(&self, group: &str) -> Option<&[FallbackTarget]> {
+        self.entries
+            .iter()
+            .find(|(key, _)| key == group)
+            .map(|(_, targets)| targets.as_slice())
+    }
+
+    /// True when no entry exists.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// `router_settings` (with fallback keys also read from `litellm_settings`).
+#[derive(Clone, Debug)]
+pub struct RouterSettings {
+    /// `routing_strategy`.
+    pub routing_strategy: RoutingStrategyName,
+    /// `num_retries` (default 2).
+    pub num_retries: u32,
+    /// `retry_after`: the floor of the exponential backoff (default 0).
+    pub retry_after: Duration,
+    /// `cooldown_time` (default 5 s).
+    pub cooldown_time: Duration,
+    /// `allowed_fails`: `Some` only when the config sets it (LiteLLM: "takes part only when it
+    /// was set explicitly").
+    pub allowed_fails: Option<u32>,
+    /// `allowed_fails_policy`.
+    pub allowed_fails_policy: Option<KindPolicy>,
+    /// `retry_policy`.
+    pub retry_policy: Option<KindPolicy>,
+    /// `model_group_retry_policy`: per model group.
+    pub model_group_retry_policy: BTreeMap<String, KindPolicy>,
+    /// `fallbacks`, with `default_fallbacks` appended as the `"*"` entry.
+    pub fallbacks: FallbackMap,
+    /// `context_window_fallbacks`.
+    pub context_window_fallbacks: FallbackMap,
+    /// `content_policy_fallbacks`.
+    pub content_policy_fallbacks: FallbackMap,
+    /// `max_fallbacks` (default 5, or `ROUTER_MAX_FALLBACKS`).
+    pub max_fallbacks: u32,
+    /// `enable_weighted_failover`.
+    pub enable_weighted_failover: bool,
+    /// `disable_cooldowns`.
+    pub disable_cooldowns: bool,
+    /// `enable_health_check_routing`.
+    pub enable_health_check_routing: bool,
+    /// `timeout`: a deadline on each attempt, unless the deployment sets its own.
+    pub timeout: Option<Duration>,
+    /// `model_group_alias`: alias → model group.
+    pub model_group_alias: BTreeMap<String, String>,
+}
+
+impl Default for RouterSettings {
+    fn default() -> Self {
+        Self {
+            routing_strategy: RoutingStrategyName::default(),
+            num_retries: DEFAULT_NUM_RETRIES,
+            retry_after: Duration::ZERO,
+            cooldown_time: DEFAULT_COOLDOWN_TIME,
+            allowed_fails: None,
+            allowed_fails_policy: None,
+            retry_policy: None,
+            model_group_retry_policy: BTreeMap::new(),
+            fallbacks: FallbackMap::default(),
+            context_window_fallbacks: FallbackMap::default(),
+            content_policy_fallbacks: FallbackMap::default(),
+            max_fallbacks: DEFAULT_MAX_FALLBACKS,
+            enable_weighted_failover: false,
+            disable_cooldowns: false,
+            enable_health_check_routing: false,
+            timeout: None,
+            model_group_alias: BTreeMap::new(),
+        }
+    }
+}
+
+/// `max_fallbacks`: the config's value, else `ROUTER_MAX_FALLBACKS` (when it parses), else 5.
+pub fn resolve_max_fallbacks(configured: Option<u32>, env_value: Option<&str>) -> u32 {
+    configured
+        .or_else(|| env_value.and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(DEFAULT_MAX_FALLBACKS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_chain_falls_back_to_bad_request_then_default() {
+        let mut policy = KindPolicy::default();
+        policy.per_kind.insert(FailureKind::BadRequest, 1);
+        policy.default = Some(7);
+        assert_eq!(policy.get(FailureKind::ContextWindowExceeded), Some(1));
+        assert_eq!(policy.get(FailureKind::ContentPolicyViolation), Some(1));
+        assert_eq!(policy.get(FailureKind::Timeout), Some(7));
+        policy.per_kind.insert(FailureKind::ContentPolicyViolation, 0);
+        assert_eq!(policy.get(FailureKind::ContentPolicyViolation), Some(0));
+    }
+
+    #[test]
+    fn max_fallbacks_prefers_config_then_env_then_default() {
+        assert_eq!(resolve_max_fallbacks(Some(2), Some("9")), 2);
+        assert_eq!(resolve_max_fallbacks(None, Some("9")), 9);
+        assert_eq!(resolve_max_fallbacks(None, Some("x")), 5);
+        assert_eq!(resolve_max_fallbacks(None, None), 5);
+    }
+}

@@ -1,0 +1,350 @@
+//! Routing events: the only thing the engine tells the outside world besides each result.
+//!
+//! Seed: *"Each hop is reported as a `Fallback` routing event with its source, target, order,
+//! depth and level."* and *"Cooldown alerts and metrics fire from the `CooldownSet` routing
+//! event."* Every report routersim writes is derived from these.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::failure::FailureKind;
+
+/// Which fallback list a hop came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FallbackLevel {
+    /// `fallbacks` (or the request's own).
+    General,
+    /// `context_window_fallbacks`.
+    ContextWindow,
+    /// `content_policy_fallbacks`.
+    ContentPolicy,
+    /// `default_fallbacks` (the `"*"` entry).
+    Default,
+}
+
+impl FallbackLevel {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FallbackLevel::General => "general",
+            FallbackLevel::ContextWindow => "context_window",
+            FallbackLevel::ContentPolicy => "content_policy",
+            FallbackLevel::Default => "default",
+        }
+    }
+}
+
+/// Why a deployment was cooled down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CooldownReason {
+    /// The allowed-fails counter went over its limit.
+    AllowedFailsExceeded,
+    /// A 429 in a group of two or more deployments.
+    RateLimitInGroup,
+    /// More than half of the recent requests failed.
+    ErrorRate,
+    /// A non-retryable status (401, 404) cools even a lone deployment.
+    NonRetryableStatus,
+    /// A lone deployment whose every request in the window failed (at least the threshold).
+    LoneDeploymentAllFailed,
+}
+
+impl CooldownReason {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CooldownReason::AllowedFailsExceeded => "allowed_fails_exceeded",
+            CooldownReason::RateLimitInGroup => "rate_limit_in_group",
+            CooldownReason::ErrorRate => "error_rate",
+            CooldownReason::NonRetryableStatus => "non_retryable_status",
+            CooldownReason::LoneDeploymentAllFailed => "lone_deployment_all_failed",
+        }
+    }
+}
+
+/// Why the router waits before a retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitReason {
+    /// The provider's Retry-After.
+    RetryAfter,
+    /// Exponential backoff with jitter.
+    Backoff,
+}
+
+impl WaitReason {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitReason::RetryAfter => "retry_after",
+            WaitReason::Backoff => "backoff",
+        }
+    }
+}
+
+/// Why the retry loop in a group stopped (the failure goes on to the walk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUpReason {
+    /// The retry budget is spent.
+    RetriesExhausted,
+    /// A context-window error with context-window fallbacks configured.
+    ContextWindowFallbackExists,
+    /// A content-policy error with content-policy fallbacks configured.
+    ContentPolicyFallbackExists,
+    /// A 4xx other than 401, 403, 408, 409 and 429.
+    NonRetryableStatus,
+    /// A not-found error.
+    NotFound,
+    /// A rate limit with no healthy deployment left, and fallbacks exist.
+    RateLimitNoHealthyWithFallbacks,
+    /// An auth or permission error in a group with a single deployment.
+    AuthSingleDeployment,
+    /// No healthy deployment is left.
+    NoHealthyDeployment,
+}
+
+impl GiveUpReason {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GiveUpReason::RetriesExhausted => "retries_exhausted",
+            GiveUpReason::ContextWindowFallbackExists => "context_window_fallback_exists",
+            GiveUpReason::ContentPolicyFallbackExists => "content_policy_fallback_exists",
+            GiveUpReason::NonRetryableStatus => "non_retryable_status",
+            GiveUpReason::NotFound => "not_found",
+            GiveUpReason::RateLimitNoHealthyWithFallbacks => "rate_limit_no_healthy_with_fallbacks",
+            GiveUpReason::AuthSingleDeployment => "auth_single_deployment",
+            GiveUpReason::NoHealthyDeployment => "no_healthy_deployment",
+        }
+    }
+}
+
+/// A routing event. `at` is the clock's instant; `request_id` names the request that caused it
+/// (`None` for events the background sweeper emits).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoutingEvent {
+    /// When it happened.
+    pub at: Instant,
+    /// The request it belongs to.
+    pub request_id: Option<u64>,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    /// A provider call starts.
+    AttemptStart {
+        /// Counts from 1 across the request.
+        attempt: u32,
+        /// Model group served.
+        model_group: Arc<str>,
+        /// Deployment called.
+        deployment_id: Arc<str>,
+        /// Fallback depth.
+        fallback_depth: u32,
+    },
+    /// A provider call ended.
+    AttemptEnd {
+        /// Counts from 1 across the request.
+        attempt: u32,
+        /// When it started.
+        start: Instant,
+        /// Model group served.
+        model_group: Arc<str>,
+        /// Deployment called.
+        deployment_id: Arc<str>,
+        /// `None` on success.
+        failure: Option<FailureKind>,
+        /// HTTP status (on success: 200).
+        status: Option<u16>,
+        /// The provider's Retry-After, resolved against the clock.
+        retry_after: Option<Duration>,
+        /// The wait before this attempt.
+        wait: Duration,
+        /// Fallback depth.
+        fallback_depth: u32,
+    },
+    /// The router waits before the next attempt.
+    Wait {
+        /// How long.
+        duration: Duration,
+        /// Why that long.
+        reason: WaitReason,
+    },
+    /// The retry loop goes round again in the same group.
+    Retry {
+        /// Model group.
+        model_group: Arc<str>,
+        /// The failure retried.
+        failure: FailureKind,
+        /// Which retry this is (1 = first).
+        retry: u32,
+        /// The budget for this failure kind.
+        budget: u32,
+    },
+    /// The retry loop stopped in this group.
+    GiveUp {
+        /// Model group.
+        model_group: Arc<str>,
+        /// The last failure.
+        failure: FailureKind,
+        /// Why.
+        reason: GiveUpReason,
+    },
+    /// The next `order` level of the same group is tried.
+    OrderFallback {
+        /// Model group.
+        model_group: Arc<str>,
+        /// The level that failed.
+        from_order: Option<u32>,
+        /// The level tried next.
+        to_order: Option<u32>,
+    },
+    /// Weighted failover: the failed deployment is excluded and the pick repeats.
+    WeightedFailover {
+        /// Model group.
+        model_group: Arc<str>,
+        /// The deployment excluded.
+        excluded: Arc<str>,
+    },
+    /// A fallback hop to another model group.
+    Fallback {
+        /// The group that failed.
+        source: Arc<str>,
+        /// The group tried next.
+        target: Arc<str>,
+        /// Position of the target in its list (0-based).
+        order: u32,
+        /// Hop depth (1 = first hop).
+        depth: u32,
+        /// Which list.
+        level: FallbackLevel,
+        /// The failure that caused it.
+        failure: FailureKind,
+    },
+    /// A deployment is cooled down (or its cooldown extended).
+    CooldownSet {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment.
+        deployment_id: Arc<str>,
+        /// Why.
+        reason: CooldownReason,
+        /// The failure that triggered it.
+        failure: FailureKind,
+        /// How long this cooldown asks for.
+        duration: Duration,
+        /// When the deployment is eligible again (the later of old and new deadlines).
+        until: Instant,
+    },
+    /// A cooldown expired; the deployment is eligible again.
+    CooldownEnd {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment.
+        deployment_id: Arc<str>,
+    },
+    /// Every candidate of a group is cooling: the pick fails with `router_rate_limit`.
+    AllCooled {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Time until the soonest cooldown ends.
+        retry_after: Duration,
+    },
+    /// The request is done.
+    RequestEnd {
+        /// Model asked for.
+        model: Arc<str>,
+        /// Group of the final attempt.
+        final_model_group: Arc<str>,
+        /// Deployment of the final attempt.
+        final_deployment_id: Option<Arc<str>>,
+        /// `None` on success.
+        failure: Option<FailureKind>,
+        /// Status of the final outcome.
+        status: Option<u16>,
+        /// Provider attempts.
+        attempts: u32,
+        /// Same-group retries.
+        retries: u32,
+        /// Fallback hops.
+        fallbacks: u32,
+        /// When the request arrived.
+        start: Instant,
+    },
+}
+
+impl EventKind {
+    /// The event's name in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::AttemptStart { .. } => "attempt_start",
+            EventKind::AttemptEnd { .. } => "attempt_end",
+            EventKind::Wait { .. } => "wait",
+            EventKind::Retry { .. } => "retry",
+            EventKind::GiveUp { .. } => "give_up",
+            EventKind::OrderFallback { .. } => "order_fallback",
+            EventKind::WeightedFailover { .. } => "weighted_failover",
+            EventKind::Fallback { .. } => "fallback",
+            EventKind::CooldownSet { .. } => "cooldown_set",
+            EventKind::CooldownEnd { .. } => "cooldown_end",
+            EventKind::AllCooled { .. } => "all_cooled",
+            EventKind::RequestEnd { .. } => "request_end",
+        }
+    }
+}
+
+/// Where events go. Called synchronously, in order, on the router's task.
+pub trait EventSink {
+    /// Receives one event.
+    fn emit(&self, event: &RoutingEvent);
+}
+
+/// Drops every event.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _event: &RoutingEvent) {}
+}
+
+/// Keeps every event in memory (tests, small runs).
+#[derive(Debug, Default)]
+pub struct VecSink {
+    events: Mutex<Vec<RoutingEvent>>,
+}
+
+impl VecSink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of every event so far.
+    pub fn events(&self) -> Vec<RoutingEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl EventSink for VecSink {
+    fn emit(&self, event: &RoutingEvent) {
+        if let Ok(mut events) = self.events.lock() {
+            events.push(event.clone());
+        }
+    }
+}
+
+impl<S: EventSink + ?Sized> EventSink for Arc<S> {
+    fn emit(&self, event: &RoutingEvent) {
+        (**self).emit(event);
+    }
+}
+
+impl<S: EventSink + ?Sized> EventSink for &S {
+    fn emit(&self, event: &RoutingEvent) {
+        (**self).emit(event);
+    }
+}

@@ -1,0 +1,24 @@
+//! # routersim-engine
+//!
+//! A production-shaped LLM router engine that implements LiteLLM's reliability rules —
+//! retries, fallbacks, order fallbacks, weighted failover and cooldowns — generic over a
+//! [`Provider`](provider::Provider) (one call per attempt) and a [`Clock`](clock::Clock)
+//! (tokio's, so paused time drives it). It knows nothing of simulation: the simulator drives
+//! this same code with fake providers.
+//!
+//! ```ignore
+//! # async fn demo<P: routersim_engine::provider::Provider>(config: routersim_engine::config::RouterConfig, provider: P) {
+//! use routersim_engine::{Router, request::Request};
+//! let router = Router::from_config(config, provider);
+//! let result = router.completion(Request::new(1, "gpt-4o")).await;
+//! println!("{:?} after {} attempts", result.outcome, result.attempts.len());
+//! # }
+//! ```
+
+pub mod clock;
+pub mod config;
+pub mod event;
+pub mod failure;
+pub mod provider;
+pub mod request;
+pub mod retry_after;

@@ -1,0 +1,150 @@
+//! What a caller asks the router for, and what it gets back.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::config::FallbackTarget;
+use crate::failure::{FailureKind, ProviderFailure};
+
+/// One completion request, as the router sees it.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The caller's id for this request; every event names it.
+    pub id: u64,
+    /// The model group (or alias) asked for.
+    pub model: Arc<str>,
+    /// Prompt size in tokens.
+    pub input_tokens: u32,
+    /// `max_tokens`, when the caller set one.
+    pub max_tokens: Option<u32>,
+    /// The request's own `num_retries`; `Some(0)` turns retries off, even against a policy.
+    pub num_retries: Option<u32>,
+    /// The request's own fallbacks: they replace the router's for this request.
+    pub fallbacks: Option<Vec<FallbackTarget>>,
+    /// Stop after the retry loop: no order walk, no failover, no fallbacks.
+    pub disable_fallbacks: bool,
+    /// `metadata.tags`.
+    pub tags: Vec<String>,
+    /// Whether the caller asked for a stream.
+    pub stream: bool,
+    /// Other request params; a fallback target's overrides are merged in for its hop.
+    pub params: BTreeMap<String, Value>,
+}
+
+impl Request {
+    /// A request for `model` with id `id` and nothing else set.
+    pub fn new(id: u64, model: impl Into<Arc<str>>) -> Self {
+        Self {
+            id,
+            model: model.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// One provider attempt, as the result reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptRecord {
+    /// Counts from 1 across the whole request.
+    pub attempt: u32,
+    /// When the call started.
+    pub start: Instant,
+    /// When it ended.
+    pub end: Instant,
+    /// The model group served.
+    pub model_group: Arc<str>,
+    /// The deployment called.
+    pub deployment_id: Arc<str>,
+    /// `None` for success, else the failure (kind, status, Retry-After).
+    pub failure: Option<ProviderFailure>,
+    /// The wait before this attempt.
+    pub wait: Duration,
+    /// How many fallback hops deep this attempt is (0 = the group asked for).
+    pub fallback_depth: u32,
+}
+
+impl AttemptRecord {
+    /// The outcome's name: `ok` or the failure kind.
+    pub fn outcome_name(&self) -> &'static str {
+        self.failure.as_ref().map_or("ok", |f| f.kind.as_str())
+    }
+}
+
+/// A successful response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Output tokens produced.
+    pub output_tokens: u32,
+}
+
+/// How a request ended: the response, or the original failure.
+#[derive(Clone, Debug)]
+pub struct CompletionResult {
+    /// The request's id.
+    pub request_id: u64,
+    /// The model group asked for.
+    pub model: Arc<str>,
+    /// The response, or the failure the caller gets (the original one when a fallback walk failed).
+    pub outcome: Result<Completion, RouterFailure>,
+    /// Every attempt, in order.
+    pub attempts: Vec<AttemptRecord>,
+    /// The group that served the final attempt (or was asked for, when nothing was attempted).
+    pub final_model_group: Arc<str>,
+    /// The deployment of the final attempt.
+    pub final_deployment_id: Option<Arc<str>>,
+    /// Fallback hops taken.
+    pub fallbacks: u32,
+    /// Retries: attempts after the first one in a group visit (same-group re-picks).
+    pub retries: u32,
+    /// When the request arrived at the router.
+    pub start: Instant,
+    /// When the router returned.
+    pub end: Instant,
+}
+
+impl CompletionResult {
+    /// End-to-end latency.
+    pub fn latency(&self) -> Duration {
+        self.end.saturating_duration_since(self.start)
+    }
+}
+
+/// The failure a caller receives.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} (status {status:?})")]
+pub struct RouterFailure {
+    /// The failure's kind.
+    pub kind: FailureKind,
+    /// Its status.
+    pub status: Option<u16>,
+    /// For [`FailureKind::RouterRateLimit`]: time until the soonest cooldown ends.
+    pub retry_after: Option<Duration>,
+}
+
+impl RouterFailure {
+    /// Whether a caller's own retry could help (LiteLLM's retryable statuses).
+    pub fn is_retryable(&self) -> bool {
+        match self.kind {
+            FailureKind::RateLimit
+            | FailureKind::RouterRateLimit
+            | FailureKind::Timeout
+            | FailureKind::Conflict
+            | FailureKind::InternalServer
+            | FailureKind::BadGateway
+            | FailureKind::ServiceUnavailable
+            | FailureKind::Overloaded
+            | FailureKind::ApiConnection => true,
+            FailureKind::ContextWindowExceeded
+            | FailureKind::ContentPolicyViolation
+            | FailureKind::BadRequest
+            | FailureKind::Authentication
+            | FailureKind::PermissionDenied
+            | FailureKind::NotFound
+            | FailureKind::UnprocessableEntity => false,
+        }
+    }
+}

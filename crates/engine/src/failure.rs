@@ -124,7 +124,6 @@ impl FailureKind {
     /// Classifies a bare status code (no body to tell context window from other 400s).
     pub const fn from_status(status: u16) -> Self {
         match status {
-            400 => FailureKind::BadRequest,
             401 => FailureKind::Authentication,
             403 => FailureKind::PermissionDenied,
             404 => FailureKind::NotFound,
@@ -136,7 +135,7 @@ impl FailureKind {
             502 => FailureKind::BadGateway,
             503 => FailureKind::ServiceUnavailable,
             529 => FailureKind::Overloaded,
-            400..=499 => FailureKind::BadRequest,
+            400..=499 => FailureKind::BadRequest, // 400 and any other 4xx
             _ => FailureKind::InternalServer,
         }
     }
@@ -150,7 +149,9 @@ impl FailureKind {
     pub const fn policy_stems(self) -> &'static [&'static str] {
         match self {
             FailureKind::RateLimit => &["RateLimitError"],
-            FailureKind::ContextWindowExceeded => &["ContextWindowExceededError", "BadRequestError"],
+            FailureKind::ContextWindowExceeded => {
+                &["ContextWindowExceededError", "BadRequestError"]
+            }
             FailureKind::ContentPolicyViolation => {
                 &["ContentPolicyViolationError", "BadRequestError"]
             }
@@ -272,7 +273,10 @@ mod tests {
         assert_eq!(FailureKind::RateLimit.default_status(), Some(429));
         assert_eq!(FailureKind::Overloaded.default_status(), Some(529));
         assert_eq!(FailureKind::ApiConnection.default_status(), None);
-        assert_eq!(FailureKind::from_status(503), FailureKind::ServiceUnavailable);
+        assert_eq!(
+            FailureKind::from_status(503),
+            FailureKind::ServiceUnavailable
+        );
         assert_eq!(FailureKind::from_status(418), FailureKind::BadRequest);
         assert_eq!(
             serde_json::to_string(&FailureKind::ContextWindowExceeded).ok(),

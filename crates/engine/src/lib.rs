@@ -15,10 +15,19 @@
 //! # }
 //! ```
 
+pub mod backoff;
 pub mod clock;
 pub mod config;
+pub mod cooldown;
 pub mod event;
 pub mod failure;
+pub mod fallback;
 pub mod provider;
 pub mod request;
+pub mod retry;
 pub mod retry_after;
+pub mod router;
+pub mod state;
+pub mod strategy;
+
+pub use router::{Router, RouterBuilder};

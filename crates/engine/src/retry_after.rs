@@ -100,7 +100,9 @@ pub fn format_http_date(unix_ms: i64) -> String {
 /// Parses an RFC 3339 UTC timestamp (`2026-01-01T00:00:00Z`, optional fraction) into Unix ms.
 pub fn parse_rfc3339_utc(text: &str) -> Option<i64> {
     let text = text.trim();
-    let body = text.strip_suffix('Z').or_else(|| text.strip_suffix("+00:00"))?;
+    let body = text
+        .strip_suffix('Z')
+        .or_else(|| text.strip_suffix("+00:00"))?;
     let (date, time) = body.split_once(['T', ' '])?;
     let mut d = date.split('-');
     let year: i64 = d.next()?.parse().ok()?;
@@ -139,10 +141,16 @@ mod tests {
         // RFC 9110's example date.
         let ms = parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT");
         assert_eq!(ms, Some(784_111_777_000));
-        assert_eq!(format_http_date(784_111_777_000), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(
+            format_http_date(784_111_777_000),
+            "Sun, 06 Nov 1994 08:49:37 GMT"
+        );
         let epoch = parse_rfc3339_utc("2026-01-01T00:00:00Z");
         assert_eq!(epoch, Some(1_767_225_600_000));
-        assert_eq!(format_http_date(1_767_225_600_000), "Thu, 01 Jan 2026 00:00:00 GMT");
+        assert_eq!(
+            format_http_date(1_767_225_600_000),
+            "Thu, 01 Jan 2026 00:00:00 GMT"
+        );
     }
 
     #[test]
@@ -153,7 +161,10 @@ mod tests {
             parse_header("Thu, 01 Jan 2026 00:00:20 GMT", now),
             Some(Duration::from_secs(20))
         );
-        assert_eq!(parse_header("Thu, 01 Jan 2025 00:00:20 GMT", now), Some(Duration::ZERO));
+        assert_eq!(
+            parse_header("Thu, 01 Jan 2025 00:00:20 GMT", now),
+            Some(Duration::ZERO)
+        );
         assert_eq!(parse_header("soon", now), None);
     }
 }

@@ -1,0 +1,99 @@
+//! How long to wait before a retry.
+//!
+//! Seed (LiteLLM): *"The wait is zero while the group has more than one deployment and some are
+//! still healthy, since the next attempt can go somewhere else. Otherwise the router honors the
+//! provider's `Retry-After`, up to one minute. Without a `Retry-After`, it backs off
+//! exponentially from 0.5 seconds up to 8 seconds, never less than the router's `retry_after`,
+//! plus up to 0.75 seconds of jitter."*
+//!
+//! As in LiteLLM's `_calculate_retry_after`, a Retry-After over the minute is not honoured
+//! (the backoff applies instead), and the jitter belongs to the backoff only.
+
+use std::time::Duration;
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use crate::event::WaitReason;
+
+/// Backoff starts here.
+pub const INITIAL_BACKOFF: Duration = Duration::from_millis(500);
+/// Backoff never exceeds this (before jitter).
+pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
+/// Longest Retry-After honoured.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Jitter is uniform in `[0, MAX_JITTER)`.
+pub const MAX_JITTER: Duration = Duration::from_millis(750);
+
+/// What the wait depends on.
+#[derive(Clone, Copy, Debug)]
+pub struct WaitContext {
+    /// Deployments in the group.
+    pub group_size: usize,
+    /// Deployments still not cooling.
+    pub healthy_left: usize,
+    /// The provider's Retry-After, resolved.
+    pub retry_after: Option<Duration>,
+    /// 0 for the first retry.
+    pub retry_index: u32,
+    /// The router's `retry_after` floor.
+    pub min_backoff: Duration,
+}
+
+/// Computes the wait before a retry.
+pub trait Backoff {
+    /// The wait and its reason (`None` reason for no wait).
+    fn wait(&self, ctx: &WaitContext, rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>);
+}
+
+/// LiteLLM's wait rule.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LiteLlmBackoff;
+
+impl LiteLlmBackoff {
+    /// The exponential part: 0.5 s · 2^k, capped at 8 s, at least `floor`.
+    pub fn exponential(retry_index: u32, floor: Duration) -> Duration {
+        let factor = 2u32.saturating_pow(retry_index.min(16));
+        INITIAL_BACKOFF
+            .saturating_mul(factor)
+            .min(MAX_BACKOFF)
+            .max(floor)
+    }
+}
+
+impl Backoff for LiteLlmBackoff {
+    fn wait(&self, ctx: &WaitContext, rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
+        if ctx.group_size > 1 && ctx.healthy_left > 0 {
+            return (Duration::ZERO, None);
+        }
+        if let Some(retry_after) = ctx.retry_after
+            && retry_after > Duration::ZERO
+            && retry_after <= MAX_RETRY_AFTER
+        {
+            return (retry_after, Some(WaitReason::RetryAfter));
+        }
+        let jitter_ns = rng.random_range(0..MAX_JITTER.as_nanos() as u64);
+        (
+            Self::exponential(ctx.retry_index, ctx.min_backoff) + Duration::from_nanos(jitter_ns),
+            Some(WaitReason::Backoff),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exponential_doubles_from_half_a_second_to_eight() {
+        let floor = Duration::ZERO;
+        let waits: Vec<u128> = (0..6)
+            .map(|k| LiteLlmBackoff::exponential(k, floor).as_millis())
+            .collect();
+        assert_eq!(waits, vec![500, 1000, 2000, 4000, 8000, 8000]);
+        assert_eq!(
+            LiteLlmBackoff::exponential(0, Duration::from_secs(3)),
+            Duration::from_secs(3)
+        );
+    }
+}

@@ -1,0 +1,945 @@
+//! The router: the loop that ties picks, attempts, retries, cooldowns and fallbacks together.
+//!
+//! Seed (LiteLLM): *"A retry tries the same model group again, and the new pick can land on a
+//! different deployment. A fallback moves the request to a different model group. A cooldown
+//! takes one deployment out of every pick, for every request, for a few seconds."*
+//!
+//! The shape of one request:
+//! - **fallback walk** ([`Router::completion`]): serve the group asked for; on failure, unless
+//!   the request set `disable_fallbacks`, walk the fallback targets depth first, skipping
+//!   groups already tried, until one succeeds or `max_fallbacks` levels are spent. The caller
+//!   gets the original failure when every hop fails.
+//! - **group visit** (`serve_group`): the retry loop on the lowest healthy `order` level, then
+//!   the next order levels (each its own retry loop), then weighted failover; context-window
+//!   and content-policy errors skip both.
+//! - **retry loop** (`retry_loop`): pick, call, let the failure handler cool the deployment,
+//!   decide whether the failure is worth retrying and how long to wait, pick again.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::backoff::{Backoff, LiteLlmBackoff, WaitContext};
+use crate::clock::{Clock, TokioClock};
+use crate::config::{Deployment, FallbackTarget, RouterConfig, RoutingStrategyName};
+use crate::cooldown::{CooldownTrigger, FailureContext, LiteLlmCooldown};
+use crate::event::{EventKind, EventSink, GiveUpReason, NullSink, RoutingEvent};
+use crate::failure::{FailureKind, ProviderFailure};
+use crate::fallback;
+use crate::provider::{Provider, ProviderCall, ProviderResponse};
+use crate::request::{AttemptRecord, Completion, CompletionResult, Request, RouterFailure};
+use crate::retry::{LiteLlmRetryPolicy, RetryContext, RetryPolicy};
+use crate::retry_after;
+use crate::state::{InMemoryState, StateStore};
+use crate::strategy::{PickContext, SelectionStrategy, SimpleShuffle};
+
+/// The wall-clock epoch a [`RouterBuilder`] gives its default clock: 2026-01-01T00:00:00Z.
+pub const DEFAULT_EPOCH_UNIX_MS: i64 = 1_767_225_600_000;
+
+/// A model group: its deployments sorted by `order` (unordered last), split into levels.
+#[derive(Debug)]
+struct Group {
+    name: Arc<str>,
+    /// Deployment indices sorted by (order, index).
+    members: Vec<usize>,
+    /// `(order, start, end)` ranges of `members`, lowest order first.
+    levels: Vec<(Option<u32>, usize, usize)>,
+}
+
+impl Group {
+    fn level_members(&self, level: usize) -> &[usize] {
+        let (_, start, end) = self.levels[level];
+        &self.members[start..end]
+    }
+}
+
+/// Builds a [`Router`]. Defaults: tokio's clock with the wall clock at
+/// [`DEFAULT_EPOCH_UNIX_MS`], seed 0, no event sink, the in-process state store, and
+/// LiteLLM's retry policy, backoff and failure handler.
+pub struct RouterBuilder<P, C = TokioClock> {
+    config: RouterConfig,
+    provider: P,
+    clock: C,
+    rng: ChaCha8Rng,
+    sink: Arc<dyn EventSink>,
+    retry: Box<dyn RetryPolicy>,
+    backoff: Box<dyn Backoff>,
+    cooldown: Box<dyn CooldownTrigger>,
+    state: Option<Box<dyn StateStore>>,
+}
+
+impl<P: Provider> RouterBuilder<P, TokioClock> {
+    /// Starts a builder.
+    pub fn new(config: RouterConfig, provider: P) -> Self {
+        Self {
+            config,
+            provider,
+            clock: TokioClock::with_epoch(DEFAULT_EPOCH_UNIX_MS),
+            rng: ChaCha8Rng::seed_from_u64(0),
+            sink: Arc::new(NullSink),
+            retry: Box::new(LiteLlmRetryPolicy),
+            backoff: Box::new(LiteLlmBackoff),
+            cooldown: Box::new(LiteLlmCooldown::default()),
+            state: None,
+        }
+    }
+}
+
+impl<P: Provider, C: Clock> RouterBuilder<P, C> {
+    /// Uses another clock.
+    pub fn clock<C2: Clock>(self, clock: C2) -> RouterBuilder<P, C2> {
+        RouterBuilder {
+            config: self.config,
+            provider: self.provider,
+            clock,
+            rng: self.rng,
+            sink: self.sink,
+            retry: self.retry,
+            backoff: self.backoff,
+            cooldown: self.cooldown,
+            state: self.state,
+        }
+    }
+
+    /// Seeds the router's RNG (picks, jitter).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+        self
+    }
+
+    /// Uses this RNG (picks, jitter).
+    pub fn rng(mut self, rng: ChaCha8Rng) -> Self {
+        self.rng = rng;
+        self
+    }
+
+    /// Sends events to `sink`.
+    pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// Replaces the retry policy.
+    pub fn retry_policy(mut self, retry: impl RetryPolicy + 'static) -> Self {
+        self.retry = Box::new(retry);
+        self
+    }
+
+    /// Replaces the backoff.
+    pub fn backoff(mut self, backoff: impl Backoff + 'static) -> Self {
+        self.backoff = Box::new(backoff);
+        self
+    }
+
+    /// Replaces the failure handler.
+    pub fn cooldown_trigger(mut self, cooldown: impl CooldownTrigger + 'static) -> Self {
+        self.cooldown = Box::new(cooldown);
+        self
+    }
+
+    /// Replaces the state store.
+    pub fn state_store(mut self, state: impl StateStore + 'static) -> Self {
+        self.state = Some(Box::new(state));
+        self
+    }
+
+    /// Builds the router.
+    pub fn build(self) -> Router<P, C> {
+        let config = self.config;
+        let mut by_name: BTreeMap<Arc<str>, Vec<usize>> = BTreeMap::new();
+        let mut names_in_order: Vec<Arc<str>> = Vec::new();
+        for (i, d) in config.deployments.iter().enumerate() {
+            let entry = by_name.entry(d.model_name.clone()).or_default();
+            if entry.is_empty() {
+                names_in_order.push(d.model_name.clone());
+            }
+            entry.push(i);
+        }
+        let groups = names_in_order
+            .into_iter()
+            .map(|name| {
+                let mut members = by_name.remove(&name).unwrap_or_default();
+                members.sort_by_key(|&i| (config.deployments[i].order.unwrap_or(u32::MAX), i));
+                let mut levels = Vec::new();
+                let mut start = 0;
+                for pos in 1..=members.len() {
+                    let order_at = |p: usize| config.deployments[members[p]].order;
+                    if pos == members.len() || order_at(pos) != order_at(start) {
+                        levels.push((order_at(start), start, pos));
+                        start = pos;
+                    }
+                }
+                Group {
+                    name,
+                    members,
+                    levels,
+                }
+            })
+            .collect();
+        let state = self
+            .state
+            .unwrap_or_else(|| Box::new(InMemoryState::new(config.deployments.len())));
+        let strategy: Box<dyn SelectionStrategy> = match config.settings.routing_strategy {
+            RoutingStrategyName::SimpleShuffle
+            | RoutingStrategyName::Weighted
+            | RoutingStrategyName::PriorityBased
+            | RoutingStrategyName::LeastBusy
+            | RoutingStrategyName::LatencyBased
+            | RoutingStrategyName::CostBased
+            | RoutingStrategyName::UsageBased
+            | RoutingStrategyName::RateLimitAware => Box::new(SimpleShuffle),
+        };
+        Router {
+            groups,
+            config,
+            provider: self.provider,
+            clock: self.clock,
+            rng: Mutex::new(self.rng),
+            sink: self.sink,
+            strategy,
+            retry: self.retry,
+            backoff: self.backoff,
+            cooldown: self.cooldown,
+            state,
+            cooldown_changed: Notify::new(),
+        }
+    }
+}
+
+/// The router engine. See the module docs for the shape of a request.
+pub struct Router<P, C = TokioClock> {
+    config: RouterConfig,
+    groups: Vec<Group>,
+    provider: P,
+    clock: C,
+    rng: Mutex<ChaCha8Rng>,
+    sink: Arc<dyn EventSink>,
+    strategy: Box<dyn SelectionStrategy>,
+    retry: Box<dyn RetryPolicy>,
+    backoff: Box<dyn Backoff>,
+    cooldown: Box<dyn CooldownTrigger>,
+    state: Box<dyn StateStore>,
+    cooldown_changed: Notify,
+}
+
+/// Per-request bookkeeping.
+struct RequestRun {
+    attempts: Vec<AttemptRecord>,
+    tried_groups: Vec<usize>,
+    retries: u32,
+    fallbacks: u32,
+    pending_wait: Duration,
+    last_group: Option<Arc<str>>,
+    last_deployment: Option<Arc<str>>,
+    last_deployment_index: Option<usize>,
+}
+
+/// How a group visit, level or single attempt failed.
+#[derive(Clone, Debug)]
+struct Failed {
+    failure: ProviderFailure,
+    /// Time until the soonest cooldown ends, for `router_rate_limit`.
+    retry_after: Option<Duration>,
+}
+
+impl Failed {
+    fn into_router_failure(self) -> RouterFailure {
+        RouterFailure {
+            kind: self.failure.kind,
+            status: self.failure.effective_status(),
+            retry_after: self.retry_after,
+        }
+    }
+}
+
+/// One fallback list being walked.
+struct Frame {
+    source: Arc<str>,
+    targets: Vec<FallbackTarget>,
+    level: crate::event::FallbackLevel,
+    failure: FailureKind,
+    next: usize,
+    depth: u32,
+}
+
+impl<P: Provider> Router<P, TokioClock> {
+    /// A router with the defaults of [`RouterBuilder`].
+    pub fn from_config(config: RouterConfig, provider: P) -> Self {
+        RouterBuilder::new(config, provider).build()
+    }
+
+    /// Starts a builder.
+    pub fn builder(config: RouterConfig, provider: P) -> RouterBuilder<P, TokioClock> {
+        RouterBuilder::new(config, provider)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// The configuration.
+    pub fn config(&self) -> &RouterConfig {
+        &self.config
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &P {
+        &self.provider
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    fn emit(&self, request_id: Option<u64>, kind: EventKind) {
+        self.sink.emit(&RoutingEvent {
+            at: self.clock.now(),
+            request_id,
+            kind,
+        });
+    }
+
+    /// Resolves a model name (or alias, or a wildcard group such as `openai/*`) to a group.
+    fn resolve_group(&self, model: &str) -> Option<usize> {
+        let name = self
+            .config
+            .settings
+            .model_group_alias
+            .get(model)
+            .map_or(model, String::as_str);
+        self.groups
+            .iter()
+            .position(|g| &*g.name == name)
+            .or_else(|| {
+                self.groups
+                    .iter()
+                    .position(|g| g.name.contains('*') && wildcard_match(&g.name, name))
+            })
+    }
+
+    /// Whether `deployment` is cooling now; an expired entry is removed and its end reported.
+    fn is_cooling(&self, deployment: usize, now: Instant) -> bool {
+        match self.state.cooldown_until(deployment) {
+            Some(until) if until > now => true,
+            Some(_) => {
+                if let Some(until) = self.state.take_if_expired(deployment, now) {
+                    self.emit_cooldown_end(deployment, until);
+                }
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn emit_cooldown_end(&self, deployment: usize, until: Instant) {
+        let d = &self.config.deployments[deployment];
+        self.sink.emit(&RoutingEvent {
+            at: until,
+            request_id: None,
+            kind: EventKind::CooldownEnd {
+                model_group: d.model_name.clone(),
+                deployment_id: d.id.clone(),
+            },
+        });
+    }
+
+    /// Ends every expired cooldown now. [`Router::run_cooldown_sweeper`] calls this at each
+    /// deadline, so `cooldown_end` events come at the moment the deployment is eligible again.
+    pub fn sweep_expired_cooldowns(&self) {
+        for (deployment, until) in self.state.take_all_expired(self.clock.now()) {
+            self.emit_cooldown_end(deployment, until);
+        }
+    }
+
+    /// A background task that ends cooldowns at their deadlines (spawn it beside the traffic;
+    /// it never returns). Without it, cooldowns still end on time for routing; their
+    /// `cooldown_end` events are then reported when the deployment is next looked at, with
+    /// the deadline as their time.
+    pub async fn run_cooldown_sweeper(&self) {
+        loop {
+            let notified = self.cooldown_changed.notified();
+            match self.state.next_cooldown_deadline() {
+                Some(deadline) => {
+                    tokio::select! {
+                        biased;
+                        () = notified => {}
+                        () = self.clock.sleep_until(deadline) => self.sweep_expired_cooldowns(),
+                    }
+                }
+                None => notified.await,
+            }
+        }
+    }
+
+    /// Serves one request: the full retry, order, failover and fallback walk.
+    pub async fn completion(&self, request: Request) -> CompletionResult {
+        let start = self.clock.now();
+        let mut run = RequestRun {
+            attempts: Vec::new(),
+            tried_groups: Vec::new(),
+            retries: 0,
+            fallbacks: 0,
+            pending_wait: Duration::ZERO,
+            last_group: None,
+            last_deployment: None,
+            last_deployment_index: None,
+        };
+        let outcome = self.walk(&request, &mut run).await;
+        let end = self.clock.now();
+        let final_model_group = run
+            .last_group
+            .clone()
+            .unwrap_or_else(|| request.model.clone());
+        let (failure, status) = match &outcome {
+            Ok(_) => (None, Some(200)),
+            Err(f) => (Some(f.kind), f.status),
+        };
+        self.emit(
+            Some(request.id),
+            EventKind::RequestEnd {
+                model: request.model.clone(),
+                final_model_group: final_model_group.clone(),
+                final_deployment_id: run.last_deployment.clone(),
+                failure,
+                status,
+                attempts: run.attempts.len() as u32,
+                retries: run.retries,
+                fallbacks: run.fallbacks,
+                start,
+            },
+        );
+        CompletionResult {
+            request_id: request.id,
+            model: request.model,
+            outcome,
+            attempts: run.attempts,
+            final_model_group,
+            final_deployment_id: run.last_deployment,
+            fallbacks: run.fallbacks,
+            retries: run.retries,
+            start,
+            end,
+        }
+    }
+
+    async fn walk(
+        &self,
+        request: &Request,
+        run: &mut RequestRun,
+    ) -> Result<Completion, RouterFailure> {
+        let Some(requested) = self.resolve_group(&request.model) else {
+            return Err(RouterFailure {
+                kind: FailureKind::BadRequest,
+                status: Some(400),
+                retry_after: None,
+            });
+        };
+        run.tried_groups.push(requested);
+        let original = match self.serve_group(requested, request, 0, run).await {
+            Ok(done) => return Ok(done),
+            Err(failed) => failed,
+        };
+        if request.disable_fallbacks {
+            return Err(original.into_router_failure());
+        }
+        let requested_name = self.groups[requested].name.clone();
+        let max_depth = self.config.settings.max_fallbacks;
+        let mut stack: Vec<Frame> = Vec::new();
+        if let Some(frame) = self.frame_for(request, &original, &requested_name, &requested_name, 0)
+            && max_depth > 0
+        {
+            stack.push(frame);
+        }
+        while let Some(frame) = stack.last_mut() {
+            let Some(target) = frame.targets.get(frame.next).cloned() else {
+                stack.pop();
+                continue;
+            };
+            let order = frame.next as u32;
+            frame.next += 1;
+            let Some(group) = self.resolve_group(&target.model) else {
+                continue;
+            };
+            if run.tried_groups.contains(&group) {
+                continue;
+            }
+            run.tried_groups.push(group);
+            let depth = frame.depth + 1;
+            let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
+            run.fallbacks += 1;
+            self.emit(
+                Some(request.id),
+                EventKind::Fallback {
+                    source,
+                    target: self.groups[group].name.clone(),
+                    order,
+                    depth,
+                    level,
+                    failure,
+                },
+            );
+            let hop_request = apply_overrides(request, &target);
+            match self.serve_group(group, &hop_request, depth, run).await {
+                Ok(done) => return Ok(done),
+                Err(failed) => {
+                    let serving = self.groups[group].name.clone();
+                    if depth < max_depth
+                        && let Some(next) =
+                            self.frame_for(request, &failed, &serving, &requested_name, depth)
+                    {
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+        Err(original.into_router_failure())
+    }
+
+    fn frame_for(
+        &self,
+        request: &Request,
+        failed: &Failed,
+        serving: &Arc<str>,
+        requested: &str,
+        depth: u32,
+    ) -> Option<Frame> {
+        let choice = fallback::choose(
+            &self.config.settings,
+            request,
+            failed.failure.kind,
+            serving,
+            requested,
+        )?;
+        Some(Frame {
+            source: serving.clone(),
+            targets: choice.targets.to_vec(),
+            level: choice.level,
+            failure: failed.failure.kind,
+            next: 0,
+            depth,
+        })
+    }
+
+    /// One visit to a group: order levels, then weighted failover.
+    async fn serve_group(
+        &self,
+        group: usize,
+        request: &Request,
+        depth: u32,
+        run: &mut RequestRun,
+    ) -> Result<Completion, Failed> {
+        let g = &self.groups[group];
+        let now = self.clock.now();
+        let mut level = (0..g.levels.len())
+            .find(|&l| g.level_members(l).iter().any(|&d| !self.is_cooling(d, now)))
+            .unwrap_or(0);
+        let mut tried: Vec<usize> = Vec::new();
+        let mut failed = loop {
+            let failed = match self
+                .retry_loop(g, level, request, depth, run, &mut tried)
+                .await
+            {
+                Ok(done) => return Ok(done),
+                Err(failed) => failed,
+            };
+            let skips_walk = matches!(
+                failed.failure.kind,
+                FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
+            );
+            if request.disable_fallbacks || skips_walk || level + 1 >= g.levels.len() {
+                break failed;
+            }
+            self.emit(
+                Some(request.id),
+                EventKind::OrderFallback {
+                    model_group: g.name.clone(),
+                    from_order: g.levels[level].0,
+                    to_order: g.levels[level + 1].0,
+                },
+            );
+            level += 1;
+        };
+        let failover = self.config.settings.enable_weighted_failover
+            && self.config.settings.routing_strategy == RoutingStrategyName::SimpleShuffle
+            && !request.disable_fallbacks
+            && !matches!(
+                failed.failure.kind,
+                FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
+            );
+        if !failover {
+            return Err(failed);
+        }
+        loop {
+            let now = self.clock.now();
+            let candidates: Vec<usize> = g
+                .members
+                .iter()
+                .copied()
+                .filter(|d| !tried.contains(d) && !self.is_cooling(*d, now))
+                .collect();
+            if candidates.is_empty() {
+                return Err(failed);
+            }
+            let deployment = candidates[self.pick_position(&candidates, request)];
+            if let Some(&excluded) = tried.last() {
+                self.emit(
+                    Some(request.id),
+                    EventKind::WeightedFailover {
+                        model_group: g.name.clone(),
+                        excluded: self.config.deployments[excluded].id.clone(),
+                    },
+                );
+            }
+            tried.push(deployment);
+            match self.attempt(g, deployment, request, depth, run).await {
+                Ok(done) => return Ok(done),
+                Err(f) => failed = f,
+            }
+        }
+    }
+
+    fn pick_position(&self, candidates: &[usize], request: &Request) -> usize {
+        let ctx = PickContext {
+            deployments: &self.config.deployments,
+            candidates,
+            request,
+        };
+        let pos = self.strategy.pick(&ctx, &mut lock(&self.rng));
+        pos.min(candidates.len().saturating_sub(1))
+    }
+
+    fn health_check_routing(&self) -> bool {
+        let s = &self.config.settings;
+        s.enable_health_check_routing
+            && (s.allowed_fails_policy.is_some()
+                || self
+                    .config
+                    .deployments
+                    .iter()
+                    .any(|d| d.allowed_fails_policy.is_some()))
+    }
+
+    /// The retry loop on one order level of a group.
+    async fn retry_loop(
+        &self,
+        g: &Group,
+        level: usize,
+        request: &Request,
+        depth: u32,
+        run: &mut RequestRun,
+        tried: &mut Vec<usize>,
+    ) -> Result<Completion, Failed> {
+        let members = g.level_members(level);
+        let settings = &self.config.settings;
+        let mut retries_done = 0u32;
+        let mut candidates: Vec<usize> = Vec::with_capacity(members.len());
+        loop {
+            let now = self.clock.now();
+            candidates.clear();
+            candidates.extend(
+                members
+                    .iter()
+                    .copied()
+                    .filter(|&d| !self.is_cooling(d, now)),
+            );
+            if candidates.is_empty() && self.health_check_routing() {
+                candidates.extend_from_slice(members);
+            }
+            let result = if candidates.is_empty() {
+                let soonest = members
+                    .iter()
+                    .filter_map(|&d| self.state.cooldown_until(d))
+                    .min()
+                    .map_or(Duration::ZERO, |until| until.saturating_duration_since(now));
+                self.emit(
+                    Some(request.id),
+                    EventKind::AllCooled {
+                        model_group: g.name.clone(),
+                        retry_after: soonest,
+                    },
+                );
+                run.last_group = Some(g.name.clone());
+                Err(Failed {
+                    failure: ProviderFailure::new(FailureKind::RouterRateLimit),
+                    retry_after: Some(soonest),
+                })
+            } else {
+                let deployment = candidates[self.pick_position(&candidates, request)];
+                if !tried.contains(&deployment) {
+                    tried.push(deployment);
+                }
+                self.attempt(g, deployment, request, depth, run).await
+            };
+            let failed = match result {
+                Ok(done) => return Ok(done),
+                Err(failed) => failed,
+            };
+            let now = self.clock.now();
+            let healthy_left = members
+                .iter()
+                .filter(|&&d| !self.is_cooling(d, now))
+                .count();
+            let deployment = run
+                .last_deployment_index
+                .filter(|_| failed.failure.kind != FailureKind::RouterRateLimit)
+                .map(|i| &self.config.deployments[i]);
+            let ctx = RetryContext {
+                request,
+                deployment,
+                model_group: &g.name,
+                group_size: g.members.len(),
+                healthy_left,
+                fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
+                context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
+                content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
+                settings,
+            };
+            let budget = self.retry.budget(failed.failure.kind, &ctx);
+            let give_up = self
+                .retry
+                .not_worth_retrying(&failed.failure, &ctx)
+                .or((retries_done >= budget).then_some(GiveUpReason::RetriesExhausted));
+            if let Some(reason) = give_up {
+                self.emit(
+                    Some(request.id),
+                    EventKind::GiveUp {
+                        model_group: g.name.clone(),
+                        failure: failed.failure.kind,
+                        reason,
+                    },
+                );
+                return Err(failed);
+            }
+            let retry_after = failed
+                .failure
+                .retry_after
+                .as_ref()
+                .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis()));
+            let wait_ctx = WaitContext {
+                group_size: g.members.len(),
+                healthy_left,
+                retry_after,
+                retry_index: retries_done,
+                min_backoff: settings.retry_after,
+            };
+            let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
+            retries_done += 1;
+            run.retries += 1;
+            self.emit(
+                Some(request.id),
+                EventKind::Retry {
+                    model_group: g.name.clone(),
+                    failure: failed.failure.kind,
+                    retry: retries_done,
+                    budget,
+                },
+            );
+            if let Some(reason) = reason {
+                self.emit(
+                    Some(request.id),
+                    EventKind::Wait {
+                        duration: wait,
+                        reason,
+                    },
+                );
+            }
+            if !wait.is_zero() {
+                self.clock.sleep_until(self.clock.now() + wait).await;
+            }
+            run.pending_wait = wait;
+        }
+    }
+
+    /// One provider call, with its events, its record and the failure handler.
+    async fn attempt(
+        &self,
+        g: &Group,
+        deployment_index: usize,
+        request: &Request,
+        depth: u32,
+        run: &mut RequestRun,
+    ) -> Result<Completion, Failed> {
+        let deployment: &Deployment = &self.config.deployments[deployment_index];
+        let attempt = run.attempts.len() as u32 + 1;
+        let wait = std::mem::take(&mut run.pending_wait);
+        let start = self.clock.now();
+        run.last_group = Some(g.name.clone());
+        run.last_deployment = Some(deployment.id.clone());
+        run.last_deployment_index = Some(deployment_index);
+        self.emit(
+            Some(request.id),
+            EventKind::AttemptStart {
+                attempt,
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                fallback_depth: depth,
+            },
+        );
+        let call = ProviderCall {
+            deployment,
+            deployment_index,
+            request,
+            attempt,
+        };
+        let timeout = deployment.timeout.or(self.config.settings.timeout);
+        let result = match timeout {
+            None => self.provider.call(call).await,
+            Some(limit) => {
+                tokio::select! {
+                    biased;
+                    r = self.provider.call(call) => r,
+                    () = self.clock.sleep_until(start + limit) => {
+                        Err(ProviderFailure::new(FailureKind::Timeout))
+                    }
+                }
+            }
+        };
+        let end = self.clock.now();
+        let result = result.map(|response| match response {
+            ProviderResponse::Complete(done) => done,
+            // Streams are consumed by the stream wrapper (a later issue); until then an open
+            // stream counts as a completed response with no tokens yet.
+            ProviderResponse::Stream(_) => Completion { output_tokens: 0 },
+        });
+        let retry_after = match &result {
+            Err(f) => f
+                .retry_after
+                .as_ref()
+                .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis())),
+            Ok(_) => None,
+        };
+        let (failure_kind, status) = match &result {
+            Ok(_) => (None, Some(200)),
+            Err(f) => (Some(f.kind), f.status),
+        };
+        self.emit(
+            Some(request.id),
+            EventKind::AttemptEnd {
+                attempt,
+                start,
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                failure: failure_kind,
+                status,
+                retry_after,
+                wait,
+                fallback_depth: depth,
+            },
+        );
+        run.attempts.push(AttemptRecord {
+            attempt,
+            start,
+            end,
+            model_group: g.name.clone(),
+            deployment_id: deployment.id.clone(),
+            failure: result.as_ref().err().cloned(),
+            wait,
+            fallback_depth: depth,
+        });
+        match result {
+            Ok(done) => {
+                self.cooldown.on_success(deployment_index, end);
+                Ok(done)
+            }
+            Err(failure) => {
+                let ctx = FailureContext {
+                    deployment,
+                    deployment_index,
+                    group_size: g.members.len(),
+                    failure: &failure,
+                    retry_after,
+                    now: end,
+                    settings: &self.config.settings,
+                };
+                if let Some(decision) = self.cooldown.on_failure(&ctx, self.state.as_ref())
+                    && !decision.duration.is_zero()
+                {
+                    let until = self
+                        .state
+                        .set_cooldown(deployment_index, end + decision.duration);
+                    self.cooldown_changed.notify_one();
+                    self.emit(
+                        Some(request.id),
+                        EventKind::CooldownSet {
+                            model_group: g.name.clone(),
+                            deployment_id: deployment.id.clone(),
+                            reason: decision.reason,
+                            failure: failure.kind,
+                            duration: decision.duration,
+                            until,
+                        },
+                    );
+                }
+                Err(Failed {
+                    failure,
+                    retry_after: None,
+                })
+            }
+        }
+    }
+}
+
+/// The request as a fallback hop sees it: the target dict's other keys override its params
+/// (`num_retries` and `max_tokens` also set the fields the router reads).
+fn apply_overrides(request: &Request, target: &FallbackTarget) -> Request {
+    let mut hop = request.clone();
+    for (key, value) in &target.overrides {
+        match key.as_str() {
+            "num_retries" => hop.num_retries = value.as_u64().map(|v| v as u32),
+            "max_tokens" => hop.max_tokens = value.as_u64().map(|v| v as u32),
+            _ => {}
+        }
+        hop.params.insert(key.clone(), value.clone());
+    }
+    hop
+}
+
+/// Glob matching with `*` only (LiteLLM's wildcard model names: `openai/*`, `claude-*`, `*`).
+pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let Some(first) = parts.next() else {
+        return pattern == name;
+    };
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(pos) => rest = &rest[pos + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wildcard_match;
+
+    #[test]
+    fn wildcards_match_like_litellm_model_names() {
+        assert!(wildcard_match("*", "gpt-4o"));
+        assert!(wildcard_match("openai/*", "openai/gpt-4o"));
+        assert!(!wildcard_match("openai/*", "anthropic/claude"));
+        assert!(wildcard_match("claude-*", "claude-3-opus"));
+        assert!(wildcard_match("a*c*e", "abcde"));
+        assert!(!wildcard_match("a*c*e", "abcd"));
+        assert!(wildcard_match("exact", "exact"));
+        assert!(!wildcard_match("exact", "exact2"));
+    }
+}

@@ -1,0 +1,185 @@
+//! Cooldown and allowed-fails state, behind a trait so a shared store can come later.
+//!
+//! Seed: *"A cooldown is a key `deployment:{id}:cooldown` in the routing cache, with a TTL
+//! equal to the cooldown time."* and *"Each counted failure increments
+//! `deployment:{id}:allowed_fails`, which expires with the cooldown time."* Both live here as
+//! TTL entries on the router's clock; [`InMemoryState`] is the per-process implementation.
+//! (The error-rate counts are per-process by design and live in [`crate::cooldown`].)
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Where cooldowns and allowed-fails counters live. Deployments are named by their index in
+/// the router's deployment list.
+pub trait StateStore {
+    /// The cooldown deadline of `deployment`, if an entry exists (it may already be expired).
+    fn cooldown_until(&self, deployment: usize) -> Option<Instant>;
+    /// Cools `deployment` until `until`; re-cooling keeps the later deadline. Returns the
+    /// deadline in force.
+    fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant;
+    /// Removes the entry of `deployment` if it expired by `now`, returning its deadline.
+    fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant>;
+    /// Removes and returns every entry expired by `now`, in deployment order.
+    fn take_all_expired(&self, now: Instant) -> Vec<(usize, Instant)>;
+    /// The soonest deadline of any entry.
+    fn next_cooldown_deadline(&self) -> Option<Instant>;
+    /// Counts one failure of `deployment`; a fresh counter expires `ttl` after this failure.
+    /// Returns the count including this failure.
+    fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32;
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Counter {
+    count: u32,
+    expires: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    cooldowns: Vec<Option<Instant>>,
+    allowed_fails: Vec<Option<Counter>>,
+}
+
+/// The in-process store: one slot per deployment.
+#[derive(Debug)]
+pub struct InMemoryState {
+    inner: Mutex<Inner>,
+}
+
+impl InMemoryState {
+    /// A store for `deployments` deployments.
+    pub fn new(deployments: usize) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                cooldowns: vec![None; deployments],
+                allowed_fails: vec![None; deployments],
+            }),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
+        // A poisoned lock only means another thread panicked mid-update; the data is plain.
+        let mut guard = match self.inner.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut guard)
+    }
+}
+
+fn slot<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
+impl StateStore for InMemoryState {
+    fn cooldown_until(&self, deployment: usize) -> Option<Instant> {
+        self.with(|s| s.cooldowns.get(deployment).copied().flatten())
+    }
+
+    fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
+        self.with(|s| {
+            let entry = slot(&mut s.cooldowns, deployment);
+            let effective = entry.map_or(until, |old| old.max(until));
+            *entry = Some(effective);
+            effective
+        })
+    }
+
+    fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant> {
+        self.with(|s| {
+            let entry = s.cooldowns.get_mut(deployment)?;
+            match *entry {
+                Some(until) if until <= now => entry.take(),
+                _ => None,
+            }
+        })
+    }
+
+    fn take_all_expired(&self, now: Instant) -> Vec<(usize, Instant)> {
+        self.with(|s| {
+            let mut out = Vec::new();
+            for (i, entry) in s.cooldowns.iter_mut().enumerate() {
+                if let Some(until) = *entry
+                    && until <= now
+                {
+                    *entry = None;
+                    out.push((i, until));
+                }
+            }
+            out
+        })
+    }
+
+    fn next_cooldown_deadline(&self) -> Option<Instant> {
+        self.with(|s| s.cooldowns.iter().flatten().min().copied())
+    }
+
+    fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32 {
+        self.with(|s| {
+            let entry = slot(&mut s.allowed_fails, deployment);
+            match entry {
+                Some(counter) if counter.expires > now => {
+                    counter.count += 1;
+                    counter.count
+                }
+                _ => {
+                    *entry = Some(Counter {
+                        count: 1,
+                        expires: now + ttl,
+                    });
+                    1
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn recooling_keeps_the_later_deadline_and_entries_expire() {
+        let store = InMemoryState::new(2);
+        let now = Instant::now();
+        assert_eq!(
+            store.set_cooldown(0, now + Duration::from_secs(10)),
+            now + Duration::from_secs(10)
+        );
+        assert_eq!(
+            store.set_cooldown(0, now + Duration::from_secs(3)),
+            now + Duration::from_secs(10)
+        );
+        assert_eq!(
+            store.next_cooldown_deadline(),
+            Some(now + Duration::from_secs(10))
+        );
+        assert_eq!(store.take_if_expired(0, now + Duration::from_secs(9)), None);
+        assert_eq!(
+            store.take_all_expired(now + Duration::from_secs(10)),
+            vec![(0, now + Duration::from_secs(10))]
+        );
+        assert_eq!(store.cooldown_until(0), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn allowed_fails_counter_expires_with_its_ttl() {
+        let store = InMemoryState::new(1);
+        let now = Instant::now();
+        let ttl = Duration::from_secs(5);
+        assert_eq!(store.increment_allowed_fails(0, now, ttl), 1);
+        assert_eq!(
+            store.increment_allowed_fails(0, now + Duration::from_secs(4), ttl),
+            2
+        );
+        assert_eq!(
+            store.increment_allowed_fails(0, now + Duration::from_secs(5), ttl),
+            1
+        );
+    }
+}

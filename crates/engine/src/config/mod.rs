@@ -288,7 +288,9 @@ mod tests {
         assert_eq!(policy.get(FailureKind::ContextWindowExceeded), Some(1));
         assert_eq!(policy.get(FailureKind::ContentPolicyViolation), Some(1));
         assert_eq!(policy.get(FailureKind::Timeout), Some(7));
-        policy.per_kind.insert(FailureKind::ContentPolicyViolation, 0);
+        policy
+            .per_kind
+            .insert(FailureKind::ContentPolicyViolation, 0);
         assert_eq!(policy.get(FailureKind::ContentPolicyViolation), Some(0));
     }
 

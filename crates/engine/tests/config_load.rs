@@ -303,7 +303,6 @@ fn realistic_proxy_config_loads_without_edits() {
             "litellm_settings.callbacks",
             "litellm_settings.drop_params",
             "litellm_settings.master_key",
-            "litellm_settings.request_timeout",
             "litellm_settings.set_verbose",
             "litellm_settings.success_callback",
             "model_list[*].litellm_params.api_base",
@@ -825,4 +824,26 @@ fn hostile_inputs_are_errors_not_panics() {
         let e = str_err(yaml);
         assert_eq!(e.path, path, "{e}");
     }
+}
+
+#[test]
+fn request_timeout_in_litellm_settings_is_the_routers_timeout_unless_router_settings_sets_one() {
+    let base = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\n";
+    let only_litellm = format!("{base}litellm_settings:\n  request_timeout: 600\n");
+    let cfg = routersim_engine::config::load_router_config_str(&only_litellm).expect("loads");
+    assert_eq!(
+        cfg.settings.timeout,
+        Some(std::time::Duration::from_secs(600))
+    );
+    assert!(
+        !cfg.ignored_keys
+            .iter()
+            .any(|k| k.contains("request_timeout"))
+    );
+    let both = format!("{only_litellm}router_settings:\n  timeout: 30\n");
+    let cfg = routersim_engine::config::load_router_config_str(&both).expect("loads");
+    assert_eq!(
+        cfg.settings.timeout,
+        Some(std::time::Duration::from_secs(30))
+    );
 }

@@ -74,7 +74,8 @@ const ROUTER_KEYS: [&str; 18] = [
 ];
 
 /// Router keys that are also read from `litellm_settings` (where real configs often put them).
-const LITELLM_ROUTER_KEYS: [&str; 8] = [
+const LITELLM_ROUTER_KEYS: [&str; 9] = [
+    "request_timeout",
     "fallbacks",
     "context_window_fallbacks",
     "content_policy_fallbacks",
@@ -667,6 +668,12 @@ impl Loader {
         }
         if let Some(v) = r("timeout") {
             s.timeout = Some(duration(v, "router_settings.timeout")?);
+        } else if let Some(v) = litellm
+            .and_then(|m| m.get("request_timeout"))
+            .filter(|v| !v.is_null())
+        {
+            // LiteLLM's Router falls back on `litellm.request_timeout` for its timeout.
+            s.timeout = Some(duration(v, "litellm_settings.request_timeout")?);
         }
         let mut alias_paths = Vec::new();
         if let Some(v) = r("model_group_alias") {

@@ -1,1 +1,28 @@
-//! Reports.
+//! # routersim-report
+//!
+//! Everything routersim writes after (and while) a run, derived from the engine's
+//! [`RoutingEvent`](routersim_engine::event::RoutingEvent)s alone: the report never reaches back
+//! into the engine or the scenario, so any event stream (a simulation, a replay, a test) yields
+//! the same files.
+//!
+//! - [`record::Recorder`] is the event sink: it streams `requests.csv`, `attempts.csv` and
+//!   `events.csv` as events arrive and aggregates the rest, so memory stays flat in the number of
+//!   requests; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm` and
+//!   `summary.json`.
+//! - [`hgrm::write_hgrm`] prints an HdrHistogram percentile distribution (the crate has none).
+//! - [`summary::Summary`] is `summary.json`, with [`summary::Summary::metric`] for scenario
+//!   `expect` lines and [`summary::print_summary`] for the terminal.
+//!
+//! Every output is byte-deterministic for the same event sequence: times are printed from
+//! integer microseconds, maps are ordered, floats in JSON are rounded to 6 decimals.
+
+mod error;
+pub mod hgrm;
+pub mod record;
+pub mod summary;
+mod timeseries;
+mod units;
+
+pub use error::ReportError;
+pub use record::{Recorder, RecorderOptions, RunMeta};
+pub use summary::{METRICS, Summary, describe_metrics, is_known_metric, print_summary};

@@ -1,0 +1,684 @@
+//! The event sink that writes the run's reports as it goes.
+//!
+//! Why streaming: a run may have millions of requests, so nothing is kept per request. Trace rows
+//! go straight to buffered CSV writers (`requests.csv`, `attempts.csv`, `events.csv`); what the
+//! summary needs is folded into counters, an HdrHistogram, per-deployment cooldown state and
+//! one small row per virtual second (see `timeseries`). [`Recorder::finish`] flushes the traces
+//! and writes `timeseries.csv`, `latency.hgrm` and `summary.json`.
+//!
+//! [`EventSink::emit`] takes `&self` and cannot fail, so the state sits behind a `Mutex`
+//! (uncontended, so cheap; it also makes the recorder `Send + Sync`, usable as `&Recorder`, `Arc<Recorder>`,
+//! or `&*rc` for an `Rc<Recorder>`: the orphan rule forbids an `EventSink` impl for `Rc` here), and the first IO error is kept and returned by `finish`. After an error
+//! the failing file stops being written; aggregation goes on.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hdrhistogram::Histogram;
+use routersim_engine::event::{EventKind, EventSink, RoutingEvent};
+use tokio::time::Instant;
+
+use crate::error::ReportError;
+use crate::hgrm::write_hgrm;
+use crate::summary::{AttemptStats, CooldownStats, DeploymentCooldownStats, LatencyStats, Summary};
+use crate::timeseries::{Count, DeploymentCooldowns, Timeseries};
+use crate::units::{Ms, micros, micros_since, ms_f64, round6, second_of};
+
+/// One row per finished request.
+pub const REQUESTS_CSV: &str = "requests.csv";
+/// One row per provider attempt.
+pub const ATTEMPTS_CSV: &str = "attempts.csv";
+/// Every routing decision (all events but attempts and request ends).
+pub const EVENTS_CSV: &str = "events.csv";
+/// One row per virtual second.
+pub const TIMESERIES_CSV: &str = "timeseries.csv";
+/// End-to-end latency distribution.
+pub const LATENCY_HGRM: &str = "latency.hgrm";
+/// The run in numbers.
+pub const SUMMARY_JSON: &str = "summary.json";
+
+const REQUESTS_HEADER: &[&str] = &[
+    "request_id",
+    "arrival_ms",
+    "model",
+    "final_model_group",
+    "final_deployment_id",
+    "outcome",
+    "status",
+    "attempts",
+    "retries",
+    "fallbacks",
+    "latency_ms",
+];
+const ATTEMPTS_HEADER: &[&str] = &[
+    "request_id",
+    "attempt",
+    "start_ms",
+    "end_ms",
+    "model_group",
+    "deployment_id",
+    "outcome",
+    "status",
+    "retry_after_ms",
+    "wait_ms",
+    "fallback_depth",
+];
+const EVENTS_HEADER: &[&str] = &["at_ms", "event", "model_group", "deployment_id", "detail"];
+
+/// Latency is recorded in microseconds; the report prints milliseconds.
+const MICROS_PER_MS: f64 = 1000.0;
+/// Significant digits of the latency histogram.
+const LATENCY_SIGFIG: u8 = 3;
+/// Buffer of each trace writer.
+const CSV_BUFFER: usize = 64 * 1024;
+
+/// How much the recorder writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecorderOptions {
+    /// Write `requests.csv` and `attempts.csv` (`--trace none` turns this off for huge runs).
+    pub trace: bool,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        Self { trace: true }
+    }
+}
+
+/// What the summary needs to know about the run besides its events.
+#[derive(Clone, Debug)]
+pub struct RunMeta {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario seed.
+    pub seed: u64,
+    /// routersim's version.
+    pub version: String,
+    /// When the run ended (cooldowns still open are clipped here).
+    pub end: Instant,
+}
+
+/// Streams a run's routing events into its report files. See the module docs.
+#[derive(Debug)]
+pub struct Recorder {
+    state: Mutex<State>,
+}
+
+impl Recorder {
+    /// Creates `dir` (and parents) and the trace files with their header rows. Times in every
+    /// file are virtual milliseconds since `start`.
+    pub fn new(
+        dir: impl AsRef<Path>,
+        start: Instant,
+        options: RecorderOptions,
+    ) -> Result<Self, ReportError> {
+        let dir = dir.as_ref().to_path_buf();
+        fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
+        let (requests, attempts) = if options.trace {
+            (
+                Some(CsvOut::create(dir.join(REQUESTS_CSV), REQUESTS_HEADER)?),
+                Some(CsvOut::create(dir.join(ATTEMPTS_CSV), ATTEMPTS_HEADER)?),
+            )
+        } else {
+            (None, None)
+        };
+        let events = Some(CsvOut::create(dir.join(EVENTS_CSV), EVENTS_HEADER)?);
+        let latency =
+            Histogram::new(LATENCY_SIGFIG).map_err(|e| ReportError::Histogram(e.to_string()))?;
+        Ok(Self {
+            state: Mutex::new(State {
+                dir,
+                start,
+                requests,
+                attempts,
+                events,
+                error: None,
+                detail: String::new(),
+                agg: Aggregates::default(),
+                series: Timeseries::default(),
+                cooldowns: BTreeMap::new(),
+                latency,
+            }),
+        })
+    }
+
+    /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm` and `summary.json`, and
+    /// returns the summary. The first error of the whole run, if any, is returned instead.
+    pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {
+        let state = self
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.finish(meta)
+    }
+}
+
+impl EventSink for Recorder {
+    fn emit(&self, event: &RoutingEvent) {
+        // A poisoned lock can only follow a panic elsewhere; keep recording what we can.
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.record(event);
+    }
+}
+
+/// A trace file being written.
+#[derive(Debug)]
+struct CsvOut {
+    path: PathBuf,
+    writer: csv::Writer<File>,
+    /// Scratch for formatting a field without allocating per row.
+    field: String,
+}
+
+impl CsvOut {
+    fn create(path: PathBuf, header: &[&str]) -> Result<Self, ReportError> {
+        let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
+        // The csv writer buffers itself (this is the BufWriter).
+        let mut writer = csv::WriterBuilder::new()
+            .buffer_capacity(CSV_BUFFER)
+            .from_writer(file);
+        if let Err(source) = writer.write_record(header) {
+            return Err(ReportError::Csv { path, source });
+        }
+        Ok(Self {
+            path,
+            writer,
+            field: String::new(),
+        })
+    }
+
+    fn str(&mut self, value: &str) -> csv::Result<()> {
+        self.writer.write_field(value)
+    }
+
+    fn fmt(&mut self, value: impl std::fmt::Display) -> csv::Result<()> {
+        self.field.clear();
+        // Writing into a String cannot fail.
+        let _ = write!(self.field, "{value}");
+        self.writer.write_field(&self.field)
+    }
+
+    fn opt(&mut self, value: Option<impl std::fmt::Display>) -> csv::Result<()> {
+        match value {
+            Some(value) => self.fmt(value),
+            None => self.str(""),
+        }
+    }
+
+    fn end(&mut self) -> csv::Result<()> {
+        self.writer.write_record(None::<&[u8]>)
+    }
+}
+
+/// Runs `write` against a trace file; on failure keeps the first error and stops that file.
+fn write_row(
+    out: &mut Option<CsvOut>,
+    error: &mut Option<ReportError>,
+    write: impl FnOnce(&mut CsvOut) -> csv::Result<()>,
+) {
+    let Some(csv) = out.as_mut() else { return };
+    if let Err(source) = write(csv) {
+        if error.is_none() {
+            *error = Some(ReportError::Csv {
+                path: csv.path.clone(),
+                source,
+            });
+        }
+        *out = None;
+    }
+}
+
+/// Counters for the summary.
+#[derive(Debug, Default)]
+struct Aggregates {
+    requests: u64,
+    ok: u64,
+    failed_by_kind: BTreeMap<&'static str, u64>,
+    with_fallback: u64,
+    with_retry: u64,
+    attempts: u64,
+    attempts_max: u64,
+    retries: u64,
+    fallbacks: u64,
+    all_cooled: u64,
+    cooldowns: u64,
+    latency_sum_us: u128,
+    latency_max_us: u64,
+    last_event_us: u64,
+    events: BTreeMap<&'static str, u64>,
+}
+
+#[derive(Debug)]
+struct State {
+    dir: PathBuf,
+    start: Instant,
+    requests: Option<CsvOut>,
+    attempts: Option<CsvOut>,
+    events: Option<CsvOut>,
+    /// The first error; `finish` returns it.
+    error: Option<ReportError>,
+    /// Scratch for the `detail` column.
+    detail: String,
+    agg: Aggregates,
+    series: Timeseries,
+    cooldowns: BTreeMap<Arc<str>, DeploymentCooldowns>,
+    /// End-to-end latency, µs.
+    latency: Histogram<u64>,
+}
+
+impl State {
+    fn us(&self, at: Instant) -> u64 {
+        micros_since(self.start, at)
+    }
+
+    fn record(&mut self, event: &RoutingEvent) {
+        let at = self.us(event.at);
+        let name = event.kind.name();
+        self.agg.last_event_us = self.agg.last_event_us.max(at);
+        *self.agg.events.entry(name).or_default() += 1;
+        let second = second_of(at);
+        self.series.touch(second);
+
+        match &event.kind {
+            EventKind::AttemptStart { .. } => {}
+            EventKind::AttemptEnd { .. } => self.attempt_row(event, at),
+            EventKind::RequestEnd { .. } => self.request_end(event, at),
+            EventKind::Retry { .. } => {
+                self.agg.retries += 1;
+                self.series.count(second, Count::Retry);
+            }
+            EventKind::Fallback { .. } => {
+                self.agg.fallbacks += 1;
+                self.series.count(second, Count::Fallback);
+            }
+            EventKind::CooldownSet {
+                deployment_id,
+                until,
+                ..
+            } => {
+                self.agg.cooldowns += 1;
+                let until = self.us(*until);
+                self.cooldowns
+                    .entry(deployment_id.clone())
+                    .or_default()
+                    .set(at, until, &mut self.series);
+            }
+            EventKind::CooldownEnd { deployment_id, .. } => {
+                if let Some(d) = self.cooldowns.get_mut(deployment_id) {
+                    d.end(at, &mut self.series);
+                }
+            }
+            EventKind::AllCooled { .. } => self.agg.all_cooled += 1,
+            EventKind::Wait { .. }
+            | EventKind::GiveUp { .. }
+            | EventKind::OrderFallback { .. }
+            | EventKind::WeightedFailover { .. } => {}
+        }
+
+        if !matches!(
+            event.kind,
+            EventKind::AttemptStart { .. }
+                | EventKind::AttemptEnd { .. }
+                | EventKind::RequestEnd { .. }
+        ) {
+            self.event_row(event, at);
+        }
+    }
+
+    fn request_end(&mut self, event: &RoutingEvent, at: u64) {
+        let EventKind::RequestEnd {
+            model,
+            final_model_group,
+            final_deployment_id,
+            failure,
+            status,
+            attempts,
+            retries,
+            fallbacks,
+            start,
+        } = &event.kind
+        else {
+            return;
+        };
+        let arrival = self.us(*start);
+        let latency = at.saturating_sub(arrival);
+
+        let agg = &mut self.agg;
+        agg.requests += 1;
+        match failure {
+            None => agg.ok += 1,
+            Some(kind) => *agg.failed_by_kind.entry(kind.as_str()).or_default() += 1,
+        }
+        agg.with_fallback += u64::from(*fallbacks > 0);
+        agg.with_retry += u64::from(*retries > 0);
+        agg.attempts += u64::from(*attempts);
+        agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
+        agg.latency_sum_us += u128::from(latency);
+        agg.latency_max_us = agg.latency_max_us.max(latency);
+        // `record` grows the (auto-resizing) histogram; `saturating_record` would clamp instead.
+        if self.latency.record(latency).is_err() {
+            self.latency.saturating_record(latency);
+        }
+
+        self.series.count(second_of(arrival), Count::Arrival);
+        let outcome_count = if failure.is_none() {
+            Count::Ok
+        } else {
+            Count::Failed
+        };
+        self.series.count(second_of(at), outcome_count);
+
+        let outcome = failure.map_or("ok", |k| k.as_str());
+        write_row(&mut self.requests, &mut self.error, |w| {
+            w.opt(event.request_id)?;
+            w.fmt(Ms(arrival))?;
+            w.str(model)?;
+            w.str(final_model_group)?;
+            w.str(final_deployment_id.as_deref().unwrap_or(""))?;
+            w.str(outcome)?;
+            w.opt(*status)?;
+            w.fmt(attempts)?;
+            w.fmt(retries)?;
+            w.fmt(fallbacks)?;
+            w.fmt(Ms(latency))?;
+            w.end()
+        });
+    }
+
+    fn attempt_row(&mut self, event: &RoutingEvent, at: u64) {
+        let EventKind::AttemptEnd {
+            attempt,
+            start,
+            model_group,
+            deployment_id,
+            failure,
+            status,
+            retry_after,
+            wait,
+            fallback_depth,
+        } = &event.kind
+        else {
+            return;
+        };
+        let start = self.us(*start);
+        let outcome = failure.map_or("ok", |k| k.as_str());
+        write_row(&mut self.attempts, &mut self.error, |w| {
+            w.opt(event.request_id)?;
+            w.fmt(attempt)?;
+            w.fmt(Ms(start))?;
+            w.fmt(Ms(at))?;
+            w.str(model_group)?;
+            w.str(deployment_id)?;
+            w.str(outcome)?;
+            w.opt(*status)?;
+            w.opt(retry_after.map(|d| Ms(micros(d))))?;
+            w.fmt(Ms(micros(*wait)))?;
+            w.fmt(fallback_depth)?;
+            w.end()
+        });
+    }
+
+    fn event_row(&mut self, event: &RoutingEvent, at: u64) {
+        let detail = &mut self.detail;
+        detail.clear();
+        // Writing into a String cannot fail; the results are ignored.
+        let (group, deployment): (&str, &str) = match &event.kind {
+            EventKind::Wait { duration, reason } => {
+                let _ = write!(
+                    detail,
+                    "reason={} duration_ms={}",
+                    reason.as_str(),
+                    Ms(micros(*duration))
+                );
+                ("", "")
+            }
+            EventKind::Retry {
+                model_group,
+                failure,
+                retry,
+                budget,
+            } => {
+                let _ = write!(detail, "failure={failure} retry={retry} budget={budget}");
+                (model_group, "")
+            }
+            EventKind::GiveUp {
+                model_group,
+                failure,
+                reason,
+            } => {
+                let _ = write!(detail, "failure={failure} reason={}", reason.as_str());
+                (model_group, "")
+            }
+            EventKind::OrderFallback {
+                model_group,
+                from_order,
+                to_order,
+            } => {
+                let _ = write!(
+                    detail,
+                    "from_order={} to_order={}",
+                    OptOrNone(*from_order),
+                    OptOrNone(*to_order)
+                );
+                (model_group, "")
+            }
+            EventKind::WeightedFailover {
+                model_group,
+                excluded,
+            } => {
+                let _ = write!(detail, "excluded={excluded}");
+                (model_group, excluded)
+            }
+            EventKind::Fallback {
+                source,
+                target,
+                order,
+                depth,
+                level,
+                failure,
+            } => {
+                let _ = write!(
+                    detail,
+                    "from={source} to={target} depth={depth} order={order} level={} failure={failure}",
+                    level.as_str()
+                );
+                (source, "")
+            }
+            EventKind::CooldownSet {
+                model_group,
+                deployment_id,
+                reason,
+                failure,
+                duration,
+                until,
+            } => {
+                let _ = write!(
+                    detail,
+                    "reason={} failure={failure} duration_ms={} until_ms={}",
+                    reason.as_str(),
+                    Ms(micros(*duration)),
+                    Ms(micros_since(self.start, *until))
+                );
+                (model_group, deployment_id)
+            }
+            EventKind::CooldownEnd {
+                model_group,
+                deployment_id,
+            } => (model_group, deployment_id),
+            EventKind::AllCooled {
+                model_group,
+                retry_after,
+            } => {
+                let _ = write!(detail, "retry_after_ms={}", Ms(micros(*retry_after)));
+                (model_group, "")
+            }
+            EventKind::AttemptStart { .. }
+            | EventKind::AttemptEnd { .. }
+            | EventKind::RequestEnd { .. } => return,
+        };
+        if let Some(id) = event.request_id {
+            let sep = if detail.is_empty() { "" } else { " " };
+            let _ = write!(detail, "{sep}request={id}");
+        }
+        let detail = &self.detail;
+        let name = event.kind.name();
+        write_row(&mut self.events, &mut self.error, |w| {
+            w.fmt(Ms(at))?;
+            w.str(name)?;
+            w.str(group)?;
+            w.str(deployment)?;
+            w.str(detail)?;
+            w.end()
+        });
+    }
+
+    fn finish(mut self, meta: RunMeta) -> Result<Summary, ReportError> {
+        let traces = [&mut self.requests, &mut self.attempts, &mut self.events];
+        for csv in traces.into_iter().flatten() {
+            if let Err(e) = csv.writer.flush() {
+                self.error.get_or_insert(ReportError::io(&csv.path, e));
+            }
+        }
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+
+        // A run end before the last event would be a caller's slip; never end before it.
+        let run_end = self.us(meta.end).max(self.agg.last_event_us);
+        for d in self.cooldowns.values_mut() {
+            d.finish(run_end, &mut self.series);
+        }
+
+        let path = self.dir.join(TIMESERIES_CSV);
+        write_file(&path, |w| self.series.write_csv(w))?;
+        let path = self.dir.join(LATENCY_HGRM);
+        write_file(&path, |w| write_hgrm(&self.latency, MICROS_PER_MS, w))?;
+
+        let summary = self.summary(meta, run_end);
+        let path = self.dir.join(SUMMARY_JSON);
+        let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
+        let mut w = BufWriter::new(file);
+        serde_json::to_writer_pretty(&mut w, &summary).map_err(|source| ReportError::Json {
+            path: path.clone(),
+            source,
+        })?;
+        w.write_all(b"\n")
+            .and_then(|()| w.flush())
+            .map_err(|e| ReportError::io(&path, e))?;
+        Ok(summary)
+    }
+
+    fn summary(&self, meta: RunMeta, run_end: u64) -> Summary {
+        let agg = &self.agg;
+        let requests = agg.requests;
+        let rate = |n: u64| {
+            if requests == 0 {
+                0.0
+            } else {
+                round6(n as f64 / requests as f64)
+            }
+        };
+        // Percentiles are bucket-highest values; cap them at the exact maximum.
+        let pct = |q: f64| {
+            if self.latency.is_empty() {
+                0.0
+            } else {
+                ms_f64(self.latency.value_at_quantile(q).min(agg.latency_max_us))
+            }
+        };
+        let mean_ms = if requests == 0 {
+            0.0
+        } else {
+            round6(agg.latency_sum_us as f64 / requests as f64 / 1000.0)
+        };
+        let by_deployment: BTreeMap<String, DeploymentCooldownStats> = self
+            .cooldowns
+            .iter()
+            .map(|(id, d)| {
+                (
+                    id.to_string(),
+                    DeploymentCooldownStats {
+                        count: d.count,
+                        total_cooled_ms: ms_f64(d.cooled_us),
+                    },
+                )
+            })
+            .collect();
+        let cooled_us_total = self
+            .cooldowns
+            .values()
+            .fold(0_u64, |sum, d| sum.saturating_add(d.cooled_us));
+        let failed: u64 = agg.failed_by_kind.values().sum();
+        Summary {
+            scenario: meta.scenario,
+            seed: meta.seed,
+            routersim_version: meta.version,
+            requests,
+            ok: agg.ok,
+            failed,
+            failed_by_kind: agg
+                .failed_by_kind
+                .iter()
+                .map(|(k, n)| ((*k).to_string(), *n))
+                .collect(),
+            fallback_rate: rate(agg.with_fallback),
+            retry_rate: rate(agg.with_retry),
+            retries: agg.retries,
+            fallbacks: agg.fallbacks,
+            attempts: agg.attempts,
+            attempts_per_request: AttemptStats {
+                mean: rate(agg.attempts),
+                max: agg.attempts_max,
+            },
+            latency_ms: LatencyStats {
+                p50: pct(0.5),
+                p90: pct(0.9),
+                p99: pct(0.99),
+                p99_9: pct(0.999),
+                max: ms_f64(agg.latency_max_us),
+                mean: mean_ms,
+            },
+            cooldowns: CooldownStats {
+                total: agg.cooldowns,
+                cooled_ms_total: ms_f64(cooled_us_total),
+                by_deployment,
+            },
+            all_cooled: agg.all_cooled,
+            duration_ms: ms_f64(agg.last_event_us),
+            run_end_ms: ms_f64(run_end),
+            events: agg
+                .events
+                .iter()
+                .map(|(k, n)| ((*k).to_string(), *n))
+                .collect(),
+        }
+    }
+}
+
+/// Creates `path`, lets `write` fill it through a buffer, and flushes; errors name the file.
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<(), ReportError> {
+    let file = File::create(path).map_err(|e| ReportError::io(path, e))?;
+    let mut w = BufWriter::new(file);
+    write(&mut w)
+        .and_then(|()| w.flush())
+        .map_err(|e| ReportError::io(path, e))
+}
+
+/// An optional number, `none` when absent.
+struct OptOrNone(Option<u32>);
+
+impl std::fmt::Display for OptOrNone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "{n}"),
+            None => f.write_str("none"),
+        }
+    }
+}

@@ -27,6 +27,7 @@ pub mod request;
 pub mod retry;
 pub mod retry_after;
 pub mod router;
+mod small;
 pub mod state;
 pub mod strategy;
 

@@ -35,6 +35,7 @@ use crate::provider::{Provider, ProviderCall, ProviderResponse};
 use crate::request::{AttemptRecord, Completion, CompletionResult, Request, RouterFailure};
 use crate::retry::{LiteLlmRetryPolicy, RetryContext, RetryPolicy};
 use crate::retry_after;
+use crate::small::Indices;
 use crate::state::{InMemoryState, StateStore};
 use crate::strategy::{PickContext, SelectionStrategy, SimpleShuffle};
 
@@ -230,7 +231,7 @@ pub struct Router<P, C = TokioClock> {
 /// Per-request bookkeeping.
 struct RequestRun {
     attempts: Vec<AttemptRecord>,
-    tried_groups: Vec<usize>,
+    tried_groups: Indices,
     retries: u32,
     fallbacks: u32,
     pending_wait: Duration,
@@ -387,7 +388,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let start = self.clock.now();
         let mut run = RequestRun {
             attempts: Vec::new(),
-            tried_groups: Vec::new(),
+            tried_groups: Indices::new(),
             retries: 0,
             fallbacks: 0,
             pending_wait: Duration::ZERO,
@@ -544,7 +545,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let mut level = (0..g.levels.len())
             .find(|&l| g.level_members(l).iter().any(|&d| !self.is_cooling(d, now)))
             .unwrap_or(0);
-        let mut tried: Vec<usize> = Vec::new();
+        let mut tried = Indices::new();
         let mut failed = loop {
             let failed = match self
                 .retry_loop(g, level, request, depth, run, &mut tried)
@@ -582,16 +583,18 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
         loop {
             let now = self.clock.now();
-            let candidates: Vec<usize> = g
-                .members
-                .iter()
-                .copied()
-                .filter(|d| !tried.contains(d) && !self.is_cooling(*d, now))
-                .collect();
+            let mut candidates = Indices::new();
+            candidates.extend(
+                g.members
+                    .iter()
+                    .copied()
+                    .filter(|d| !tried.contains(d) && !self.is_cooling(*d, now)),
+            );
             if candidates.is_empty() {
                 return Err(failed);
             }
-            let deployment = candidates[self.pick_position(&candidates, request)];
+            let candidates = candidates.as_slice();
+            let deployment = candidates[self.pick_position(candidates, request)];
             if let Some(&excluded) = tried.last() {
                 self.emit(
                     Some(request.id),
@@ -638,12 +641,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-        tried: &mut Vec<usize>,
+        tried: &mut Indices,
     ) -> Result<Completion, Failed> {
         let members = g.level_members(level);
         let settings = &self.config.settings;
         let mut retries_done = 0u32;
-        let mut candidates: Vec<usize> = Vec::with_capacity(members.len());
+        let mut candidates = Indices::new();
         loop {
             let now = self.clock.now();
             candidates.clear();
@@ -654,7 +657,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     .filter(|&d| !self.is_cooling(d, now)),
             );
             if candidates.is_empty() && self.health_check_routing() {
-                candidates.extend_from_slice(members);
+                candidates.extend(members.iter().copied());
             }
             let result = if candidates.is_empty() {
                 let soonest = members
@@ -675,7 +678,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     retry_after: Some(soonest),
                 })
             } else {
-                let deployment = candidates[self.pick_position(&candidates, request)];
+                let slice = candidates.as_slice();
+                let deployment = slice[self.pick_position(slice, request)];
                 if !tried.contains(&deployment) {
                     tried.push(deployment);
                 }

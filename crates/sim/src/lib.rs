@@ -1,1 +1,13 @@
-//! Simulation runtime.
+//! # routersim-sim
+//!
+//! The simulation runtime: the scenario file and its validation ([`scenario`]), seeded lazy
+//! traffic ([`traffic`]), the runner that drives the real router engine against fake
+//! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]) and the speed
+//! benchmark ([`bench`]).
+
+pub mod bench;
+pub mod expect;
+pub mod run;
+pub mod scenario;
+pub mod traffic;
+pub mod yaml;

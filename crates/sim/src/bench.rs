@@ -1,0 +1,211 @@
+//! `routersim bench`: how fast the harness simulates, against a floor.
+//!
+//! The issue's benchmark: one process runs a one-hour, 50 req/s scenario with three
+//! deployments, 10 % 503s and cooldowns on, through the real router and the full recorder,
+//! then a "floor" run with the same arrivals and latencies through a pass-through that only
+//! sleeps the latency and records it. Both report simulated requests per wall-second; the
+//! targets are ≥ 250,000 req/s with traces on and ≥ 0.4 × the floor.
+//!
+//! Wall time is read with `std::time::Instant` here, around the runs, never inside them.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use routersim_mock_providers::duration::format_duration;
+use routersim_mock_providers::rng::seeded_rng;
+use routersim_mock_providers::spec::LatencySpec;
+
+use crate::run::{RunError, RunOptions, RunReport, run};
+use crate::scenario::parse_scenario;
+use crate::traffic::Arrivals;
+
+/// What to benchmark. Defaults: the issue's 1 h at 50 req/s, traces on, `simple-shuffle`.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Virtual duration of the traffic.
+    pub duration: Duration,
+    /// Arrivals per second.
+    pub rate: f64,
+    /// `router_settings.routing_strategy`.
+    pub strategy: String,
+    /// Share of streamed requests (0 until the streaming issue lands).
+    pub stream_share: f64,
+    /// Write `requests.csv`/`attempts.csv`.
+    pub trace: bool,
+    /// Where the benchmark run writes its report.
+    pub out_dir: PathBuf,
+    /// Runs of each kind; the fastest of each is reported (wall time is noisy on a shared
+    /// machine, and the simulated work is identical every time).
+    pub repeat: u32,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            duration: Duration::from_secs(3600),
+            rate: 50.0,
+            strategy: "simple-shuffle".into(),
+            stream_share: 0.0,
+            trace: true,
+            out_dir: PathBuf::from("reports/bench"),
+            repeat: 3,
+        }
+    }
+}
+
+/// The figures `routersim bench` prints.
+#[derive(Clone, Debug)]
+pub struct BenchResult {
+    /// Requests simulated (each run).
+    pub requests: u64,
+    /// Wall seconds of the full simulation.
+    pub sim_wall_secs: f64,
+    /// Wall seconds of the floor.
+    pub floor_wall_secs: f64,
+    /// Peak resident memory after the simulation, KiB (Linux only).
+    pub peak_rss_kib: Option<u64>,
+    /// The full run's report.
+    pub report: RunReport,
+}
+
+impl BenchResult {
+    /// Simulated requests per wall-second, full harness.
+    pub fn sim_rate(&self) -> f64 {
+        self.requests as f64 / self.sim_wall_secs.max(1e-9)
+    }
+
+    /// Simulated requests per wall-second, floor.
+    pub fn floor_rate(&self) -> f64 {
+        self.requests as f64 / self.floor_wall_secs.max(1e-9)
+    }
+
+    /// Full harness ÷ floor.
+    pub fn ratio(&self) -> f64 {
+        self.sim_rate() / self.floor_rate().max(1e-9)
+    }
+}
+
+/// The benchmark's latency model (each deployment's).
+pub fn bench_latency() -> LatencySpec {
+    LatencySpec::LogNormal {
+        p50: Duration::from_millis(800),
+        p99: Duration::from_secs(4),
+    }
+}
+
+/// The benchmark scenario as YAML.
+pub fn bench_scenario_yaml(options: &BenchOptions) -> String {
+    let duration = format_duration(options.duration);
+    format!(
+        r#"name: bench
+description: three deployments, 10 % 503s, cooldowns on
+seed: 1
+duration: {duration}
+router:
+  model_list:
+    - {{model_name: gpt-4o, litellm_params: {{model: openai/gpt-4o}}, model_info: {{id: d1}}}}
+    - {{model_name: gpt-4o, litellm_params: {{model: azure/gpt-4o}}, model_info: {{id: d2}}}}
+    - {{model_name: gpt-4o, litellm_params: {{model: azure/gpt-4o-eu}}, model_info: {{id: d3}}}}
+  router_settings:
+    routing_strategy: {strategy}
+    num_retries: 2
+    allowed_fails: 5
+    cooldown_time: 2
+providers:
+  d1: {{latency: {{p50: 800ms, p99: 4s}}}}
+  d2: {{latency: {{p50: 800ms, p99: 4s}}}}
+  d3: {{latency: {{p50: 800ms, p99: 4s}}}}
+faults:
+  - {{model_group: gpt-4o, error: service_unavailable, probability: 0.1}}
+traffic:
+  - {{model: gpt-4o, rate: {rate}/s, arrival: poisson}}
+"#,
+        strategy = options.strategy,
+        rate = options.rate,
+    )
+}
+
+/// Peak resident set size of this process, from `/proc/self/status` (`VmHWM`).
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The floor: the same arrivals, each a task that only sleeps a latency drawn from the same
+/// model and records it. Returns the number of requests.
+pub fn run_floor(
+    traffic_yaml_scenario: &crate::scenario::Scenario,
+    seed: u64,
+) -> std::io::Result<u64> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    let latency = bench_latency();
+    let hist = Rc::new(RefCell::new(
+        Histogram::<u64>::new(3).map_err(|e| std::io::Error::other(e.to_string()))?,
+    ));
+    let count = local.block_on(&runtime, async {
+        let start = tokio::time::Instant::now();
+        let mut rng = seeded_rng(seed, "floor/latency");
+        let mut count = 0u64;
+        for arrival in Arrivals::new(&traffic_yaml_scenario.traffic, seed) {
+            tokio::time::sleep_until(start + arrival.at).await;
+            let wait = latency.sample(&mut rng);
+            let hist = hist.clone();
+            count += 1;
+            tokio::task::spawn_local(async move {
+                let began = tokio::time::Instant::now();
+                tokio::time::sleep(wait).await;
+                let micros = began.elapsed().as_micros() as u64;
+                let _ = hist.borrow_mut().record(micros.max(1));
+            });
+        }
+        // Let every sleeper finish.
+        tokio::time::sleep(Duration::from_secs(24 * 3600)).await;
+        count
+    });
+    Ok(count)
+}
+
+/// Runs the benchmark: the full harness, then the floor.
+pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
+    let yaml = bench_scenario_yaml(options);
+    let scenario = parse_scenario(&yaml, Path::new("<bench>"))?;
+    let run_options = RunOptions {
+        seed: None,
+        out_dir: Some(options.out_dir.clone()),
+        no_trace: !options.trace,
+    };
+    let mut sim_wall_secs = f64::INFINITY;
+    let mut floor_wall_secs = f64::INFINITY;
+    let mut report = None;
+    let mut peak = None;
+    for _ in 0..options.repeat.max(1) {
+        let began = std::time::Instant::now();
+        let this = run(&scenario, &run_options)?;
+        sim_wall_secs = sim_wall_secs.min(began.elapsed().as_secs_f64());
+        peak = peak.or_else(peak_rss_kib);
+        report = Some(this);
+        let began = std::time::Instant::now();
+        run_floor(&scenario, scenario.seed)?;
+        floor_wall_secs = floor_wall_secs.min(began.elapsed().as_secs_f64());
+    }
+    let Some(report) = report else {
+        unreachable!("the loop runs at least once")
+    };
+    Ok(BenchResult {
+        requests: report.summary.requests,
+        sim_wall_secs,
+        floor_wall_secs,
+        peak_rss_kib: peak,
+        report,
+    })
+}

@@ -1,0 +1,92 @@
+//! `expect` lines: bounds on a run's summary metrics, checked after the run.
+
+use std::fmt;
+use std::path::Path;
+
+use routersim_report::summary::{Summary, describe_metrics, is_known_metric};
+
+use crate::scenario::{Expectation, ScenarioError};
+use crate::yaml::LocationIndex;
+
+/// One `expect` line, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExpectationResult {
+    /// The line as written.
+    pub expectation: Expectation,
+    /// The measured value (`None` when the metric has no value in this run).
+    pub measured: Option<f64>,
+    /// Whether the bound holds.
+    pub passed: bool,
+}
+
+impl fmt::Display for ExpectationResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let e = &self.expectation;
+        let verdict = if self.passed { "ok  " } else { "FAIL" };
+        write!(f, "{verdict} {}", e.metric)?;
+        if let Some(min) = e.min {
+            write!(f, " >= {min}")?;
+        }
+        if let Some(max) = e.max {
+            write!(f, " <= {max}")?;
+        }
+        match self.measured {
+            Some(v) => write!(f, " (measured {})", format_value(v)),
+            None => write!(f, " (no value)"),
+        }
+    }
+}
+
+/// A measured value, without float noise.
+pub fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Checks that every `expect` metric is one the summary knows, naming the line of the first
+/// that is not.
+pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError> {
+    for (i, e) in expect.iter().enumerate() {
+        if !is_known_metric(&e.metric) {
+            let path = format!("expect[{i}].metric");
+            let (line, column) = std::fs::read_to_string(file)
+                .ok()
+                .and_then(|text| LocationIndex::new(&text).locate(&path))
+                .map_or((None, None), |(l, c)| (Some(l), Some(c)));
+            return Err(ScenarioError {
+                file: file.to_path_buf(),
+                line,
+                column,
+                path,
+                message: format!(
+                    "unknown metric {:?}; expected one of {}",
+                    e.metric,
+                    describe_metrics()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks every `expect` line against a summary.
+pub fn evaluate(expect: &[Expectation], summary: &Summary) -> Vec<ExpectationResult> {
+    expect
+        .iter()
+        .map(|e| {
+            let measured = summary.metric(&e.metric);
+            let passed = measured.is_some_and(|v| {
+                e.min.is_none_or(|min| v >= min) && e.max.is_none_or(|max| v <= max)
+            });
+            ExpectationResult {
+                expectation: e.clone(),
+                measured,
+                passed,
+            }
+        })
+        .collect()
+}

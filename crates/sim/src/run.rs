@@ -1,0 +1,197 @@
+//! The runner: a scenario in, a report out.
+//!
+//! Everything runs on a current-thread tokio runtime with paused time, so the clock jumps from
+//! one timer to the next and a ten-minute incident replays in milliseconds. Each arrival is a
+//! local task calling the real [`Router`]; the fake providers live in the same process (no
+//! sockets, no `spawn_blocking`). Randomness comes from per-purpose ChaCha streams derived from
+//! the seed (`router`, `provider/<id>/…`, `traffic/<i>`), so the same scenario, seed and
+//! version give byte-identical reports.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use routersim_engine::Router;
+use routersim_engine::clock::TokioClock;
+use routersim_mock_providers::provider::FakeProviders;
+use routersim_mock_providers::rng::seeded_rng;
+use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
+use routersim_report::summary::Summary;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::expect::{self, ExpectationResult};
+use crate::scenario::{Scenario, ScenarioError, load_scenario};
+
+/// routersim's version, written into every summary.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How to run a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// Where to write (default `reports/<name>/seed-<N>/`).
+    pub out_dir: Option<PathBuf>,
+    /// Skip `requests.csv` and `attempts.csv` (for huge runs).
+    pub no_trace: bool,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The summary (also in `summary.json`).
+    pub summary: Summary,
+    /// Where the report files are.
+    pub out_dir: PathBuf,
+    /// The seed used.
+    pub seed: u64,
+    /// Every `expect` line, checked.
+    pub expectations: Vec<ExpectationResult>,
+}
+
+impl RunReport {
+    /// True when every `expect` line holds.
+    pub fn passed(&self) -> bool {
+        self.expectations.iter().all(|e| e.passed)
+    }
+
+    /// The lines that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &ExpectationResult> {
+        self.expectations.iter().filter(|e| !e.passed)
+    }
+}
+
+/// Why a run could not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario is invalid.
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// The fake providers could not be built from it.
+    #[error("{file}: {source}")]
+    Providers {
+        /// The scenario file.
+        file: PathBuf,
+        /// What was wrong.
+        source: routersim_mock_providers::provider::SpecError,
+    },
+    /// Writing the report failed.
+    #[error("{0}")]
+    Report(#[from] routersim_report::ReportError),
+    /// The runtime could not start.
+    #[error("could not start the simulation runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+/// The default report directory: `reports/<name>/seed-<N>/`.
+pub fn default_out_dir(scenario: &Scenario, seed: u64) -> PathBuf {
+    Path::new("reports")
+        .join(&scenario.name)
+        .join(format!("seed-{seed}"))
+}
+
+/// Loads and runs a scenario file.
+pub fn run_file(path: &Path, options: &RunOptions) -> Result<RunReport, RunError> {
+    let scenario = load_scenario(path)?;
+    run(&scenario, options)
+}
+
+/// Runs a scenario and writes its report.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<RunReport, RunError> {
+    expect::validate(&scenario.expect, &scenario.file)?;
+    let seed = options.seed.unwrap_or(scenario.seed);
+    let out_dir = options
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| default_out_dir(scenario, seed));
+    if options.no_trace {
+        // A report directory reused from a traced run must not keep stale traces.
+        for stale in ["requests.csv", "attempts.csv"] {
+            let _ = std::fs::remove_file(out_dir.join(stale));
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    let summary = local.block_on(&runtime, simulate(scenario, seed, &out_dir, options))?;
+    let expectations = expect::evaluate(&scenario.expect, &summary);
+    Ok(RunReport {
+        summary,
+        out_dir,
+        seed,
+        expectations,
+    })
+}
+
+async fn simulate(
+    scenario: &Scenario,
+    seed: u64,
+    out_dir: &Path,
+    options: &RunOptions,
+) -> Result<Summary, RunError> {
+    let start = Instant::now();
+    let recorder = Arc::new(Recorder::new(
+        out_dir,
+        start,
+        RecorderOptions {
+            trace: !options.no_trace,
+        },
+    )?);
+    let providers = FakeProviders::new(
+        &scenario.router,
+        &scenario.providers,
+        &scenario.faults,
+        seed,
+        scenario.epoch_unix_ms,
+        start,
+    )
+    .map_err(|source| RunError::Providers {
+        file: scenario.file.clone(),
+        source,
+    })?;
+    let router = Rc::new(
+        Router::builder(scenario.router.clone(), providers)
+            .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
+            .rng(seeded_rng(seed, "router"))
+            .sink(recorder.clone())
+            .build(),
+    );
+    let sweeper = tokio::task::spawn_local({
+        let router = router.clone();
+        async move { router.run_cooldown_sweeper().await }
+    });
+    let in_flight = Rc::new(Cell::new(0usize));
+    let all_done = Rc::new(Notify::new());
+    for arrival in crate::traffic::Arrivals::new(&scenario.traffic, seed) {
+        tokio::time::sleep_until(start + arrival.at).await;
+        in_flight.set(in_flight.get() + 1);
+        let (router, in_flight, all_done) = (router.clone(), in_flight.clone(), all_done.clone());
+        tokio::task::spawn_local(async move {
+            router.completion(arrival.request).await;
+            in_flight.set(in_flight.get() - 1);
+            if in_flight.get() == 0 {
+                all_done.notify_one();
+            }
+        });
+    }
+    while in_flight.get() > 0 {
+        all_done.notified().await;
+    }
+    let end = Instant::now();
+    sweeper.abort();
+    let _ = sweeper.await;
+    drop(router);
+    let recorder = Arc::try_unwrap(recorder).map_err(|_| {
+        routersim_report::ReportError::Histogram("the recorder is still shared".into())
+    })?;
+    Ok(recorder.finish(RunMeta {
+        scenario: scenario.name.clone(),
+        seed,
+        version: VERSION.to_string(),
+        end,
+    })?)
+}

@@ -1,0 +1,682 @@
+//! The scenario file: what to simulate, read and validated before anything runs.
+//!
+//! A scenario names a router config (inline under `router:` or in `router_file:`), how each
+//! fake deployment behaves (`providers`, `faults`), the traffic, and what the results must
+//! satisfy (`expect`). Every mistake is reported before the run as
+//! `<file>:<line>:<col>: <yaml.path>: <what was expected>`, because a simulation that runs
+//! on a typo wastes more time than it saves. Our own sections deny unknown keys.
+//!
+//! ```yaml
+//! name: eu-rate-limit            # default: the file's stem
+//! description: one deployment rate-limits for three minutes
+//! seed: 7                        # default 0; every random draw derives from it
+//! duration: 10m                  # no generated traffic arrives at or after it
+//! epoch: 2026-01-01T00:00:00Z    # the wall clock at virtual time 0 (HTTP-date Retry-After)
+//! router:                        # LiteLLM's proxy config shape; or `router_file: router.yaml`
+//!   model_list:
+//!     - model_name: gpt-4o
+//!       litellm_params: {model: openai/gpt-4o}
+//!       model_info: {id: gpt-a}
+//! providers:
+//!   gpt-a: {latency: {p50: 800ms, p99: 4s}}
+//! faults:
+//!   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, retry_after: 20s}
+//! traffic:
+//!   - {model: gpt-4o, rate: 20/s, arrival: poisson, input_tokens: 500..8000}
+//!   - {at: 1.5s, model: gpt-4o, input_tokens: 12000, count: 3}
+//! expect:
+//!   - {metric: success_rate, min: 0.99}
+//! ```
+//!
+//! Traffic entries are one struct with every key optional, told apart by `at` (an explicit
+//! request) or `rate` (a stream), and validated after parsing: serde's untagged enums would
+//! lose the path and line of the real mistake.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use routersim_engine::config::{
+    ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
+    load::load_router_config_value,
+};
+use routersim_engine::retry_after::parse_rfc3339_utc;
+use routersim_engine::router::wildcard_match;
+use routersim_mock_providers::duration::{HumanDuration, format_duration};
+use routersim_mock_providers::{FaultSpec, ProviderSpec, validate_targets};
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use crate::traffic::{
+    ArrivalProcess, DEFAULT_INPUT_TOKENS, ExplicitRequest, RequestTemplate, TokenRange,
+    TrafficSpec, TrafficStream,
+};
+use crate::yaml::{self, LocationIndex, YamlError};
+
+/// The wall clock at virtual time 0 when a scenario sets no `epoch`.
+pub const DEFAULT_EPOCH: &str = "2026-01-01T00:00:00Z";
+
+/// A scenario that cannot be used: where, and what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file at fault (the scenario, or its `router_file`).
+    pub file: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<u64>,
+    /// 1-based column, when known.
+    pub column: Option<u64>,
+    /// YAML path in that file (`traffic[2].rate`); empty for the file as a whole.
+    pub path: String,
+    /// What was expected.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Where the router config came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouterSource {
+    /// The scenario's `router:` mapping.
+    Inline,
+    /// `router_file:`, resolved against the scenario's directory.
+    File(PathBuf),
+}
+
+/// A bound a run's metric must meet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// The metric's name (checked by the runner).
+    pub metric: String,
+    /// Lower bound, inclusive.
+    pub min: Option<f64>,
+    /// Upper bound, inclusive.
+    pub max: Option<f64>,
+}
+
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// `name` (default: the file's stem).
+    pub name: String,
+    /// `description` (default empty).
+    pub description: String,
+    /// `seed` (default 0).
+    pub seed: u64,
+    /// `duration`: generated traffic ends here; the run ends when all traffic is served.
+    pub duration: Duration,
+    /// `epoch` as Unix milliseconds: the wall clock at virtual time 0.
+    pub epoch_unix_ms: i64,
+    /// The router config.
+    pub router: RouterConfig,
+    /// Where it came from.
+    pub router_source: RouterSource,
+    /// `providers`, keyed by deployment id (each one exists in the router config).
+    pub providers: BTreeMap<String, ProviderSpec>,
+    /// `faults`, in file order (each target exists).
+    pub faults: Vec<FaultSpec>,
+    /// `traffic`, in file order.
+    pub traffic: Vec<TrafficSpec>,
+    /// `expect`, in file order.
+    pub expect: Vec<Expectation>,
+}
+
+impl Scenario {
+    /// The traffic, as a lazy time-ordered iterator of requests.
+    pub fn arrivals(&self) -> crate::traffic::Arrivals {
+        crate::traffic::Arrivals::new(&self.traffic, self.seed)
+    }
+}
+
+/// Reads and validates a scenario file.
+pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        path: String::new(),
+        message: format!("cannot read the file: {e}"),
+    })?;
+    parse_scenario(&text, path)
+}
+
+/// Parses and validates scenario text; `file` names it in errors and anchors `router_file`.
+pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx::new(file, text);
+    let raw: RawScenario = yaml::from_str(text).map_err(|e| ctx.located(e))?;
+
+    if raw.duration.0.is_zero() {
+        return Err(ctx.error("duration", "the duration must be above 0s"));
+    }
+    let duration = raw.duration.0;
+    let epoch_text = raw.epoch.as_deref().unwrap_or(DEFAULT_EPOCH);
+    let epoch_unix_ms = parse_rfc3339_utc(epoch_text).ok_or_else(|| {
+        ctx.error(
+            "epoch",
+            format!("expected an RFC 3339 UTC time such as {DEFAULT_EPOCH}, found {epoch_text:?}"),
+        )
+    })?;
+
+    let (router, router_source) = match (raw.router, raw.router_file) {
+        (Some(value), None) => {
+            let config = load_router_config_value(&value)
+                .map_err(|e| ctx.error(&router_path(&e), e.message))?;
+            (config, RouterSource::Inline)
+        }
+        (None, Some(relative)) => {
+            let path = file.parent().unwrap_or(Path::new("")).join(&relative);
+            (load_router_file(&ctx, &path)?, RouterSource::File(path))
+        }
+        (Some(_), Some(_)) => {
+            return Err(ctx.error(
+                "router_file",
+                "set either `router` (the config inline) or `router_file`, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ctx.error(
+                "",
+                "missing the router config: set `router` (LiteLLM's config inline) or \
+                 `router_file` (a path relative to this file)",
+            ));
+        }
+    };
+
+    validate_targets(&router.deployments, &raw.providers, &raw.faults)
+        .map_err(|e| ctx.error(&e.path, e.message))?;
+
+    let traffic = raw
+        .traffic
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let expect = raw
+        .expect
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let path = format!("expect[{i}]");
+            match (e.min, e.max) {
+                (None, None) => Err(ctx.error(&path, "set `min`, `max`, or both")),
+                (Some(min), Some(max)) if min > max => Err(ctx.error(
+                    &format!("{path}.min"),
+                    format!("min ({min}) is above max ({max})"),
+                )),
+                (min, max) => Ok(Expectation {
+                    metric: e.metric,
+                    min,
+                    max,
+                }),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let name = raw.name.unwrap_or_else(|| {
+        file.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    Ok(Scenario {
+        file: file.to_path_buf(),
+        name,
+        description: raw.description.unwrap_or_default(),
+        seed: raw.seed.unwrap_or(0),
+        duration,
+        epoch_unix_ms,
+        router,
+        router_source,
+        providers: raw.providers,
+        faults: raw.faults,
+        traffic,
+        expect,
+    })
+}
+
+/// A config error's path under the scenario's `router:` key.
+fn router_path(e: &ConfigError) -> String {
+    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
+    if e.path.is_empty() || e.path == ROOT_PATH || e.path == YAML_PATH {
+        "router".to_string()
+    } else {
+        format!("router.{}", e.path)
+    }
+}
+
+fn load_router_file(ctx: &Ctx<'_>, path: &Path) -> Result<RouterConfig, ScenarioError> {
+    // Read it here too: a missing file is the scenario's mistake (at `router_file`), and the
+    // text locates the loader's errors.
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ctx.error(
+            "router_file",
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    load_router_config_file(path).map_err(|e| {
+        let origin = path.display().to_string();
+        let in_file = !(e.path.is_empty() || e.path == origin);
+        let (line, column) = if in_file {
+            LocationIndex::new(&text).locate(&e.path).unzip()
+        } else {
+            (None, None)
+        };
+        ScenarioError {
+            file: path.to_path_buf(),
+            line,
+            column,
+            path: if in_file { e.path } else { String::new() },
+            message: e.message,
+        }
+    })
+}
+
+/// The scenario file being read, for building located errors.
+struct Ctx<'a> {
+    file: &'a Path,
+    text: &'a str,
+    index: OnceLock<LocationIndex>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(file: &'a Path, text: &'a str) -> Self {
+        Self {
+            file,
+            text,
+            index: OnceLock::new(),
+        }
+    }
+
+    fn located(&self, e: YamlError) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line: e.line,
+            column: e.column,
+            path: e.path,
+            message: e.message,
+        }
+    }
+
+    /// An error at `path`, located by re-reading the text (only errors pay for that).
+    fn error(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = self
+            .index
+            .get_or_init(|| LocationIndex::new(self.text))
+            .locate(path)
+            .unzip();
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line,
+            column,
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Option<String>,
+    description: Option<String>,
+    seed: Option<u64>,
+    duration: HumanDuration,
+    epoch: Option<String>,
+    router: Option<Value>,
+    router_file: Option<String>,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderSpec>,
+    #[serde(default)]
+    faults: Vec<FaultSpec>,
+    #[serde(default)]
+    traffic: Vec<RawTraffic>,
+    #[serde(default)]
+    expect: Vec<RawExpect>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    metric: String,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+/// One `traffic` entry before we know which kind it is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTraffic {
+    model: String,
+    // An explicit request.
+    at: Option<HumanDuration>,
+    count: Option<u32>,
+    // A stream.
+    rate: Option<Rate>,
+    from: Option<HumanDuration>,
+    to: Option<HumanDuration>,
+    arrival: Option<ArrivalProcess>,
+    // Both.
+    input_tokens: Option<TokenSpec>,
+    max_tokens: Option<u32>,
+    num_retries: Option<u32>,
+    fallbacks: Option<Vec<Fallback>>,
+    disable_fallbacks: Option<bool>,
+    metadata: Option<Metadata>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Metadata {
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+/// Whether traffic may ask for `model`: a model group, an alias, or a name a wildcard group
+/// (`openai/*`, `*`) matches.
+fn model_known(router: &RouterConfig, model: &str) -> bool {
+    router.settings.model_group_alias.contains_key(model)
+        || router
+            .deployments
+            .iter()
+            .any(|d| *d.model_name == *model || wildcard_match(&d.model_name, model))
+}
+
+fn model_groups(router: &RouterConfig) -> String {
+    let mut names: Vec<&str> = router
+        .deployments
+        .iter()
+        .map(|d| &*d.model_name)
+        .chain(router.settings.model_group_alias.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
+}
+
+fn validate_traffic(
+    ctx: &Ctx<'_>,
+    i: usize,
+    raw: RawTraffic,
+    duration: Duration,
+    router: &RouterConfig,
+) -> Result<TrafficSpec, ScenarioError> {
+    let path = format!("traffic[{i}]");
+    let at = |key: &str| format!("{path}.{key}");
+    if !model_known(router, &raw.model) {
+        return Err(ctx.error(
+            &at("model"),
+            format!(
+                "no model group or alias {:?}; the router has: {}",
+                raw.model,
+                model_groups(router)
+            ),
+        ));
+    }
+    for (j, target) in raw.fallbacks.iter().flatten().enumerate() {
+        if !model_known(router, &target.0.model) {
+            return Err(ctx.error(
+                &format!("{path}.fallbacks[{j}]"),
+                format!(
+                    "no model group or alias {:?}; the router has: {}",
+                    target.0.model,
+                    model_groups(router)
+                ),
+            ));
+        }
+    }
+    let template = RequestTemplate {
+        model: Arc::from(raw.model.as_str()),
+        max_tokens: raw.max_tokens,
+        num_retries: raw.num_retries,
+        fallbacks: raw.fallbacks.map(|f| f.into_iter().map(|t| t.0).collect()),
+        disable_fallbacks: raw.disable_fallbacks.unwrap_or(false),
+        tags: raw.metadata.map(|m| m.tags).unwrap_or_default(),
+    };
+    let input_tokens = raw
+        .input_tokens
+        .map_or(TokenRange::fixed(DEFAULT_INPUT_TOKENS), |t| t.0);
+
+    match (raw.at, raw.rate) {
+        (Some(when), None) => {
+            for (key, set) in [
+                ("from", raw.from.is_some()),
+                ("to", raw.to.is_some()),
+                ("arrival", raw.arrival.is_some()),
+            ] {
+                if set {
+                    return Err(ctx.error(
+                        &at(key),
+                        format!("`{key}` belongs to a stream (with `rate`); an explicit request has `at`"),
+                    ));
+                }
+            }
+            if when.0 > duration {
+                return Err(ctx.error(
+                    &at("at"),
+                    format!(
+                        "at {when} is after the scenario's duration ({})",
+                        format_duration(duration)
+                    ),
+                ));
+            }
+            if input_tokens.min != input_tokens.max {
+                return Err(ctx.error(
+                    &at("input_tokens"),
+                    "an explicit request has one size: a number, not a range",
+                ));
+            }
+            let count = raw.count.unwrap_or(1);
+            if count == 0 {
+                return Err(ctx.error(&at("count"), "count must be at least 1"));
+            }
+            Ok(TrafficSpec::Request(ExplicitRequest {
+                at: when.0,
+                count,
+                input_tokens: input_tokens.min,
+                template,
+            }))
+        }
+        (None, Some(rate)) => {
+            if raw.count.is_some() {
+                return Err(ctx.error(
+                    &at("count"),
+                    "`count` belongs to an explicit request (with `at`); a stream has `rate`",
+                ));
+            }
+            let from = raw.from.map_or(Duration::ZERO, |d| d.0);
+            let to = raw.to.map_or(duration, |d| d.0);
+            if to > duration {
+                return Err(ctx.error(
+                    &at("to"),
+                    format!(
+                        "to {} is after the scenario's duration ({})",
+                        format_duration(to),
+                        format_duration(duration)
+                    ),
+                ));
+            }
+            if from >= to {
+                return Err(ctx.error(
+                    &at("from"),
+                    format!(
+                        "from {} must be before to {}",
+                        format_duration(from),
+                        format_duration(to)
+                    ),
+                ));
+            }
+            Ok(TrafficSpec::Stream(TrafficStream {
+                rate_per_sec: rate.0,
+                from,
+                to,
+                arrival: raw.arrival.unwrap_or_default(),
+                input_tokens,
+                template,
+            }))
+        }
+        (Some(_), Some(_)) => Err(ctx.error(
+            &path,
+            "an entry is an explicit request (`at`) or a stream (`rate`), not both",
+        )),
+        (None, None) => Err(ctx.error(
+            &path,
+            "expected `at: <time>` (an explicit request) or `rate: <n>/s` (a generated stream)",
+        )),
+    }
+}
+
+/// Requests per second: `20/s`, `1200/m`, `50/h`, or a plain number (per second).
+struct Rate(f64);
+
+const RATE_EXPECTED: &str = "a rate such as 20/s, 1200/m, 50/h or 20 (per second)";
+
+fn parse_rate(text: &str) -> Result<f64, String> {
+    let bad = || format!("expected {RATE_EXPECTED}, found {text:?}");
+    let (number, per) = match text.split_once('/') {
+        Some((n, unit)) => {
+            let per = match unit.trim() {
+                "s" => 1.0,
+                "m" => 60.0,
+                "h" => 3600.0,
+                _ => return Err(bad()),
+            };
+            (n.trim(), per)
+        }
+        None => (text.trim(), 1.0),
+    };
+    if !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(bad());
+    }
+    let n: f64 = number.parse().map_err(|_| bad())?;
+    check_rate(n / per)
+}
+
+fn check_rate(per_sec: f64) -> Result<f64, String> {
+    if per_sec.is_finite() && per_sec > 0.0 {
+        Ok(per_sec)
+    } else {
+        Err(format!("a rate must be above 0, found {per_sec}"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Rate;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(RATE_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Rate, E> {
+                parse_rate(v).map(Rate).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Rate, E> {
+                check_rate(v as f64).map(Rate).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Rate, E> {
+                check_rate(v as f64).map(Rate).map_err(E::custom)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Rate, E> {
+                check_rate(v).map(Rate).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// `input_tokens`: `500`, or `500..8000` (inclusive, drawn uniformly per request).
+struct TokenSpec(TokenRange);
+
+const TOKENS_EXPECTED: &str = "a token count such as 500, or an inclusive range such as 500..8000";
+
+fn parse_tokens(text: &str) -> Result<TokenRange, String> {
+    let bad = || format!("expected {TOKENS_EXPECTED}, found {text:?}");
+    let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+    match text.split_once("..") {
+        Some((lo, hi)) => {
+            let (min, max) = (number(lo)?, number(hi)?);
+            if min > max {
+                return Err(format!("the range {text:?} is the wrong way round"));
+            }
+            Ok(TokenRange { min, max })
+        }
+        None => number(text).map(TokenRange::fixed),
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TokenSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(TOKENS_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TokenSpec, E> {
+                parse_tokens(v).map(TokenSpec).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TokenSpec, E> {
+                u32::try_from(v)
+                    .map(|n| TokenSpec(TokenRange::fixed(n)))
+                    .map_err(|_| E::custom(format!("{v} tokens is more than {}", u32::MAX)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TokenSpec, E> {
+                u64::try_from(v)
+                    .map_err(|_| E::custom(format!("expected {TOKENS_EXPECTED}, found {v}")))
+                    .and_then(|v| self.visit_u64(v))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// A request's fallback: a model group, or `{model: X, <param overrides>…}`.
+struct Fallback(FallbackTarget);
+
+impl<'de> Deserialize<'de> for Fallback {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fallback;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a model group, or {model: <group>, <param>: <value>…}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Fallback, E> {
+                Ok(Fallback(FallbackTarget::group(v)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Fallback, A::Error> {
+                let mut overrides =
+                    BTreeMap::<String, Value>::deserialize(MapAccessDeserializer::new(map))?;
+                match overrides.remove("model") {
+                    Some(Value::String(model)) => Ok(Fallback(FallbackTarget { model, overrides })),
+                    Some(other) => Err(de::Error::custom(format!(
+                        "`model` must be a model group name, found {other}"
+                    ))),
+                    None => Err(de::Error::custom(
+                        "a fallback mapping needs `model: <group>`",
+                    )),
+                }
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}

@@ -1,0 +1,327 @@
+//! Traffic: the scenario's requests, generated lazily in arrival order.
+//!
+//! A scenario's traffic is a list of explicit requests (`at: 1.5s`) and generated streams
+//! (`rate: 20/s`). Runs of millions of requests must not hold per-request data, so
+//! [`Arrivals`] is an iterator that keeps one pending arrival per stream in a heap keyed by
+//! `(time, traffic index)`: equal times come out in file order, deterministically. Request
+//! ids are 0, 1, 2, … in arrival order.
+//!
+//! Randomness: stream `i` (its index in `traffic`) draws its arrival times from
+//! `seeded_rng(seed, "traffic/<i>")` and its `input_tokens` (when a range) from
+//! `seeded_rng(seed, "traffic/<i>/input_tokens")`, so a token range never moves an arrival.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+use routersim_engine::config::FallbackTarget;
+use routersim_engine::request::Request;
+use routersim_mock_providers::rng::seeded_rng;
+
+/// `input_tokens` when the scenario sets none.
+pub const DEFAULT_INPUT_TOKENS: u32 = 500;
+
+/// The request fields an explicit request or a stream sets (everything but time and id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestTemplate {
+    /// The model group (or alias) asked for.
+    pub model: Arc<str>,
+    /// `max_tokens`.
+    pub max_tokens: Option<u32>,
+    /// The request's own `num_retries`.
+    pub num_retries: Option<u32>,
+    /// The request's own fallbacks.
+    pub fallbacks: Option<Vec<FallbackTarget>>,
+    /// `disable_fallbacks`.
+    pub disable_fallbacks: bool,
+    /// `metadata.tags`.
+    pub tags: Vec<String>,
+}
+
+impl RequestTemplate {
+    /// The request with `id` and `input_tokens`.
+    pub fn request(&self, id: u64, input_tokens: u32) -> Request {
+        Request {
+            id,
+            model: self.model.clone(),
+            input_tokens,
+            max_tokens: self.max_tokens,
+            num_retries: self.num_retries,
+            fallbacks: self.fallbacks.clone(),
+            disable_fallbacks: self.disable_fallbacks,
+            tags: self.tags.clone(),
+            ..Request::default()
+        }
+    }
+}
+
+/// `count` identical requests arriving at `at`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExplicitRequest {
+    /// Arrival time from the start of the run.
+    pub at: Duration,
+    /// How many (default 1).
+    pub count: u32,
+    /// Prompt size.
+    pub input_tokens: u32,
+    /// The request.
+    pub template: RequestTemplate,
+}
+
+/// How a stream spaces its arrivals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArrivalProcess {
+    /// Exponential gaps with mean `1/rate` (open-loop traffic).
+    #[default]
+    Poisson,
+    /// Fixed gaps of `1/rate`, the first at `from`.
+    Uniform,
+}
+
+/// An inclusive range of prompt sizes; `min == max` is a fixed size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenRange {
+    /// Smallest.
+    pub min: u32,
+    /// Largest.
+    pub max: u32,
+}
+
+impl TokenRange {
+    /// A fixed size.
+    pub const fn fixed(n: u32) -> Self {
+        Self { min: n, max: n }
+    }
+}
+
+/// Generated traffic: `rate` requests per second between `from` and `to` (exclusive).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrafficStream {
+    /// Requests per second.
+    pub rate_per_sec: f64,
+    /// First possible arrival.
+    pub from: Duration,
+    /// No arrival at or after this.
+    pub to: Duration,
+    /// Spacing.
+    pub arrival: ArrivalProcess,
+    /// Prompt sizes, drawn uniformly (inclusive).
+    pub input_tokens: TokenRange,
+    /// The request.
+    pub template: RequestTemplate,
+}
+
+/// One `traffic` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrafficSpec {
+    /// An explicit request (`at:`).
+    Request(ExplicitRequest),
+    /// A generated stream (`rate:`).
+    Stream(TrafficStream),
+}
+
+impl TrafficSpec {
+    /// How many requests this entry is expected to produce (exact for explicit requests and
+    /// uniform streams, the mean for Poisson streams).
+    pub fn expected_count(&self) -> f64 {
+        match self {
+            TrafficSpec::Request(r) => f64::from(r.count),
+            TrafficSpec::Stream(s) => match s.arrival {
+                ArrivalProcess::Poisson => s.rate_per_sec * (s.to - s.from).as_secs_f64(),
+                ArrivalProcess::Uniform => uniform_count(s) as f64,
+            },
+        }
+    }
+}
+
+/// Arrivals of a uniform stream: `k` such that `from + k/rate < to`.
+fn uniform_count(s: &TrafficStream) -> u64 {
+    let mut k = ((s.to - s.from).as_secs_f64() * s.rate_per_sec).ceil() as u64;
+    // Correct float edge cases against the exact arrival times.
+    while k > 0 && uniform_offset(s.rate_per_sec, k - 1) >= s.to - s.from {
+        k -= 1;
+    }
+    k
+}
+
+/// The `k`-th gap sum of a uniform stream, rounded to the nanosecond (not accumulated, so
+/// spacing never drifts).
+fn uniform_offset(rate_per_sec: f64, k: u64) -> Duration {
+    Duration::from_nanos((k as f64 * 1e9 / rate_per_sec).round() as u64)
+}
+
+/// One request arriving at a virtual time.
+#[derive(Clone, Debug)]
+pub struct Arrival {
+    /// From the start of the run.
+    pub at: Duration,
+    /// The request (its id counts arrivals from 0).
+    pub request: Request,
+}
+
+enum Source {
+    /// Explicit requests, sorted by `at` (stable), with the next one's position.
+    Explicit {
+        items: Vec<(usize, ExplicitRequest)>,
+        next: usize,
+    },
+    Stream(Box<StreamState>),
+}
+
+struct StreamState {
+    /// Its index in `traffic` (the tie-break).
+    index: usize,
+    spec: TrafficStream,
+    time_rng: ChaCha8Rng,
+    token_rng: ChaCha8Rng,
+    /// Arrivals emitted so far (uniform spacing is computed from it).
+    emitted: u64,
+    /// The pending arrival's offset from `from`.
+    offset: Duration,
+}
+
+/// The scenario's traffic as a lazy, time-ordered iterator.
+pub struct Arrivals {
+    sources: Vec<Source>,
+    /// `(time, traffic index, source)` of each source's next arrival.
+    heap: BinaryHeap<Reverse<(Duration, usize, usize)>>,
+    /// Copies left of the explicit request being emitted.
+    repeat: Option<(Duration, u32, Request)>,
+    next_id: u64,
+}
+
+impl Arrivals {
+    /// The arrivals of `traffic` under `seed`.
+    pub fn new(traffic: &[TrafficSpec], seed: u64) -> Self {
+        let mut explicit: Vec<(usize, ExplicitRequest)> = traffic
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t {
+                TrafficSpec::Request(r) if r.count > 0 => Some((i, r.clone())),
+                _ => None,
+            })
+            .collect();
+        explicit.sort_by_key(|(i, r)| (r.at, *i));
+        let mut sources = vec![Source::Explicit {
+            items: explicit,
+            next: 0,
+        }];
+        for (i, t) in traffic.iter().enumerate() {
+            if let TrafficSpec::Stream(spec) = t {
+                sources.push(Source::Stream(Box::new(StreamState {
+                    index: i,
+                    spec: spec.clone(),
+                    time_rng: seeded_rng(seed, &format!("traffic/{i}")),
+                    token_rng: seeded_rng(seed, &format!("traffic/{i}/input_tokens")),
+                    emitted: 0,
+                    offset: Duration::ZERO,
+                })));
+            }
+        }
+        let mut arrivals = Self {
+            sources,
+            heap: BinaryHeap::new(),
+            repeat: None,
+            next_id: 0,
+        };
+        for s in 0..arrivals.sources.len() {
+            arrivals.schedule(s);
+        }
+        arrivals
+    }
+
+    /// Requests this traffic is expected to produce in total (see
+    /// [`TrafficSpec::expected_count`]).
+    pub fn expected_count(traffic: &[TrafficSpec]) -> f64 {
+        traffic.iter().map(TrafficSpec::expected_count).sum()
+    }
+
+    /// Puts source `s`'s next arrival on the heap, if it has one.
+    fn schedule(&mut self, s: usize) {
+        match &mut self.sources[s] {
+            Source::Explicit { items, next } => {
+                if let Some((index, item)) = items.get(*next) {
+                    self.heap.push(Reverse((item.at, *index, s)));
+                }
+            }
+            Source::Stream(stream) => {
+                let StreamState {
+                    index,
+                    spec,
+                    time_rng,
+                    emitted,
+                    offset,
+                    ..
+                } = &mut **stream;
+                *offset = match spec.arrival {
+                    ArrivalProcess::Uniform => uniform_offset(spec.rate_per_sec, *emitted),
+                    ArrivalProcess::Poisson => {
+                        // Exponential gap, −ln(U)/rate with U in (0, 1], summed in whole
+                        // nanoseconds so the clock never drifts with float error.
+                        let u: f64 = 1.0 - time_rng.random::<f64>();
+                        let gap_ns = (-u.ln() / spec.rate_per_sec * 1e9).round();
+                        offset.saturating_add(Duration::from_nanos(gap_ns as u64))
+                    }
+                };
+                let at = spec.from.saturating_add(*offset);
+                if at < spec.to {
+                    self.heap.push(Reverse((at, *index, s)));
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for Arrivals {
+    type Item = Arrival;
+
+    fn next(&mut self) -> Option<Arrival> {
+        if let Some((at, left, request)) = &mut self.repeat {
+            let mut request = request.clone();
+            let at = *at;
+            request.id = self.next_id;
+            self.next_id += 1;
+            *left -= 1;
+            if *left == 0 {
+                self.repeat = None;
+            }
+            return Some(Arrival { at, request });
+        }
+        let Reverse((at, _, s)) = self.heap.pop()?;
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = match &mut self.sources[s] {
+            Source::Explicit { items, next } => {
+                let item = &items[*next].1;
+                *next += 1;
+                let request = item.template.request(id, item.input_tokens);
+                if item.count > 1 {
+                    self.repeat = Some((at, item.count - 1, request.clone()));
+                }
+                request
+            }
+            Source::Stream(stream) => {
+                let StreamState {
+                    spec,
+                    token_rng,
+                    emitted,
+                    ..
+                } = &mut **stream;
+                *emitted += 1;
+                let TokenRange { min, max } = spec.input_tokens;
+                let tokens = if min == max {
+                    min
+                } else {
+                    token_rng.random_range(min..=max)
+                };
+                spec.template.request(id, tokens)
+            }
+        };
+        self.schedule(s);
+        Some(Arrival { at, request })
+    }
+}

@@ -1,0 +1,515 @@
+//! The scenario file's provider section: how each fake deployment behaves, and timed faults.
+//!
+//! These are plain serde types (`deny_unknown_fields` everywhere) so a scenario file is read in
+//! one pass with exact YAML paths in errors; cross-checks against the router config (does the
+//! deployment id exist?) happen in [`crate::provider::validate_targets`].
+//!
+//! ```yaml
+//! providers:
+//!   gpt-a:
+//!     latency: {p50: 800ms, p99: 4s}   # or 300ms, or {uniform: [200ms, 900ms]}; default 200ms
+//!     context_window: 8000
+//!     script: [ok, rate_limit, {error: rate_limit, retry_after: 2s, retry_after_format: http-date}]
+//!     then: ok                          # after the script; default ok
+//! faults:
+//!   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, probability: 0.8, retry_after: 20s}
+//!   - {model_group: gpt-4o, from: 1m, to: 3m, latency: {p50: 6s, p99: 20s}}
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use rand::RngExt;
+use routersim_engine::failure::{FailureKind, ProviderFailure, RetryAfter};
+use routersim_engine::retry_after::format_http_date;
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+
+use crate::duration::HumanDuration;
+
+/// A provider's latency when its spec sets none.
+pub const DEFAULT_LATENCY: Duration = Duration::from_millis(200);
+
+/// How long a call takes.
+///
+/// Sampled latencies (log-normal, uniform) are whole milliseconds: tokio's timer has
+/// millisecond resolution, so this is also exactly what the virtual clock will show.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LatencySpec {
+    /// Always this long (`300ms`).
+    Fixed(Duration),
+    /// Log-normal with this median and 99th percentile (`{p50: 800ms, p99: 4s}`):
+    /// `mu = ln p50`, `sigma = (ln p99 − ln p50) / 2.3263` (2.3263 = z of the 99th percentile).
+    LogNormal {
+        /// Median.
+        p50: Duration,
+        /// 99th percentile.
+        p99: Duration,
+    },
+    /// Uniform between two bounds, inclusive (`{uniform: [200ms, 900ms]}`).
+    Uniform {
+        /// Lower bound.
+        min: Duration,
+        /// Upper bound.
+        max: Duration,
+    },
+}
+
+impl Default for LatencySpec {
+    fn default() -> Self {
+        LatencySpec::Fixed(DEFAULT_LATENCY)
+    }
+}
+
+/// z-score of the 99th percentile of the standard normal.
+const Z99: f64 = 2.326_347_874;
+
+impl LatencySpec {
+    /// Draws one latency. A fixed latency draws nothing.
+    pub fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        match *self {
+            LatencySpec::Fixed(d) => d,
+            LatencySpec::Uniform { min, max } => {
+                let lo = min.as_nanos().div_ceil(1_000_000) as u64;
+                let hi = (max.as_nanos() / 1_000_000) as u64;
+                Duration::from_millis(rng.random_range(lo..=hi.max(lo)))
+            }
+            LatencySpec::LogNormal { p50, p99 } => {
+                let p50_ms = p50.as_secs_f64() * 1000.0;
+                let p99_ms = p99.as_secs_f64() * 1000.0;
+                let mu = p50_ms.ln();
+                let sigma = (p99_ms.ln() - mu) / Z99;
+                let ms = (mu + sigma * standard_normal(rng)).exp().round();
+                // Cap at a day: the tail of a wide log-normal is unbounded.
+                Duration::from_millis(ms.clamp(0.0, 86_400_000.0) as u64)
+            }
+        }
+    }
+}
+
+/// Box–Muller: one standard normal draw from two uniforms (the second normal is discarded,
+/// so every sample costs exactly two draws).
+fn standard_normal<R: rand::Rng + ?Sized>(rng: &mut R) -> f64 {
+    let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]: ln is finite
+    let u2: f64 = rng.random::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLatency {
+    p50: Option<HumanDuration>,
+    p99: Option<HumanDuration>,
+    uniform: Option<(HumanDuration, HumanDuration)>,
+}
+
+impl TryFrom<RawLatency> for LatencySpec {
+    type Error = String;
+
+    fn try_from(raw: RawLatency) -> Result<Self, String> {
+        match (raw.p50, raw.p99, raw.uniform) {
+            (Some(p50), Some(p99), None) => {
+                if p50.0.is_zero() {
+                    Err("p50 must be above 0".into())
+                } else if p99.0 < p50.0 {
+                    Err(format!("p99 ({p99}) must be at least p50 ({p50})"))
+                } else {
+                    Ok(LatencySpec::LogNormal {
+                        p50: p50.0,
+                        p99: p99.0,
+                    })
+                }
+            }
+            (None, None, Some((min, max))) => {
+                if max.0 < min.0 {
+                    Err(format!(
+                        "uniform: [{min}, {max}] has its bounds the wrong way round"
+                    ))
+                } else {
+                    Ok(LatencySpec::Uniform {
+                        min: min.0,
+                        max: max.0,
+                    })
+                }
+            }
+            _ => Err(LATENCY_EXPECTED.into()),
+        }
+    }
+}
+
+const LATENCY_EXPECTED: &str =
+    "expected a latency: a duration (300ms), {p50: 800ms, p99: 4s} or {uniform: [200ms, 900ms]}";
+
+impl<'de> Deserialize<'de> for LatencySpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LatencySpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(LATENCY_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<LatencySpec, E> {
+                crate::duration::parse_duration(v)
+                    .map(LatencySpec::Fixed)
+                    .map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LatencySpec, E> {
+                HumanDuration::deserialize(de::value::U64Deserializer::<E>::new(v))
+                    .map(|d| LatencySpec::Fixed(d.0))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<LatencySpec, A::Error> {
+                let raw = RawLatency::deserialize(MapAccessDeserializer::new(map))?;
+                LatencySpec::try_from(raw).map_err(de::Error::custom)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// How a `Retry-After` is sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryAfterFormat {
+    /// `Retry-After: <seconds>`: whole seconds, rounded up ([`RetryAfter::Delay`]).
+    #[default]
+    Seconds,
+    /// `retry-after-ms`: the exact delay ([`RetryAfter::Delay`]).
+    Ms,
+    /// `Retry-After: <HTTP-date>` ([`RetryAfter::HttpDate`]): the virtual wall clock plus the
+    /// delay, rounded up to the next whole second (the date's resolution), so it resolves to
+    /// at least the delay and less than a second more.
+    HttpDate,
+}
+
+/// An error a fake provider answers with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorSpec {
+    /// The failure kind (`rate_limit`, …; `router_rate_limit` is the router's own, not allowed).
+    pub kind: FailureKind,
+    /// The status sent; `None` means the kind's usual one.
+    pub status: Option<u16>,
+    /// The `Retry-After` sent, if any.
+    pub retry_after: Option<Duration>,
+    /// How it is sent.
+    pub retry_after_format: RetryAfterFormat,
+    /// How long the error takes to arrive; `None` means the usual latency rules.
+    pub latency: Option<LatencySpec>,
+}
+
+impl ErrorSpec {
+    /// An error of `kind` with its usual status, no Retry-After, no latency of its own.
+    pub fn new(kind: FailureKind) -> Self {
+        Self {
+            kind,
+            status: None,
+            retry_after: None,
+            retry_after_format: RetryAfterFormat::Seconds,
+            latency: None,
+        }
+    }
+
+    /// The failure as the router receives it when the virtual wall clock reads `now_unix_ms`.
+    pub fn failure(&self, now_unix_ms: i64) -> ProviderFailure {
+        let mut failure = ProviderFailure::new(self.kind);
+        if let Some(status) = self.status {
+            failure.status = Some(status);
+        }
+        if let Some(delay) = self.retry_after {
+            failure.retry_after = Some(match self.retry_after_format {
+                RetryAfterFormat::Ms => RetryAfter::Delay(delay),
+                RetryAfterFormat::Seconds => RetryAfter::Delay(Duration::from_secs(
+                    delay.as_nanos().div_ceil(1_000_000_000) as u64,
+                )),
+                RetryAfterFormat::HttpDate => {
+                    let delay_ms =
+                        i64::try_from(delay.as_nanos().div_ceil(1_000_000)).unwrap_or(i64::MAX);
+                    let target = now_unix_ms.saturating_add(delay_ms);
+                    let ceiled = target.div_euclid(1000) * 1000
+                        + if target.rem_euclid(1000) > 0 { 1000 } else { 0 };
+                    RetryAfter::HttpDate(format_http_date(ceiled))
+                }
+            });
+        }
+        failure
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.kind == FailureKind::RouterRateLimit {
+            return Err(
+                "router_rate_limit is the router's own error; a provider sends rate_limit".into(),
+            );
+        }
+        if let Some(status) = self.status
+            && !(100..=599).contains(&status)
+        {
+            return Err(format!("status {status} is not an HTTP status (100..=599)"));
+        }
+        Ok(())
+    }
+}
+
+/// What one call returns: `ok`, or an error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutcomeSpec {
+    /// Success; `latency` overrides the provider's.
+    Ok {
+        /// The call's own latency.
+        latency: Option<LatencySpec>,
+    },
+    /// An error.
+    Error(ErrorSpec),
+}
+
+impl Default for OutcomeSpec {
+    fn default() -> Self {
+        OutcomeSpec::Ok { latency: None }
+    }
+}
+
+/// Deserializes a present key as `Some(value)` even when the value is `null` (`ok:`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOk {
+    latency: Option<LatencySpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutcome {
+    #[serde(default, deserialize_with = "present")]
+    ok: Option<Option<RawOk>>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
+    retry_after: Option<HumanDuration>,
+    retry_after_format: Option<RetryAfterFormat>,
+    latency: Option<LatencySpec>,
+}
+
+const OUTCOME_EXPECTED: &str = "expected an outcome: ok, a failure kind (rate_limit, …), \
+     {ok: {latency: 50ms}} or {error: rate_limit, status?, retry_after?, retry_after_format?, latency?}";
+
+impl TryFrom<RawOutcome> for OutcomeSpec {
+    type Error = String;
+
+    fn try_from(raw: RawOutcome) -> Result<Self, String> {
+        match (raw.ok, raw.error) {
+            (Some(ok), None) => {
+                if raw.status.is_some()
+                    || raw.retry_after.is_some()
+                    || raw.retry_after_format.is_some()
+                {
+                    return Err("`ok` takes no status or retry_after".into());
+                }
+                if raw.latency.is_some() {
+                    return Err("write an ok's latency inside it: {ok: {latency: 50ms}}".into());
+                }
+                Ok(OutcomeSpec::Ok {
+                    latency: ok.and_then(|o| o.latency),
+                })
+            }
+            (None, Some(kind)) => {
+                if raw.retry_after_format.is_some() && raw.retry_after.is_none() {
+                    return Err("retry_after_format needs a retry_after".into());
+                }
+                let spec = ErrorSpec {
+                    kind,
+                    status: raw.status,
+                    retry_after: raw.retry_after.map(|d| d.0),
+                    retry_after_format: raw.retry_after_format.unwrap_or_default(),
+                    latency: raw.latency,
+                };
+                spec.check()?;
+                Ok(OutcomeSpec::Error(spec))
+            }
+            (Some(_), Some(_)) => Err("an outcome is either `ok` or `error`, not both".into()),
+            (None, None) => Err(OUTCOME_EXPECTED.into()),
+        }
+    }
+}
+
+fn outcome_from_name(name: &str) -> Result<OutcomeSpec, String> {
+    if name == "ok" {
+        return Ok(OutcomeSpec::default());
+    }
+    let kind = FailureKind::from_name(name)
+        .ok_or_else(|| format!("{OUTCOME_EXPECTED}; found {name:?}"))?;
+    let spec = ErrorSpec::new(kind);
+    spec.check()?;
+    Ok(OutcomeSpec::Error(spec))
+}
+
+impl<'de> Deserialize<'de> for OutcomeSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OutcomeSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(OUTCOME_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<OutcomeSpec, E> {
+                outcome_from_name(v).map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<OutcomeSpec, A::Error> {
+                let raw = RawOutcome::deserialize(MapAccessDeserializer::new(map))?;
+                OutcomeSpec::try_from(raw).map_err(de::Error::custom)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// One fake deployment's behaviour (a `providers.<deployment id>` entry).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSpec {
+    /// Base latency; default [`DEFAULT_LATENCY`] (200 ms, fixed).
+    #[serde(default)]
+    pub latency: LatencySpec,
+    /// Prompts above this many input tokens fail with `context_window_exceeded` (400).
+    #[serde(default)]
+    pub context_window: Option<u32>,
+    /// Outcomes of the first calls, one per call, in order.
+    #[serde(default)]
+    pub script: Vec<OutcomeSpec>,
+    /// The outcome of every call after the script; default `ok`.
+    #[serde(default)]
+    pub then: Option<OutcomeSpec>,
+}
+
+/// Which deployments a fault hits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// One deployment, by id.
+    Deployment(String),
+    /// Every deployment of a model group.
+    ModelGroup(String),
+}
+
+/// What a fault does when it fires.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultEffect {
+    /// The call fails (after the fault's latency, when it sets one).
+    Error(ErrorSpec),
+    /// The call is slowed to this latency; its outcome is unchanged.
+    Slowdown(LatencySpec),
+}
+
+/// A timed fault window: between `from` (inclusive) and `to` (exclusive) of virtual time,
+/// each call to a targeted deployment is hit with `probability`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultSpec {
+    /// Who is hit.
+    pub target: FaultTarget,
+    /// Start, from the start of the run (default 0).
+    pub from: Duration,
+    /// End (exclusive); `None` means never.
+    pub to: Option<Duration>,
+    /// Chance a call in the window is hit (default 1.0).
+    pub probability: f64,
+    /// What happens.
+    pub effect: FaultEffect,
+}
+
+impl FaultSpec {
+    /// Whether the window covers virtual time `t`.
+    pub fn active_at(&self, t: Duration) -> bool {
+        self.from <= t && self.to.is_none_or(|to| t < to)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFault {
+    deployment: Option<String>,
+    model_group: Option<String>,
+    from: Option<HumanDuration>,
+    to: Option<HumanDuration>,
+    probability: Option<f64>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
+    retry_after: Option<HumanDuration>,
+    retry_after_format: Option<RetryAfterFormat>,
+    latency: Option<LatencySpec>,
+}
+
+impl TryFrom<RawFault> for FaultSpec {
+    type Error = String;
+
+    fn try_from(raw: RawFault) -> Result<Self, String> {
+        let target = match (raw.deployment, raw.model_group) {
+            (Some(d), None) => FaultTarget::Deployment(d),
+            (None, Some(g)) => FaultTarget::ModelGroup(g),
+            _ => return Err("a fault names exactly one of `deployment` or `model_group`".into()),
+        };
+        let from = raw.from.map_or(Duration::ZERO, |d| d.0);
+        let to = raw.to.map(|d| d.0);
+        if let Some(to) = to
+            && to <= from
+        {
+            return Err(format!(
+                "`to` ({}) must be after `from` ({})",
+                HumanDuration(to),
+                HumanDuration(from)
+            ));
+        }
+        let probability = raw.probability.unwrap_or(1.0);
+        if !(0.0..=1.0).contains(&probability) {
+            return Err(format!(
+                "probability must be between 0 and 1, found {probability}"
+            ));
+        }
+        let effect = match raw.error {
+            Some(kind) => {
+                if raw.retry_after_format.is_some() && raw.retry_after.is_none() {
+                    return Err("retry_after_format needs a retry_after".into());
+                }
+                let spec = ErrorSpec {
+                    kind,
+                    status: raw.status,
+                    retry_after: raw.retry_after.map(|d| d.0),
+                    retry_after_format: raw.retry_after_format.unwrap_or_default(),
+                    latency: raw.latency,
+                };
+                spec.check()?;
+                FaultEffect::Error(spec)
+            }
+            None => {
+                if raw.status.is_some()
+                    || raw.retry_after.is_some()
+                    || raw.retry_after_format.is_some()
+                {
+                    return Err("status and retry_after need an `error`".into());
+                }
+                match raw.latency {
+                    Some(latency) => FaultEffect::Slowdown(latency),
+                    None => {
+                        return Err(
+                            "a fault sets `error` (a failure kind), `latency`, or both".into()
+                        );
+                    }
+                }
+            }
+        };
+        Ok(FaultSpec {
+            target,
+            from,
+            to,
+            probability,
+            effect,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for FaultSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = RawFault::deserialize(deserializer)?;
+        FaultSpec::try_from(raw).map_err(de::Error::custom)
+    }
+}

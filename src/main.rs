@@ -95,6 +95,15 @@ fn main() -> ExitCode {
             };
             match run_file(&scenario, &options) {
                 Ok(report) => {
+                    for warning in &report.warnings {
+                        eprintln!("warning: router config: {warning}");
+                    }
+                    if !report.ignored_keys.is_empty() {
+                        eprintln!(
+                            "note: router config keys not modelled (ignored): {}",
+                            report.ignored_keys.join(", ")
+                        );
+                    }
                     let mut stdout = std::io::stdout().lock();
                     let _ = print_summary(&report.summary, &mut stdout);
                     if !report.expectations.is_empty() {

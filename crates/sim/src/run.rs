@@ -49,6 +49,10 @@ pub struct RunReport {
     pub seed: u64,
     /// Every `expect` line, checked.
     pub expectations: Vec<ExpectationResult>,
+    /// Router config keys the engine does not model (listed once, never an error).
+    pub ignored_keys: Vec<String>,
+    /// Router config lines that load but look wrong.
+    pub warnings: Vec<String>,
 }
 
 impl RunReport {
@@ -124,6 +128,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<RunReport, RunEr
         out_dir,
         seed,
         expectations,
+        ignored_keys: scenario.router.ignored_keys.clone(),
+        warnings: scenario.router.warnings.clone(),
     })
 }
 

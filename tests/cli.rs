@@ -1,0 +1,81 @@
+//! The `routersim` command: exit codes, the summary, and errors that name file, line and path.
+
+mod common;
+
+use common::{routersim, scratch_dir};
+
+#[test]
+fn run_prints_the_summary_and_the_report_path() -> Result<(), Box<dyn std::error::Error>> {
+    let out = scratch_dir("cli-run");
+    let out_arg = out.to_string_lossy().into_owned();
+    let output = routersim(&["run", "scenarios/seed-example.yaml", "--out", &out_arg]);
+    let stdout = String::from_utf8(output.stdout)?;
+    assert_eq!(output.status.code(), Some(0), "stdout: {stdout}");
+    assert!(stdout.contains("seed-example (seed 42)"), "{stdout}");
+    assert!(stdout.contains(&format!("report: {out_arg}")), "{stdout}");
+    assert!(out.join("summary.json").is_file());
+    Ok(())
+}
+
+#[test]
+fn run_defaults_to_reports_name_seed() -> Result<(), Box<dyn std::error::Error>> {
+    let output = routersim(&["run", "scenarios/context-window-overflow.yaml", "--seed", "99", "--trace", "none"]);
+    let stdout = String::from_utf8(output.stdout)?;
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("report: reports/context-window-overflow/seed-99"), "{stdout}");
+    let dir = common::repo().join("reports/context-window-overflow/seed-99");
+    assert!(dir.join("summary.json").is_file());
+    assert!(!dir.join("requests.csv").exists(), "--trace none skips requests.csv");
+    assert!(!dir.join("attempts.csv").exists(), "--trace none skips attempts.csv");
+    Ok(())
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_names_the_measured_value() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = scratch_dir("cli-expect");
+    let scenario = dir.join("impossible.yaml");
+    std::fs::write(
+        &scenario,
+        "name: impossible\nduration: 10s\nrouter:\n  model_list:\n    - {model_name: A, litellm_params: {model: openai/a}}\n\
+         faults:\n  - {model_group: A, error: service_unavailable}\n\
+         traffic:\n  - {at: 1s, model: A}\nexpect:\n  - {metric: failed, max: 0}\n  - {metric: requests, min: 1}\n",
+    )?;
+    let out = dir.join("out").to_string_lossy().into_owned();
+    let output = routersim(&["run", &scenario.to_string_lossy(), "--out", &out]);
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("1 expectation(s) failed"), "{stderr}");
+    assert!(stderr.contains("FAIL failed <= 0 (measured 1)"), "{stderr}");
+    assert!(!stderr.contains("requests"), "only failing lines are listed: {stderr}");
+    Ok(())
+}
+
+#[test]
+fn a_broken_scenario_exits_2_naming_file_line_and_path() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = scratch_dir("cli-broken");
+    let scenario = dir.join("broken.yaml");
+    std::fs::write(
+        &scenario,
+        "name: broken\nduration: 10s\nrouter:\n  model_list:\n    - {model_name: A, litellm_params: {model: openai/a}}\n\
+         traffic:\n  - {at: 1s, model: A, retries: 3}\n",
+    )?;
+    let output = routersim(&["run", &scenario.to_string_lossy()]);
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("broken.yaml:7:"), "names the file and line: {stderr}");
+    assert!(stderr.contains("traffic[0]"), "names the YAML path: {stderr}");
+    assert!(stderr.contains("retries"), "names the unknown key: {stderr}");
+
+    let unknown_metric = dir.join("metric.yaml");
+    std::fs::write(
+        &unknown_metric,
+        "name: m\nduration: 10s\nrouter:\n  model_list:\n    - {model_name: A, litellm_params: {model: openai/a}}\n\
+         traffic:\n  - {at: 1s, model: A}\nexpect:\n  - {metric: p42_latency, max: 1}\n",
+    )?;
+    let output = routersim(&["run", &unknown_metric.to_string_lossy()]);
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("metric.yaml:9:"), "{stderr}");
+    assert!(stderr.contains("expect[0].metric"), "{stderr}");
+    Ok(())
+}

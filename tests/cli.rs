@@ -19,19 +19,36 @@ fn run_prints_the_summary_and_the_report_path() -> Result<(), Box<dyn std::error
 
 #[test]
 fn run_defaults_to_reports_name_seed() -> Result<(), Box<dyn std::error::Error>> {
-    let output = routersim(&["run", "scenarios/context-window-overflow.yaml", "--seed", "99", "--trace", "none"]);
+    let output = routersim(&[
+        "run",
+        "scenarios/context-window-overflow.yaml",
+        "--seed",
+        "99",
+        "--trace",
+        "none",
+    ]);
     let stdout = String::from_utf8(output.stdout)?;
     assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("report: reports/context-window-overflow/seed-99"), "{stdout}");
+    assert!(
+        stdout.contains("report: reports/context-window-overflow/seed-99"),
+        "{stdout}"
+    );
     let dir = common::repo().join("reports/context-window-overflow/seed-99");
     assert!(dir.join("summary.json").is_file());
-    assert!(!dir.join("requests.csv").exists(), "--trace none skips requests.csv");
-    assert!(!dir.join("attempts.csv").exists(), "--trace none skips attempts.csv");
+    assert!(
+        !dir.join("requests.csv").exists(),
+        "--trace none skips requests.csv"
+    );
+    assert!(
+        !dir.join("attempts.csv").exists(),
+        "--trace none skips attempts.csv"
+    );
     Ok(())
 }
 
 #[test]
-fn a_failed_expectation_exits_1_and_names_the_measured_value() -> Result<(), Box<dyn std::error::Error>> {
+fn a_failed_expectation_exits_1_and_names_the_measured_value()
+-> Result<(), Box<dyn std::error::Error>> {
     let dir = scratch_dir("cli-expect");
     let scenario = dir.join("impossible.yaml");
     std::fs::write(
@@ -46,7 +63,10 @@ fn a_failed_expectation_exits_1_and_names_the_measured_value() -> Result<(), Box
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("1 expectation(s) failed"), "{stderr}");
     assert!(stderr.contains("FAIL failed <= 0 (measured 1)"), "{stderr}");
-    assert!(!stderr.contains("requests"), "only failing lines are listed: {stderr}");
+    assert!(
+        !stderr.contains("requests"),
+        "only failing lines are listed: {stderr}"
+    );
     Ok(())
 }
 
@@ -62,9 +82,18 @@ fn a_broken_scenario_exits_2_naming_file_line_and_path() -> Result<(), Box<dyn s
     let output = routersim(&["run", &scenario.to_string_lossy()]);
     let stderr = String::from_utf8(output.stderr)?;
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("broken.yaml:7:"), "names the file and line: {stderr}");
-    assert!(stderr.contains("traffic[0]"), "names the YAML path: {stderr}");
-    assert!(stderr.contains("retries"), "names the unknown key: {stderr}");
+    assert!(
+        stderr.contains("broken.yaml:7:"),
+        "names the file and line: {stderr}"
+    );
+    assert!(
+        stderr.contains("traffic[0]"),
+        "names the YAML path: {stderr}"
+    );
+    assert!(
+        stderr.contains("retries"),
+        "names the unknown key: {stderr}"
+    );
 
     let unknown_metric = dir.join("metric.yaml");
     std::fs::write(

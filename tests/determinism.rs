@@ -8,7 +8,11 @@ use std::path::Path;
 use common::{repo, scratch_dir};
 use routersim_sim::run::{RunOptions, run_file};
 
-fn run_into(scenario: &Path, out: &Path, seed: Option<u64>) -> Result<(), Box<dyn std::error::Error>> {
+fn run_into(
+    scenario: &Path,
+    out: &Path,
+    seed: Option<u64>,
+) -> Result<(), Box<dyn std::error::Error>> {
     run_file(
         scenario,
         &RunOptions {
@@ -47,12 +51,18 @@ fn same_seed_gives_byte_identical_reports() -> Result<(), Box<dyn std::error::Er
         "summary.json",
         "timeseries.csv",
     ] {
-        assert!(names.iter().any(|n| n == expected), "{expected} missing: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} missing: {names:?}"
+        );
     }
     for name in &names {
         let left = std::fs::read(a.join(name))?;
         let right = std::fs::read(b.join(name))?;
-        assert!(left == right, "{name} differs between two runs of the same seed");
+        assert!(
+            left == right,
+            "{name} differs between two runs of the same seed"
+        );
         assert!(!left.is_empty(), "{name} is empty");
     }
     Ok(())
@@ -66,7 +76,11 @@ fn a_different_seed_changes_the_generated_traffic() -> Result<(), Box<dyn std::e
     run_into(&scenario, &base.join("s2"), Some(2))?;
     let arrivals = |dir: &Path| -> Result<Vec<String>, std::io::Error> {
         let text = std::fs::read_to_string(dir.join("requests.csv"))?;
-        Ok(text.lines().skip(1).filter_map(|l| l.split(',').nth(1).map(str::to_string)).collect())
+        Ok(text
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split(',').nth(1).map(str::to_string))
+            .collect())
     };
     assert_ne!(arrivals(&base.join("s1"))?, arrivals(&base.join("s2"))?);
     let summary = std::fs::read_to_string(base.join("s2/summary.json"))?;

@@ -396,7 +396,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
             last_deployment: None,
             last_deployment_index: None,
         };
-        let outcome = self.walk(&request, &mut run).await;
+        // Boxed: the walk's state machine is large, and a runtime copies a task's future
+        // when it spawns and finishes it.
+        let outcome = Box::pin(self.walk(&request, &mut run)).await;
         let end = self.clock.now();
         let final_model_group = run
             .last_group

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::failure::FailureKind;
+use crate::stream::{BreakKind, StreamStats};
 
 /// Which fallback list a hop came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +103,8 @@ pub enum GiveUpReason {
     AuthSingleDeployment,
     /// No healthy deployment is left.
     NoHealthyDeployment,
+    /// A stream broke after content reached the caller: a retry would repeat output.
+    StreamContentDelivered,
 }
 
 impl GiveUpReason {
@@ -116,6 +119,7 @@ impl GiveUpReason {
             GiveUpReason::RateLimitNoHealthyWithFallbacks => "rate_limit_no_healthy_with_fallbacks",
             GiveUpReason::AuthSingleDeployment => "auth_single_deployment",
             GiveUpReason::NoHealthyDeployment => "no_healthy_deployment",
+            GiveUpReason::StreamContentDelivered => "stream_content_delivered",
         }
     }
 }
@@ -274,6 +278,46 @@ pub enum EventKind {
         fallbacks: u32,
         /// When the request arrived.
         start: Instant,
+        /// For streamed requests: what the caller's stream delivered.
+        stream: Option<StreamStats>,
+    },
+    /// A stream broke (before or after content reached the caller).
+    StreamBreak {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment whose stream broke.
+        deployment_id: Arc<str>,
+        /// The failure it broke with.
+        failure: FailureKind,
+        /// How it broke.
+        how: BreakKind,
+        /// Tokens the caller had received from this stream.
+        tokens_so_far: u32,
+        /// Whether any content had reached the caller.
+        after_content: bool,
+    },
+    /// A broken stream continues on another deployment with the text so far as a prefill.
+    StreamContinued {
+        /// Group of the broken stream.
+        from_group: Arc<str>,
+        /// Deployment of the broken stream.
+        from_deployment: Arc<str>,
+        /// Group continuing it.
+        to_group: Arc<str>,
+        /// Deployment continuing it.
+        to_deployment: Arc<str>,
+        /// Tokens sent as the assistant prefill.
+        prefill_tokens: u32,
+    },
+    /// Content reached the caller: `tokens` tokens, the first `gap_before` after the previous
+    /// token (`None` for the stream's first chunk), the rest `inner_gap` apart.
+    StreamChunk {
+        /// Tokens in the chunk.
+        tokens: u32,
+        /// Gap from the previous token to this chunk's first.
+        gap_before: Option<Duration>,
+        /// Gap between consecutive tokens inside the chunk.
+        inner_gap: Duration,
     },
 }
 
@@ -293,6 +337,9 @@ impl EventKind {
             EventKind::CooldownEnd { .. } => "cooldown_end",
             EventKind::AllCooled { .. } => "all_cooled",
             EventKind::RequestEnd { .. } => "request_end",
+            EventKind::StreamBreak { .. } => "stream_break",
+            EventKind::StreamContinued { .. } => "stream_continued",
+            EventKind::StreamChunk { .. } => "stream_chunk",
         }
     }
 }

@@ -30,5 +30,6 @@ pub mod router;
 mod small;
 pub mod state;
 pub mod strategy;
+pub mod stream;
 
 pub use router::{Router, RouterBuilder};

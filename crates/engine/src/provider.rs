@@ -9,6 +9,7 @@ use std::future::Future;
 use crate::config::Deployment;
 use crate::failure::ProviderFailure;
 use crate::request::{Completion, Request};
+use crate::stream::{ProviderStream, StreamItem};
 
 /// What the router hands a provider for one attempt.
 #[derive(Clone, Copy, Debug)]
@@ -36,11 +37,17 @@ pub enum ProviderResponse<S> {
 #[derive(Debug, Clone, Copy)]
 pub enum NoStream {}
 
+impl ProviderStream for NoStream {
+    async fn next_item(&mut self) -> Option<Result<StreamItem, ProviderFailure>> {
+        match *self {}
+    }
+}
+
 /// One upstream call per attempt, generic so that the simulator's fake providers and a real
 /// HTTP client plug into the same engine.
 pub trait Provider {
     /// The stream a streamed call returns.
-    type Stream;
+    type Stream: ProviderStream;
 
     /// Makes one call. Never retries.
     fn call(

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::config::FallbackTarget;
 use crate::failure::{FailureKind, ProviderFailure};
+use crate::stream::StreamStats;
 
 /// One completion request, as the router sees it.
 #[derive(Clone, Debug, Default)]
@@ -31,6 +32,15 @@ pub struct Request {
     pub tags: Vec<String>,
     /// Whether the caller asked for a stream.
     pub stream: bool,
+    /// `response_format`: JSON mode is constrained output (never continued mid-stream).
+    pub response_format: ResponseFormat,
+    /// Whether the request offers tools.
+    pub tools: bool,
+    /// Assistant prefill tokens sent with the request (a mid-stream continuation sets this).
+    pub prefill_tokens: u32,
+    /// For simulated providers only: how many output tokens the answer has (a real provider
+    /// decides this itself and ignores the field).
+    pub output_tokens: Option<u32>,
     /// Other request params; a fallback target's overrides are merged in for its hop.
     pub params: BTreeMap<String, Value>,
 }
@@ -44,6 +54,16 @@ impl Request {
             ..Self::default()
         }
     }
+}
+
+/// `response_format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ResponseFormat {
+    /// Free text.
+    #[default]
+    Text,
+    /// JSON mode or a JSON schema: constrained output.
+    Json,
 }
 
 /// One provider attempt, as the result reports it.
@@ -104,6 +124,8 @@ pub struct CompletionResult {
     pub start: Instant,
     /// When the router returned.
     pub end: Instant,
+    /// For streamed requests: what the caller's stream delivered.
+    pub stream: Option<StreamStats>,
 }
 
 impl CompletionResult {

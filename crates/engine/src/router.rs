@@ -32,12 +32,17 @@ use crate::event::{EventKind, EventSink, GiveUpReason, NullSink, RoutingEvent};
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::fallback;
 use crate::provider::{Provider, ProviderCall, ProviderResponse};
-use crate::request::{AttemptRecord, Completion, CompletionResult, Request, RouterFailure};
+use crate::request::{
+    AttemptRecord, Completion, CompletionResult, Request, ResponseFormat, RouterFailure,
+};
 use crate::retry::{LiteLlmRetryPolicy, RetryContext, RetryPolicy};
 use crate::retry_after;
 use crate::small::Indices;
 use crate::state::{InMemoryState, StateStore};
 use crate::strategy::{PickContext, SelectionStrategy, SimpleShuffle};
+use crate::stream::{
+    BreakKind, ProviderStream, StreamItem, StreamOutcome, StreamRecovery, StreamStats,
+};
 
 /// The wall-clock epoch a [`RouterBuilder`] gives its default clock: 2026-01-01T00:00:00Z.
 pub const DEFAULT_EPOCH_UNIX_MS: i64 = 1_767_225_600_000;
@@ -238,6 +243,42 @@ struct RequestRun {
     last_group: Option<Arc<str>>,
     last_deployment: Option<Arc<str>>,
     last_deployment_index: Option<usize>,
+    start: Instant,
+    request_id: u64,
+    stream: StreamProgress,
+}
+
+/// What the caller's stream has received so far, across attempts.
+#[derive(Debug, Default)]
+struct StreamProgress {
+    /// A stream was opened at least once.
+    opened: bool,
+    /// Some frame (even role-only) reached the caller: Multigrid's first byte.
+    first_byte: bool,
+    /// Content tokens delivered.
+    delivered: u32,
+    /// Content that forbids a continuation (tool calls, thinking, audio, images) was sent.
+    non_text_content: bool,
+    /// When the first content token reached the caller.
+    first_token_at: Option<Instant>,
+    /// When the last token reached the caller.
+    last_token_at: Option<Instant>,
+    /// How the last stream broke, if one did.
+    last_break: Option<BreakKind>,
+    /// A continuation carried the stream on.
+    continued: bool,
+}
+
+impl StreamProgress {
+    fn any_content(&self) -> bool {
+        self.delivered > 0 || self.non_text_content
+    }
+}
+
+/// How a streamed attempt broke.
+struct StreamBroke {
+    failure: ProviderFailure,
+    how: BreakKind,
 }
 
 /// How a group visit, level or single attempt failed.
@@ -246,6 +287,9 @@ struct Failed {
     failure: ProviderFailure,
     /// Time until the soonest cooldown ends, for `router_rate_limit`.
     retry_after: Option<Duration>,
+    /// A stream broke after the point of no return (content, or Multigrid's first byte):
+    /// nothing may retry or fall back; only a mid-stream continuation can go on.
+    committed: bool,
 }
 
 impl Failed {
@@ -395,6 +439,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
             last_group: None,
             last_deployment: None,
             last_deployment_index: None,
+            start,
+            request_id: request.id,
+            stream: StreamProgress::default(),
         };
         // Boxed: the walk's state machine is large, and a runtime copies a task's future
         // when it spawns and finishes it.
@@ -408,6 +455,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
             Ok(_) => (None, Some(200)),
             Err(f) => (Some(f.kind), f.status),
         };
+        let stream = request
+            .stream
+            .then(|| self.stream_stats(&run, outcome.is_ok()));
         self.emit(
             Some(request.id),
             EventKind::RequestEnd {
@@ -420,6 +470,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 retries: run.retries,
                 fallbacks: run.fallbacks,
                 start,
+                stream,
             },
         );
         CompletionResult {
@@ -433,6 +484,52 @@ impl<P: Provider, C: Clock> Router<P, C> {
             retries: run.retries,
             start,
             end,
+            stream,
+        }
+    }
+
+    /// The caller's view of a streamed request.
+    fn stream_stats(&self, run: &RequestRun, ok: bool) -> StreamStats {
+        let p = &run.stream;
+        let committed_failure = !ok && self.past_point_of_no_return(p);
+        let outcome = if ok {
+            Some(if p.continued {
+                StreamOutcome::Continued
+            } else if p.any_content() {
+                StreamOutcome::Completed
+            } else {
+                StreamOutcome::Empty
+            })
+        } else {
+            match p.last_break {
+                Some(BreakKind::Stall | BreakKind::FirstTokenTimeout) => {
+                    Some(StreamOutcome::Stalled)
+                }
+                Some(_) if committed_failure => Some(StreamOutcome::BrokenAfterContent),
+                Some(_) => Some(StreamOutcome::BrokenBeforeContent),
+                None => None,
+            }
+        };
+        let billed = match (ok, self.config.settings.stream_recovery) {
+            (true, _) | (false, StreamRecovery::Multigrid) => p.delivered,
+            (false, StreamRecovery::LiteLlm) => 0,
+        };
+        StreamStats {
+            outcome,
+            ttft: p
+                .first_token_at
+                .map(|t| t.saturating_duration_since(run.start)),
+            tokens_delivered: p.delivered,
+            tokens_billed: billed,
+        }
+    }
+
+    /// Whether a broken stream can no longer be retried or failed over: after content
+    /// (LiteLLM), or after the first byte (Multigrid).
+    fn past_point_of_no_return(&self, p: &StreamProgress) -> bool {
+        match self.config.settings.stream_recovery {
+            StreamRecovery::LiteLlm => p.any_content(),
+            StreamRecovery::Multigrid => p.first_byte,
         }
     }
 
@@ -453,6 +550,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
             Ok(done) => return Ok(done),
             Err(failed) => failed,
         };
+        if original.committed {
+            return self
+                .continue_stream(requested, request, original, 0, run)
+                .await;
+        }
         if request.disable_fallbacks {
             return Err(original.into_router_failure());
         }
@@ -495,6 +597,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let hop_request = apply_overrides(request, &target);
             match self.serve_group(group, &hop_request, depth, run).await {
                 Ok(done) => return Ok(done),
+                Err(failed) if failed.committed => {
+                    return self
+                        .continue_stream(group, &hop_request, failed, depth, run)
+                        .await;
+                }
                 Err(failed) => {
                     let serving = self.groups[group].name.clone();
                     if depth < max_depth
@@ -556,6 +663,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 Ok(done) => return Ok(done),
                 Err(failed) => failed,
             };
+            if failed.committed {
+                return Err(failed);
+            }
             let skips_walk = matches!(
                 failed.failure.kind,
                 FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
@@ -609,6 +719,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             tried.push(deployment);
             match self.attempt(g, deployment, request, depth, run).await {
                 Ok(done) => return Ok(done),
+                Err(f) if f.committed => return Err(f),
                 Err(f) => failed = f,
             }
         }
@@ -678,6 +789,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 Err(Failed {
                     failure: ProviderFailure::new(FailureKind::RouterRateLimit),
                     retry_after: Some(soonest),
+                    committed: false,
                 })
             } else {
                 let slice = candidates.as_slice();
@@ -691,6 +803,17 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 Ok(done) => return Ok(done),
                 Err(failed) => failed,
             };
+            if failed.committed {
+                self.emit(
+                    Some(request.id),
+                    EventKind::GiveUp {
+                        model_group: g.name.clone(),
+                        failure: failed.failure.kind,
+                        reason: GiveUpReason::StreamContentDelivered,
+                    },
+                );
+                return Err(failed);
+            }
             let now = self.clock.now();
             let healthy_left = members
                 .iter()
@@ -811,13 +934,34 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }
             }
         };
+        let (result, broke) = match result {
+            Ok(ProviderResponse::Complete(done)) => (Ok(done), None),
+            Ok(ProviderResponse::Stream(stream)) => {
+                run.stream.opened = true;
+                match self.drive_stream(stream, deployment, start, run).await {
+                    Ok(done) => (Ok(done), None),
+                    Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                }
+            }
+            Err(failure) => (Err(failure), None),
+        };
         let end = self.clock.now();
-        let result = result.map(|response| match response {
-            ProviderResponse::Complete(done) => done,
-            // Streams are consumed by the stream wrapper (a later issue); until then an open
-            // stream counts as a completed response with no tokens yet.
-            ProviderResponse::Stream(_) => Completion { output_tokens: 0 },
-        });
+        let mut committed = false;
+        if let Some(broke) = &broke {
+            run.stream.last_break = Some(broke.how);
+            committed = self.past_point_of_no_return(&run.stream);
+            self.emit(
+                Some(request.id),
+                EventKind::StreamBreak {
+                    model_group: g.name.clone(),
+                    deployment_id: deployment.id.clone(),
+                    failure: broke.failure.kind,
+                    how: broke.how,
+                    tokens_so_far: run.stream.delivered,
+                    after_content: committed,
+                },
+            );
+        }
         let retry_after = match &result {
             Err(f) => f
                 .retry_after
@@ -890,10 +1034,196 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 Err(Failed {
                     failure,
                     retry_after: None,
+                    committed,
                 })
             }
         }
     }
+
+    /// Reads a provider's stream to its end on the caller's behalf, with the first-token and
+    /// stall deadlines; a break comes back as the failure it broke with.
+    async fn drive_stream(
+        &self,
+        mut stream: P::Stream,
+        deployment: &Deployment,
+        attempt_start: Instant,
+        run: &mut RequestRun,
+    ) -> Result<Completion, StreamBroke> {
+        let settings = &self.config.settings;
+        let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
+        let stall_timeout = settings.stream_stall_timeout;
+        let mut tokens = 0u32;
+        let mut last_item_at: Option<Instant> = None;
+        loop {
+            let deadline = match last_item_at {
+                None => {
+                    first_token_timeout.map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout))
+                }
+                Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
+            };
+            let item = match deadline {
+                None => stream.next_item().await,
+                Some((deadline, how)) => {
+                    tokio::select! {
+                        biased;
+                        item = stream.next_item() => item,
+                        () = self.clock.sleep_until(deadline) => {
+                            return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+                        }
+                    }
+                }
+            };
+            let now = self.clock.now();
+            last_item_at = Some(now);
+            match item {
+                Some(Ok(StreamItem::Chunk(chunk))) => {
+                    run.stream.first_byte = true;
+                    if !chunk.kind.is_content() {
+                        continue;
+                    }
+                    if !chunk.kind.allows_continuation() {
+                        run.stream.non_text_content = true;
+                    }
+                    let first_at = now
+                        .checked_sub(chunk.span)
+                        .unwrap_or(now)
+                        .max(attempt_start);
+                    if run.stream.first_token_at.is_none() {
+                        run.stream.first_token_at = Some(first_at);
+                    }
+                    let gap_before = run
+                        .stream
+                        .last_token_at
+                        .map(|t| first_at.saturating_duration_since(t));
+                    let inner_gap = if chunk.tokens > 1 {
+                        chunk.span / (chunk.tokens - 1)
+                    } else {
+                        Duration::ZERO
+                    };
+                    run.stream.last_token_at = Some(now);
+                    run.stream.delivered += chunk.tokens;
+                    tokens += chunk.tokens;
+                    self.emit(
+                        Some(run_request_id(run)),
+                        EventKind::StreamChunk {
+                            tokens: chunk.tokens,
+                            gap_before,
+                            inner_gap,
+                        },
+                    );
+                }
+                Some(Ok(StreamItem::Done(_))) => {
+                    return Ok(Completion {
+                        output_tokens: tokens,
+                    });
+                }
+                Some(Ok(StreamItem::ErrorFrame(failure))) => {
+                    run.stream.first_byte = true;
+                    return Err(StreamBroke {
+                        failure,
+                        how: BreakKind::ErrorFrame,
+                    });
+                }
+                Some(Err(failure)) => {
+                    return Err(StreamBroke {
+                        failure,
+                        how: BreakKind::Connection,
+                    });
+                }
+                None => {
+                    return Err(StreamBroke {
+                        failure: ProviderFailure::new(FailureKind::ApiConnection),
+                        how: BreakKind::Truncated,
+                    });
+                }
+            }
+        }
+    }
+
+    /// A stream broke after content: continue it on a fallback deployment that supports
+    /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
+    /// caller gets the error the stream broke with.
+    async fn continue_stream(
+        &self,
+        group: usize,
+        request: &Request,
+        broken: Failed,
+        depth: u32,
+        run: &mut RequestRun,
+    ) -> Result<Completion, RouterFailure> {
+        let settings = &self.config.settings;
+        let eligible = settings.stream_recovery == StreamRecovery::LiteLlm
+            && settings.enable_mid_stream_fallback_continuation
+            && run.stream.delivered > 0
+            && !run.stream.non_text_content
+            && request.response_format != ResponseFormat::Json
+            && broken.failure.kind != FailureKind::ContentPolicyViolation
+            && !run.stream.continued;
+        if !eligible {
+            return Err(broken.into_router_failure());
+        }
+        let serving = self.groups[group].name.clone();
+        let requested = self
+            .resolve_group(&request.model)
+            .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
+        let Some(choice) =
+            fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
+        else {
+            return Err(broken.into_router_failure());
+        };
+        let now = self.clock.now();
+        let target = choice.targets.iter().find_map(|target| {
+            let g = self.resolve_group(&target.model)?;
+            let prefill: Vec<usize> = self.groups[g]
+                .members
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    self.config.deployments[d].supports_assistant_prefill
+                        && !self.is_cooling(d, now)
+                })
+                .collect();
+            (!prefill.is_empty()).then_some((g, target, prefill))
+        });
+        let Some((g, target, candidates)) = target else {
+            return Err(broken.into_router_failure());
+        };
+        let deployment = candidates[self.pick_position(&candidates, request)];
+        let delivered = run.stream.delivered;
+        let mut hop = apply_overrides(request, target);
+        hop.prefill_tokens += delivered;
+        hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
+        hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
+        let from_deployment = run.last_deployment.clone().unwrap_or_else(|| Arc::from(""));
+        self.emit(
+            Some(request.id),
+            EventKind::StreamContinued {
+                from_group: serving,
+                from_deployment,
+                to_group: self.groups[g].name.clone(),
+                to_deployment: self.config.deployments[deployment].id.clone(),
+                prefill_tokens: delivered,
+            },
+        );
+        run.fallbacks += 1;
+        run.stream.continued = true;
+        match self
+            .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
+            .await
+        {
+            Ok(done) => Ok(Completion {
+                output_tokens: run.stream.delivered.max(done.output_tokens),
+            }),
+            Err(_) => {
+                run.stream.continued = false;
+                Err(broken.into_router_failure())
+            }
+        }
+    }
+}
+
+fn run_request_id(run: &RequestRun) -> u64 {
+    run.request_id
 }
 
 /// The request as a fallback hop sees it: the target dict's other keys override its params

@@ -258,7 +258,7 @@ fn realistic_proxy_config_loads_without_edits() {
         d0.params.get("api_key"),
         Some(&json!("os.environ/AZURE_API_KEY"))
     );
-    assert_eq!(d0.params.get("stream_timeout"), Some(&json!(0.001)));
+    assert_eq!(d0.stream_timeout, Some(Duration::from_millis(1)));
     assert_eq!(
         d0.params.get("extra_headers"),
         Some(&json!({"X-Team": "os.environ/TEAM_HEADER", "X-Env": "prod"}))
@@ -311,7 +311,6 @@ fn realistic_proxy_config_loads_without_edits() {
             "model_list[*].litellm_params.drop_params",
             "model_list[*].litellm_params.extra_headers",
             "model_list[*].litellm_params.max_tokens",
-            "model_list[*].litellm_params.stream_timeout",
             "model_list[*].model_info.input_cost_per_token",
             "model_list[*].model_info.mode",
             "model_list[*].model_info.supports_vision",
@@ -845,5 +844,32 @@ fn request_timeout_in_litellm_settings_is_the_routers_timeout_unless_router_sett
     assert_eq!(
         cfg.settings.timeout,
         Some(std::time::Duration::from_secs(30))
+    );
+}
+
+#[test]
+fn stream_settings_load_and_a_bad_stream_recovery_names_its_path() {
+    let yaml = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a, stream_timeout: 2}\n    model_info: {supports_assistant_prefill: true}\n\
+                router_settings:\n  stream_stall_timeout: 5s\n  enable_mid_stream_fallback_continuation: true\n  stream_recovery: multigrid\n";
+    let cfg = routersim_engine::config::load_router_config_str(yaml).expect("loads");
+    let d = &cfg.deployments[0];
+    assert!(d.supports_assistant_prefill);
+    assert_eq!(d.stream_timeout, Some(std::time::Duration::from_secs(2)));
+    assert_eq!(
+        cfg.settings.stream_stall_timeout,
+        Some(std::time::Duration::from_secs(5))
+    );
+    assert!(cfg.settings.enable_mid_stream_fallback_continuation);
+    assert_eq!(
+        cfg.settings.stream_recovery,
+        routersim_engine::stream::StreamRecovery::Multigrid
+    );
+    let bad = yaml.replace("multigrid", "tower");
+    let err = routersim_engine::config::load_router_config_str(&bad).expect_err("rejected");
+    assert_eq!(err.path, "router_settings.stream_recovery");
+    assert!(
+        err.message.contains("litellm or multigrid"),
+        "{}",
+        err.message
     );
 }

@@ -22,6 +22,7 @@ use super::{
     RouterSettings, RoutingStrategyName, resolve_max_fallbacks,
 };
 use crate::failure::FailureKind;
+use crate::stream::StreamRecovery;
 
 /// A config that cannot be used, naming the YAML path and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -52,7 +53,11 @@ pub const ROOT_PATH: &str = "(root)";
 const EMPTY_MODEL_LIST: &str = "model_list is empty: routersim needs the deployments in the file";
 
 /// `router_settings` keys the engine models.
-const ROUTER_KEYS: [&str; 18] = [
+const ROUTER_KEYS: [&str; 22] = [
+    "stream_timeout",
+    "stream_stall_timeout",
+    "enable_mid_stream_fallback_continuation",
+    "stream_recovery",
     "routing_strategy",
     "num_retries",
     "retry_after",
@@ -508,6 +513,7 @@ impl Loader {
                 "cooldown_time" => d.cooldown_time = opt(value, |v| duration(v, &at))?,
                 "num_retries" => d.num_retries = opt(value, |v| uint32(v, &at))?,
                 "timeout" => d.timeout = opt(value, |v| duration(v, &at))?,
+                "stream_timeout" => d.stream_timeout = opt(value, |v| duration(v, &at))?,
                 "tags" => params_tags = opt(value, |v| strings(v, &at))?.unwrap_or_default(),
                 _ => {
                     self.ignore(format!("model_list[*].litellm_params.{key}"));
@@ -548,6 +554,10 @@ impl Loader {
                     }
                 }
                 "allowed_fails" => d.allowed_fails = opt(value, |v| uint32(v, &at))?,
+                "supports_assistant_prefill" => {
+                    d.supports_assistant_prefill =
+                        opt(value, |v| boolean(v, &at))?.unwrap_or(false);
+                }
                 "allowed_fails_policy" => {
                     d.allowed_fails_policy = kind_policy(value, &at, PolicyUnit::AllowedFails)?;
                 }
@@ -674,6 +684,28 @@ impl Loader {
         {
             // LiteLLM's Router falls back on `litellm.request_timeout` for its timeout.
             s.timeout = Some(duration(v, "litellm_settings.request_timeout")?);
+        }
+        if let Some(v) = r("stream_timeout") {
+            s.stream_timeout = Some(duration(v, "router_settings.stream_timeout")?);
+        }
+        if let Some(v) = r("stream_stall_timeout") {
+            s.stream_stall_timeout = Some(duration(v, "router_settings.stream_stall_timeout")?);
+        }
+        if let Some(v) = r("enable_mid_stream_fallback_continuation") {
+            s.enable_mid_stream_fallback_continuation =
+                boolean(v, "router_settings.enable_mid_stream_fallback_continuation")?;
+        }
+        if let Some(v) = r("stream_recovery") {
+            let at = "router_settings.stream_recovery";
+            s.stream_recovery =
+                v.as_str()
+                    .and_then(StreamRecovery::from_name)
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            at,
+                            format!("expected litellm or multigrid, found {}", describe(v)),
+                        )
+                    })?;
         }
         let mut alias_paths = Vec::new();
         if let Some(v) = r("model_group_alias") {

@@ -14,6 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::failure::FailureKind;
+use crate::stream::StreamRecovery;
 
 pub use load::{ConfigError, load_router_config_str};
 
@@ -68,6 +69,10 @@ pub struct Deployment {
     pub allowed_fails_policy: Option<KindPolicy>,
     /// `model_info.tags` (or `litellm_params.tags`).
     pub tags: Vec<String>,
+    /// `model_info.supports_assistant_prefill`: may continue a broken stream.
+    pub supports_assistant_prefill: bool,
+    /// `litellm_params.stream_timeout`: time allowed to the first token of a stream.
+    pub stream_timeout: Option<Duration>,
     /// Every other `litellm_params` key, as written.
     pub params: BTreeMap<String, Value>,
     /// Every other `model_info` key, as written.
@@ -243,6 +248,14 @@ pub struct RouterSettings {
     pub timeout: Option<Duration>,
     /// `model_group_alias`: alias → model group.
     pub model_group_alias: BTreeMap<String, String>,
+    /// `stream_timeout`: time allowed to a stream's first token.
+    pub stream_timeout: Option<Duration>,
+    /// `stream_stall_timeout`: longest gap between chunks before a stream counts as stalled.
+    pub stream_stall_timeout: Option<Duration>,
+    /// `enable_mid_stream_fallback_continuation`.
+    pub enable_mid_stream_fallback_continuation: bool,
+    /// `stream_recovery: litellm | multigrid`.
+    pub stream_recovery: StreamRecovery,
 }
 
 impl Default for RouterSettings {
@@ -265,6 +278,10 @@ impl Default for RouterSettings {
             enable_health_check_routing: false,
             timeout: None,
             model_group_alias: BTreeMap::new(),
+            stream_timeout: None,
+            stream_stall_timeout: None,
+            enable_mid_stream_fallback_continuation: false,
+            stream_recovery: StreamRecovery::default(),
         }
     }
 }

@@ -12,8 +12,9 @@ use routersim_engine::config::{
 };
 use routersim_engine::event::{EventKind, RoutingEvent, VecSink};
 use routersim_engine::failure::{FailureKind, ProviderFailure, RetryAfter};
-use routersim_engine::provider::{NoStream, Provider, ProviderCall, ProviderResponse};
+use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::{Completion, CompletionResult, Request};
+use routersim_engine::stream::{Chunk, ChunkKind, FinishReason, ProviderStream, StreamItem};
 
 /// Every call takes this long.
 pub const LATENCY: Duration = Duration::from_millis(100);
@@ -23,6 +24,59 @@ pub const LATENCY: Duration = Duration::from_millis(100);
 pub enum Step {
     Ok,
     Fail(ProviderFailure),
+    /// Open a stream that plays this plan (each entry: delay after the previous one, then what).
+    Stream(Vec<(Duration, Play)>),
+}
+
+/// What a scripted stream does next.
+#[derive(Clone, Debug)]
+pub enum Play {
+    Item(StreamItem),
+    Break(ProviderFailure),
+    Close,
+}
+
+/// A text chunk of `tokens` tokens.
+pub fn text(tokens: u32) -> Play {
+    Play::Item(StreamItem::Chunk(Chunk {
+        kind: ChunkKind::Text,
+        tokens,
+        span: Duration::ZERO,
+    }))
+}
+
+pub fn chunk(kind: ChunkKind, tokens: u32) -> Play {
+    Play::Item(StreamItem::Chunk(Chunk {
+        kind,
+        tokens,
+        span: Duration::ZERO,
+    }))
+}
+
+pub fn done() -> Play {
+    Play::Item(StreamItem::Done(FinishReason::Stop))
+}
+
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A stream playing a plan on tokio's clock.
+#[derive(Debug)]
+pub struct TestStream {
+    plan: VecDeque<(Duration, Play)>,
+}
+
+impl ProviderStream for TestStream {
+    async fn next_item(&mut self) -> Option<Result<StreamItem, ProviderFailure>> {
+        let (delay, play) = self.plan.pop_front()?;
+        tokio::time::sleep(delay).await;
+        match play {
+            Play::Item(item) => Some(Ok(item)),
+            Play::Break(f) => Some(Err(f)),
+            Play::Close => None,
+        }
+    }
 }
 
 pub fn fail(kind: FailureKind) -> Step {
@@ -59,12 +113,12 @@ impl Scripted {
 }
 
 impl Provider for Scripted {
-    type Stream = NoStream;
+    type Stream = TestStream;
 
     async fn call(
         &self,
         call: ProviderCall<'_>,
-    ) -> Result<ProviderResponse<NoStream>, ProviderFailure> {
+    ) -> Result<ProviderResponse<TestStream>, ProviderFailure> {
         let id = call.deployment.id.to_string();
         self.seen
             .borrow_mut()
@@ -76,10 +130,14 @@ impl Provider for Scripted {
             .and_then(VecDeque::pop_front)
             .or_else(|| self.then.borrow().get(&id).cloned())
             .unwrap_or(Step::Ok);
+        if let Step::Stream(plan) = step {
+            return Ok(ProviderResponse::Stream(TestStream { plan: plan.into() }));
+        }
         tokio::time::sleep(LATENCY).await;
         match step {
             Step::Ok => Ok(ProviderResponse::Complete(Completion { output_tokens: 10 })),
             Step::Fail(f) => Err(f),
+            Step::Stream(_) => unreachable!("handled above"),
         }
     }
 }

@@ -235,7 +235,8 @@ async fn continuation_carries_the_stream_on_a_prefill_deployment() {
 #[tokio::test(start_paused = true)]
 async fn continuation_is_refused_for_every_disqualifier() {
     // (label, what a0 streams before breaking, request tweak, break kind)
-    let cases: Vec<(&str, Vec<(Duration, Play)>, fn(&mut Request), K)> = vec![
+    type Case = (&'static str, Vec<(Duration, Play)>, fn(&mut Request), K);
+    let cases: Vec<Case> = vec![
         (
             "tool calls",
             vec![(ms(100), chunk(ChunkKind::ToolCall, 5)), (ms(50), text(5))],

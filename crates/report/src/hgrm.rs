@@ -5,7 +5,8 @@
 //! `iter_quantiles(5)` as `"%12.3f %2.12f %10d %14.2f"` (value, quantile, cumulative count,
 //! 1/(1−q)), the final row (q = 1) without the last column, and three footer lines.
 //! Values are printed in milliseconds with three decimals; the caller says how many recorded
-//! units make a millisecond, so the same writer serves latency (µs) and, later, TTFT.
+//! units make a millisecond, so the same writer serves latency, TTFT and inter-token gaps (all
+//! recorded in µs). An empty histogram prints the header and the footer with zero counts.
 
 use std::io::{self, Write};
 

@@ -7,8 +7,8 @@
 //!
 //! - [`record::Recorder`] is the event sink: it streams `requests.csv`, `attempts.csv` and
 //!   `events.csv` as events arrive and aggregates the rest, so memory stays flat in the number of
-//!   requests; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm` and
-//!   `summary.json`.
+//!   requests; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm`,
+//!   `ttft.hgrm`, `inter_token.hgrm` and `summary.json`.
 //! - [`hgrm::write_hgrm`] prints an HdrHistogram percentile distribution (the crate has none).
 //! - [`summary::Summary`] is `summary.json`, with [`summary::Summary::metric`] for scenario
 //!   `expect` lines and [`summary::print_summary`] for the terminal.
@@ -19,10 +19,13 @@
 mod error;
 pub mod hgrm;
 pub mod record;
+mod streams;
 pub mod summary;
 mod timeseries;
 mod units;
 
 pub use error::ReportError;
 pub use record::{Recorder, RecorderOptions, RunMeta};
-pub use summary::{METRICS, Summary, describe_metrics, is_known_metric, print_summary};
+pub use summary::{
+    METRICS, StreamSummary, Summary, describe_metrics, is_known_metric, print_summary,
+};

@@ -2,9 +2,21 @@
 //!
 //! Why streaming: a run may have millions of requests, so nothing is kept per request. Trace rows
 //! go straight to buffered CSV writers (`requests.csv`, `attempts.csv`, `events.csv`); what the
-//! summary needs is folded into counters, an HdrHistogram, per-deployment cooldown state and
-//! one small row per virtual second (see `timeseries`). [`Recorder::finish`] flushes the traces
-//! and writes `timeseries.csv`, `latency.hgrm` and `summary.json`.
+//! summary needs is folded into counters, three HdrHistograms (latency, TTFT, inter-token gap),
+//! per-deployment cooldown state and one small row per virtual second (see `timeseries`).
+//! [`Recorder::finish`] flushes the traces and writes `timeseries.csv`, `latency.hgrm`,
+//! `ttft.hgrm`, `inter_token.hgrm` and `summary.json`.
+//!
+//! Streams: `requests.csv` ends with `stream,stream_outcome,ttft_ms,tokens_delivered,
+//! tokens_billed`; a non-streamed request prints `false` and leaves the other four empty, a
+//! streamed one prints `true`, its outcome (empty if no stream ever opened), its TTFT (empty
+//! without a first token) and both token counts. `StreamBreak` and `StreamContinued` get
+//! `events.csv` rows; `StreamChunk` does not (there may be thousands per request): it only
+//! feeds `inter_token.hgrm`. A chunk of `n` tokens contributes `n` gaps: `gap_before` (absent
+//! for a stream's first chunk) and `n − 1` times `inner_gap`; a chunk of 0 tokens contributes
+//! none. `ttft.hgrm` has one sample per streamed request that received a token. Both
+//! histogram files are always written, empty in a run without streams, so the set of files
+//! does not depend on the scenario.
 //!
 //! [`EventSink::emit`] takes `&self` and cannot fail, so the state sits behind a `Mutex`
 //! (uncontended, so cheap; it also makes the recorder `Send + Sync`, usable as `&Recorder`, `Arc<Recorder>`,
@@ -17,14 +29,20 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use routersim_engine::event::{EventKind, EventSink, RoutingEvent};
+use routersim_engine::stream::StreamOutcome;
 use tokio::time::Instant;
 
 use crate::error::ReportError;
 use crate::hgrm::write_hgrm;
-use crate::summary::{AttemptStats, CooldownStats, DeploymentCooldownStats, LatencyStats, Summary};
+use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
+use crate::summary::{
+    AttemptStats, CooldownStats, DeploymentCooldownStats, InterTokenStats, LatencyStats,
+    StreamSummary, Summary, TtftStats,
+};
 use crate::timeseries::{Count, DeploymentCooldowns, Timeseries};
 use crate::units::{Ms, micros, micros_since, ms_f64, round6, second_of};
 
@@ -32,12 +50,16 @@ use crate::units::{Ms, micros, micros_since, ms_f64, round6, second_of};
 pub const REQUESTS_CSV: &str = "requests.csv";
 /// One row per provider attempt.
 pub const ATTEMPTS_CSV: &str = "attempts.csv";
-/// Every routing decision (all events but attempts and request ends).
+/// Every routing decision (all events but attempts, request ends and stream chunks).
 pub const EVENTS_CSV: &str = "events.csv";
 /// One row per virtual second.
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
 /// End-to-end latency distribution.
 pub const LATENCY_HGRM: &str = "latency.hgrm";
+/// Time-to-first-token distribution of streamed requests.
+pub const TTFT_HGRM: &str = "ttft.hgrm";
+/// Distribution of the gaps between consecutive streamed tokens.
+pub const INTER_TOKEN_HGRM: &str = "inter_token.hgrm";
 /// The run in numbers.
 pub const SUMMARY_JSON: &str = "summary.json";
 
@@ -53,6 +75,12 @@ const REQUESTS_HEADER: &[&str] = &[
     "retries",
     "fallbacks",
     "latency_ms",
+    // Streams (appended: scripts index the columns above by position).
+    "stream",
+    "stream_outcome",
+    "ttft_ms",
+    "tokens_delivered",
+    "tokens_billed",
 ];
 const ATTEMPTS_HEADER: &[&str] = &[
     "request_id",
@@ -69,10 +97,10 @@ const ATTEMPTS_HEADER: &[&str] = &[
 ];
 const EVENTS_HEADER: &[&str] = &["at_ms", "event", "model_group", "deployment_id", "detail"];
 
-/// Latency is recorded in microseconds; the report prints milliseconds.
+/// Every histogram is recorded in microseconds; the report prints milliseconds.
 const MICROS_PER_MS: f64 = 1000.0;
-/// Significant digits of the latency histogram.
-const LATENCY_SIGFIG: u8 = 3;
+/// Significant digits of every histogram.
+const HISTOGRAM_SIGFIG: u8 = 3;
 /// Buffer of each trace writer.
 const CSV_BUFFER: usize = 64 * 1024;
 
@@ -127,8 +155,9 @@ impl Recorder {
             (None, None)
         };
         let events = Some(CsvOut::create(dir.join(EVENTS_CSV), EVENTS_HEADER)?);
-        let latency =
-            Histogram::new(LATENCY_SIGFIG).map_err(|e| ReportError::Histogram(e.to_string()))?;
+        let latency = new_histogram()?;
+        let ttft = new_histogram()?;
+        let inter_token = new_histogram()?;
         Ok(Self {
             state: Mutex::new(State {
                 dir,
@@ -142,12 +171,15 @@ impl Recorder {
                 series: Timeseries::default(),
                 cooldowns: BTreeMap::new(),
                 latency,
+                ttft,
+                inter_token,
             }),
         })
     }
 
-    /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm` and `summary.json`, and
-    /// returns the summary. The first error of the whole run, if any, is returned instead.
+    /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm`, `ttft.hgrm`,
+    /// `inter_token.hgrm` and `summary.json`, and returns the summary. The first error of the
+    /// whole run, if any, is returned instead.
     pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {
         let state = self
             .state
@@ -277,6 +309,28 @@ impl Field for Ms {
     }
 }
 
+/// An empty histogram of microseconds that grows as needed.
+fn new_histogram() -> Result<Histogram<u64>, ReportError> {
+    Histogram::new(HISTOGRAM_SIGFIG).map_err(|e| ReportError::Histogram(e.to_string()))
+}
+
+/// Records `count` samples of `us`. `record_n` grows the (auto-resizing) histogram;
+/// `saturating_record_n` would clamp instead, so it is only the fallback.
+fn record_us(hist: &mut Histogram<u64>, us: u64, count: u64) {
+    if hist.record_n(us, count).is_err() {
+        hist.saturating_record_n(us, count);
+    }
+}
+
+/// A percentile in ms. Percentiles are bucket-highest values; cap them at the exact maximum.
+fn percentile_ms(hist: &Histogram<u64>, q: f64, max_us: u64) -> f64 {
+    if hist.is_empty() {
+        0.0
+    } else {
+        ms_f64(hist.value_at_quantile(q).min(max_us))
+    }
+}
+
 /// Runs `write` against a trace file; on failure keeps the first error and stops that file.
 fn write_row(
     out: &mut Option<CsvOut>,
@@ -313,6 +367,16 @@ struct Aggregates {
     latency_max_us: u64,
     last_event_us: u64,
     events: BTreeMap<&'static str, u64>,
+    /// Streamed requests.
+    streamed: u64,
+    /// Streamed requests by outcome, indexed by `streams::outcome_index`.
+    stream_outcomes: [u64; OUTCOMES.len()],
+    tokens_delivered: u64,
+    tokens_billed: u64,
+    ttft_max_us: u64,
+    inter_token_max_us: u64,
+    /// `StreamBreak` events by how, indexed by `streams::break_index`.
+    stream_breaks: [u64; BREAKS.len()],
 }
 
 #[derive(Debug)]
@@ -331,6 +395,10 @@ struct State {
     cooldowns: BTreeMap<Arc<str>, DeploymentCooldowns>,
     /// End-to-end latency, µs.
     latency: Histogram<u64>,
+    /// Time to first token of streamed requests, µs.
+    ttft: Histogram<u64>,
+    /// Gaps between consecutive streamed tokens, µs.
+    inter_token: Histogram<u64>,
 }
 
 impl State {
@@ -376,10 +444,17 @@ impl State {
                 }
             }
             EventKind::AllCooled { .. } => self.agg.all_cooled += 1,
+            EventKind::StreamBreak { how, .. } => self.agg.stream_breaks[break_index(*how)] += 1,
+            EventKind::StreamChunk {
+                tokens,
+                gap_before,
+                inner_gap,
+            } => self.stream_chunk(*tokens, *gap_before, *inner_gap),
             EventKind::Wait { .. }
             | EventKind::GiveUp { .. }
             | EventKind::OrderFallback { .. }
-            | EventKind::WeightedFailover { .. } => {}
+            | EventKind::WeightedFailover { .. }
+            | EventKind::StreamContinued { .. } => {}
         }
 
         if !matches!(
@@ -387,8 +462,26 @@ impl State {
             EventKind::AttemptStart { .. }
                 | EventKind::AttemptEnd { .. }
                 | EventKind::RequestEnd { .. }
+                | EventKind::StreamChunk { .. }
         ) {
             self.event_row(event, at);
+        }
+    }
+
+    /// A chunk of `tokens` tokens: `gap_before` before its first, `inner_gap` between the rest.
+    fn stream_chunk(&mut self, tokens: u32, gap_before: Option<Duration>, inner_gap: Duration) {
+        if tokens == 0 {
+            return;
+        }
+        if let Some(gap) = gap_before {
+            let us = micros(gap);
+            record_us(&mut self.inter_token, us, 1);
+            self.agg.inter_token_max_us = self.agg.inter_token_max_us.max(us);
+        }
+        if tokens > 1 {
+            let us = micros(inner_gap);
+            record_us(&mut self.inter_token, us, u64::from(tokens - 1));
+            self.agg.inter_token_max_us = self.agg.inter_token_max_us.max(us);
         }
     }
 
@@ -403,6 +496,7 @@ impl State {
             retries,
             fallbacks,
             start,
+            stream,
         } = &event.kind
         else {
             return;
@@ -422,9 +516,20 @@ impl State {
         agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
         agg.latency_sum_us += u128::from(latency);
         agg.latency_max_us = agg.latency_max_us.max(latency);
-        // `record` grows the (auto-resizing) histogram; `saturating_record` would clamp instead.
-        if self.latency.record(latency).is_err() {
-            self.latency.saturating_record(latency);
+        record_us(&mut self.latency, latency, 1);
+
+        let ttft = stream.and_then(|st| st.ttft).map(micros);
+        if let Some(st) = stream {
+            agg.streamed += 1;
+            if let Some(outcome) = st.outcome {
+                agg.stream_outcomes[outcome_index(outcome)] += 1;
+            }
+            agg.tokens_delivered += u64::from(st.tokens_delivered);
+            agg.tokens_billed += u64::from(st.tokens_billed);
+            if let Some(us) = ttft {
+                agg.ttft_max_us = agg.ttft_max_us.max(us);
+                record_us(&mut self.ttft, us, 1);
+            }
         }
 
         self.series.count(second_of(arrival), Count::Arrival);
@@ -448,6 +553,22 @@ impl State {
             w.fmt(retries)?;
             w.fmt(fallbacks)?;
             w.fmt(Ms(latency))?;
+            match stream {
+                None => {
+                    w.str("false")?;
+                    w.str("")?;
+                    w.str("")?;
+                    w.str("")?;
+                    w.str("")?;
+                }
+                Some(st) => {
+                    w.str("true")?;
+                    w.str(st.outcome.map_or("", |o| o.as_str()))?;
+                    w.opt(ttft.map(Ms))?;
+                    w.fmt(st.tokens_delivered)?;
+                    w.fmt(st.tokens_billed)?;
+                }
+            }
             w.end()
         });
     }
@@ -579,9 +700,38 @@ impl State {
                 let _ = write!(detail, "retry_after_ms={}", Ms(micros(*retry_after)));
                 (model_group, "")
             }
+            EventKind::StreamBreak {
+                model_group,
+                deployment_id,
+                failure,
+                how,
+                tokens_so_far,
+                after_content,
+            } => {
+                let _ = write!(
+                    detail,
+                    "failure={failure} how={} tokens_so_far={tokens_so_far} after_content={after_content}",
+                    how.as_str()
+                );
+                (model_group, deployment_id)
+            }
+            EventKind::StreamContinued {
+                from_group,
+                from_deployment,
+                to_group,
+                to_deployment,
+                prefill_tokens,
+            } => {
+                let _ = write!(
+                    detail,
+                    "to_group={to_group} to_deployment={to_deployment} prefill_tokens={prefill_tokens}"
+                );
+                (from_group, from_deployment)
+            }
             EventKind::AttemptStart { .. }
             | EventKind::AttemptEnd { .. }
-            | EventKind::RequestEnd { .. } => return,
+            | EventKind::RequestEnd { .. }
+            | EventKind::StreamChunk { .. } => return,
         };
         if let Some(id) = event.request_id {
             let sep = if detail.is_empty() { "" } else { " " };
@@ -618,8 +768,14 @@ impl State {
 
         let path = self.dir.join(TIMESERIES_CSV);
         write_file(&path, |w| self.series.write_csv(w))?;
-        let path = self.dir.join(LATENCY_HGRM);
-        write_file(&path, |w| write_hgrm(&self.latency, MICROS_PER_MS, w))?;
+        for (file, hist) in [
+            (LATENCY_HGRM, &self.latency),
+            (TTFT_HGRM, &self.ttft),
+            (INTER_TOKEN_HGRM, &self.inter_token),
+        ] {
+            let path = self.dir.join(file);
+            write_file(&path, |w| write_hgrm(hist, MICROS_PER_MS, w))?;
+        }
 
         let summary = self.summary(meta, run_end);
         let path = self.dir.join(SUMMARY_JSON);
@@ -645,14 +801,7 @@ impl State {
                 round6(n as f64 / requests as f64)
             }
         };
-        // Percentiles are bucket-highest values; cap them at the exact maximum.
-        let pct = |q: f64| {
-            if self.latency.is_empty() {
-                0.0
-            } else {
-                ms_f64(self.latency.value_at_quantile(q).min(agg.latency_max_us))
-            }
-        };
+        let pct = |q: f64| percentile_ms(&self.latency, q, agg.latency_max_us);
         let mean_ms = if requests == 0 {
             0.0
         } else {
@@ -711,6 +860,16 @@ impl State {
                 by_deployment,
             },
             all_cooled: agg.all_cooled,
+            streams: self.stream_summary(),
+            stream_breaks: BREAKS
+                .iter()
+                .map(|how| {
+                    (
+                        how.as_str().to_string(),
+                        agg.stream_breaks[break_index(*how)],
+                    )
+                })
+                .collect(),
             duration_ms: ms_f64(agg.last_event_us),
             run_end_ms: ms_f64(run_end),
             events: agg
@@ -718,6 +877,41 @@ impl State {
                 .iter()
                 .map(|(k, n)| ((*k).to_string(), *n))
                 .collect(),
+        }
+    }
+}
+
+impl State {
+    fn stream_summary(&self) -> StreamSummary {
+        let agg = &self.agg;
+        let count = |o: StreamOutcome| agg.stream_outcomes[outcome_index(o)];
+        let continued = count(StreamOutcome::Continued);
+        let rescuable = continued + count(StreamOutcome::BrokenAfterContent);
+        let continuation_rate = if rescuable == 0 {
+            0.0
+        } else {
+            round6(continued as f64 / rescuable as f64)
+        };
+        StreamSummary {
+            requests: agg.streamed,
+            outcomes: OUTCOMES
+                .iter()
+                .map(|o| (o.as_str().to_string(), count(*o)))
+                .collect(),
+            continuation_rate,
+            tokens_delivered: agg.tokens_delivered,
+            tokens_billed: agg.tokens_billed,
+            ttft_ms: TtftStats {
+                p50: percentile_ms(&self.ttft, 0.5, agg.ttft_max_us),
+                p90: percentile_ms(&self.ttft, 0.9, agg.ttft_max_us),
+                p99: percentile_ms(&self.ttft, 0.99, agg.ttft_max_us),
+                max: ms_f64(agg.ttft_max_us),
+            },
+            inter_token_ms: InterTokenStats {
+                p50: percentile_ms(&self.inter_token, 0.5, agg.inter_token_max_us),
+                p99: percentile_ms(&self.inter_token, 0.99, agg.inter_token_max_us),
+                max: ms_f64(agg.inter_token_max_us),
+            },
         }
     }
 }

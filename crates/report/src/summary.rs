@@ -2,13 +2,19 @@
 //!
 //! The struct's field order is the JSON key order and every map is a `BTreeMap`, so the file is
 //! byte-stable; floats are rounded to 6 decimals when the summary is built. Deriving
-//! `Deserialize` too lets later tools (sweeps, diffs) read a summary back.
+//! `Deserialize` too lets later tools (sweeps, diffs) read a summary back; fields added later
+//! (`streams`, `stream_breaks`) default when absent, so older files still read.
+//!
+//! Streams: `streams.outcomes` and `stream_breaks` list every outcome and break kind the engine
+//! knows, with 0 for the ones never seen, so the shape of the file does not depend on the run.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use routersim_engine::failure::FailureKind;
 use serde::{Deserialize, Serialize};
+
+use crate::streams::{BREAKS, is_break_name, is_outcome_name};
 
 /// The run's summary, as written to `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,6 +51,12 @@ pub struct Summary {
     pub cooldowns: CooldownStats,
     /// `AllCooled` events (picks that failed because every candidate was cooling).
     pub all_cooled: u64,
+    /// Streamed requests.
+    #[serde(default)]
+    pub streams: StreamSummary,
+    /// `StreamBreak` events by how the stream broke (every break kind, 0 when unseen).
+    #[serde(default)]
+    pub stream_breaks: BTreeMap<String, u64>,
     /// Virtual time of the last event, ms since the run start.
     pub duration_ms: f64,
     /// Virtual time the run ended (cooldowns are clipped to it), ms since the run start.
@@ -101,6 +113,52 @@ pub struct DeploymentCooldownStats {
     pub total_cooled_ms: f64,
 }
 
+/// Streamed requests (those whose `RequestEnd` carries stream stats).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamSummary {
+    /// Streamed requests finished.
+    pub requests: u64,
+    /// Streamed requests by how the caller's stream ended; every outcome name is present (0
+    /// when unseen). A streamed request that failed before any stream opened has no outcome,
+    /// so the counts may sum to less than `requests`.
+    pub outcomes: BTreeMap<String, u64>,
+    /// `continued ÷ (continued + broken_after_content)`: the share of streams that broke after
+    /// content and were rescued by continuation; 0 when no stream broke after content.
+    pub continuation_rate: f64,
+    /// Output tokens the callers received.
+    pub tokens_delivered: u64,
+    /// Output tokens the callers are billed for.
+    pub tokens_billed: u64,
+    /// Time to first token of the streamed requests that received one.
+    pub ttft_ms: TtftStats,
+    /// Gaps between consecutive tokens the callers received.
+    pub inter_token_ms: InterTokenStats,
+}
+
+/// Time to first token in milliseconds; percentiles as in [`LatencyStats`], `max` exact.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TtftStats {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+/// Inter-token gaps in milliseconds; percentiles as in [`LatencyStats`], `max` exact.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InterTokenStats {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
 /// Metric names [`Summary::metric`] accepts; `<…>` marks a parameter.
 pub const METRICS: &[&str] = &[
     "requests",
@@ -125,18 +183,34 @@ pub const METRICS: &[&str] = &[
     "cooled_ms_total",
     "all_cooled",
     "duration_ms",
+    "streamed",
+    "stream_completed",
+    "stream_broken_before_content",
+    "stream_broken_after_content",
+    "stream_continued",
+    "stream_stalled",
+    "stream_empty",
+    "continuation_rate",
+    "p50_ttft_ms",
+    "p99_ttft_ms",
+    "tokens_delivered",
+    "tokens_billed",
+    "stream_breaks",
     "failed.<kind>",
     "cooldowns.<deployment_id>",
     "cooled_ms.<deployment_id>",
+    "stream_breaks.<how>",
 ];
 
 /// The accepted metric names and failure kinds, for error messages.
 pub fn describe_metrics() -> String {
     let kinds: Vec<&str> = FailureKind::ALL.iter().map(|k| k.as_str()).collect();
+    let hows: Vec<&str> = BREAKS.iter().map(|b| b.as_str()).collect();
     format!(
-        "known metrics: {}; <kind> is one of: {}",
+        "known metrics: {}; <kind> is one of: {}; <how> is one of: {}",
         METRICS.join(", "),
-        kinds.join(", ")
+        kinds.join(", "),
+        hows.join(", ")
     )
 }
 
@@ -146,6 +220,7 @@ pub fn is_known_metric(name: &str) -> bool {
     match name.split_once('.') {
         Some(("failed", kind)) => FailureKind::from_name(kind).is_some(),
         Some(("cooldowns" | "cooled_ms", id)) => !id.is_empty(),
+        Some(("stream_breaks", how)) => is_break_name(how),
         Some(_) => false,
         None => METRICS.contains(&name),
     }
@@ -163,7 +238,10 @@ impl Summary {
     /// The value of a metric for scenario `expect` lines, `None` for an unknown name.
     ///
     /// `failed.<kind>` is 0 for a known kind that never occurred; `cooldowns.<id>` and
-    /// `cooled_ms.<id>` are 0 for a deployment that never cooled.
+    /// `cooled_ms.<id>` are 0 for a deployment that never cooled; `stream_breaks.<how>` is 0 for
+    /// a known break kind never seen. `stream_<outcome>` counts streamed requests by outcome
+    /// (so `stream_continued` counts requests, not `StreamContinued` events); `stream_breaks`
+    /// counts `StreamBreak` events.
     pub fn metric(&self, name: &str) -> Option<f64> {
         if let Some((head, param)) = name.split_once('.') {
             return match head {
@@ -183,6 +261,9 @@ impl Summary {
                         .get(param)
                         .map_or(0.0, |d| d.total_cooled_ms),
                 ),
+                "stream_breaks" if is_break_name(param) => {
+                    Some(self.stream_breaks.get(param).copied().unwrap_or(0) as f64)
+                }
                 _ => None,
             };
         }
@@ -209,7 +290,19 @@ impl Summary {
             "cooled_ms_total" => self.cooldowns.cooled_ms_total,
             "all_cooled" => self.all_cooled as f64,
             "duration_ms" => self.duration_ms,
-            _ => return None,
+            "streamed" => self.streams.requests as f64,
+            "continuation_rate" => self.streams.continuation_rate,
+            "p50_ttft_ms" => self.streams.ttft_ms.p50,
+            "p99_ttft_ms" => self.streams.ttft_ms.p99,
+            "tokens_delivered" => self.streams.tokens_delivered as f64,
+            "tokens_billed" => self.streams.tokens_billed as f64,
+            "stream_breaks" => self.stream_breaks.values().sum::<u64>() as f64,
+            _ => {
+                let outcome = name
+                    .strip_prefix("stream_")
+                    .filter(|o| is_outcome_name(o))?;
+                self.streams.outcomes.get(outcome).copied().unwrap_or(0) as f64
+            }
         };
         Some(value)
     }
@@ -265,5 +358,30 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
             .collect();
         write!(out, ": {}", parts.join(", "))?;
     }
-    writeln!(out)
+    writeln!(out)?;
+    print_streams(&s.streams, out)
+}
+
+/// The stream line, only when the run streamed anything; outcomes never seen are left out.
+fn print_streams(st: &StreamSummary, out: &mut impl Write) -> io::Result<()> {
+    if st.requests == 0 {
+        return Ok(());
+    }
+    write!(out, "  streams {}", st.requests)?;
+    let seen: Vec<String> = st
+        .outcomes
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    if !seen.is_empty() {
+        write!(out, " ({})", seen.join(", "))?;
+    }
+    writeln!(
+        out,
+        ", continuation rate {:.2}%, ttft p50 {:.3} ms, p99 {:.3} ms",
+        st.continuation_rate * 100.0,
+        st.ttft_ms.p50,
+        st.ttft_ms.p99
+    )
 }

@@ -194,6 +194,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 retries: 1,
                 fallbacks: 0,
                 start: t0,
+                stream: None,
             },
         ),
         ev(
@@ -224,6 +225,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 retries: 0,
                 fallbacks: 1,
                 start: t0 + ms(900),
+                stream: None,
             },
         ),
         ev(
@@ -263,9 +265,9 @@ fn read(dir: &Path, file: &str) -> Result<String, Box<dyn Error>> {
 }
 
 const REQUESTS: &str = "\
-request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms
-1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000
-2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000
+request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed
+1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,
+2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,
 ";
 
 const ATTEMPTS: &str = "\
@@ -353,6 +355,38 @@ const SUMMARY: &str = r#"{
     }
   },
   "all_cooled": 0,
+  "streams": {
+    "requests": 0,
+    "outcomes": {
+      "broken_after_content": 0,
+      "broken_before_content": 0,
+      "completed": 0,
+      "continued": 0,
+      "empty": 0,
+      "stalled": 0
+    },
+    "continuation_rate": 0.0,
+    "tokens_delivered": 0,
+    "tokens_billed": 0,
+    "ttft_ms": {
+      "p50": 0.0,
+      "p90": 0.0,
+      "p99": 0.0,
+      "max": 0.0
+    },
+    "inter_token_ms": {
+      "p50": 0.0,
+      "p99": 0.0,
+      "max": 0.0
+    }
+  },
+  "stream_breaks": {
+    "connection": 0,
+    "error_frame": 0,
+    "first_token_timeout": 0,
+    "stall": 0,
+    "truncated": 0
+  },
   "duration_ms": 5200.0,
   "run_end_ms": 6000.0,
   "events": {
@@ -369,14 +403,24 @@ const SUMMARY: &str = r#"{
 }
 "#;
 
-const ALL_FILES: [&str; 6] = [
+const ALL_FILES: [&str; 8] = [
     "requests.csv",
     "attempts.csv",
     "events.csv",
     "timeseries.csv",
     "latency.hgrm",
+    "ttft.hgrm",
+    "inter_token.hgrm",
     "summary.json",
 ];
+
+// A run without streams still writes both stream histograms, empty.
+const EMPTY_HGRM: &str = "       Value     Percentile TotalCount 1/(1-Percentile)
+
+#[Mean    =        0.000, StdDeviation   =        0.000]
+#[Max     =        0.000, Total count    =            0]
+#[Buckets =            1, SubBuckets     =         2048]
+";
 
 #[test]
 fn trace_files_are_exact() -> TestResult {
@@ -409,6 +453,8 @@ fn hgrm_has_the_standard_layout() -> TestResult {
         Some("#[Buckets =           11, SubBuckets     =         2048]")
     );
     assert_eq!(text, HGRM);
+    assert_eq!(read(&dir, "ttft.hgrm")?, EMPTY_HGRM);
+    assert_eq!(read(&dir, "inter_token.hgrm")?, EMPTY_HGRM);
     Ok(())
 }
 
@@ -454,6 +500,11 @@ fn metrics_answer_expect_lines() -> TestResult {
     assert_eq!(m("cooled_ms.a"), Some(5000.0));
     assert_eq!(m("cooled_ms.zzz"), Some(0.0));
     assert_eq!(m("p42_latency_ms"), None);
+    // No streams: every stream metric is 0, not missing.
+    assert_eq!(m("streamed"), Some(0.0));
+    assert_eq!(m("continuation_rate"), Some(0.0));
+    assert_eq!(m("p99_ttft_ms"), Some(0.0));
+    assert_eq!(m("stream_breaks"), Some(0.0));
     // Every plain listed name is answered.
     for name in routersim_report::METRICS
         .iter()

@@ -13,22 +13,40 @@
 //! 3. A scripted error wins.
 //! 4. Otherwise each *error* fault window active now (`from <= t < to`, in file order) draws
 //!    its probability; the first that fires gives the error.
-//! 5. Otherwise the call succeeds with `max_tokens` output tokens (default
-//!    [`DEFAULT_OUTPUT_TOKENS`]).
+//! 5. Otherwise the call succeeds. A streamed call (`request.stream`) gets a stream, which a
+//!    scripted stream fault (`stream_break`, …) spoils; else each *stream* fault window active
+//!    now, in file order, draws its probability and the first that fires spoils it. So an
+//!    up-front error (script or window) beats any stream fault, and a scripted stream fault
+//!    beats a window's. A non-streamed call ignores stream faults (a scripted one counts as
+//!    `ok`; stream windows are not even drawn).
+//!
+//! The answer's length: the request's `output_tokens` (a continuation's is already reduced
+//! by the router); else the spec's `output_tokens` (drawn per call when a range), less the
+//! request's `prefill_tokens`; else the request's `max_tokens`; else
+//! [`DEFAULT_OUTPUT_TOKENS`] less `prefill_tokens`. It never exceeds `max_tokens` (a stream
+//! then finishes with `length`).
 //!
 //! Latency, for whichever outcome: the outcome's own `latency` (script entry, or the error
 //! fault's), else the *slowdown* windows active now from the last in file order to the first,
 //! each drawing its probability, the first that fires wins; else the provider's base latency.
-//! The call sleeps that long, then returns.
+//! A non-streamed call, and any up-front error, sleeps that long, then returns. A streamed
+//! success returns its [`FakeStream`] at once (0 ms: no connection latency is modelled) and
+//! the latency rules above give the stream's time to first token instead, with the
+//! provider's `ttft` (default: its `latency`) as the base; tokens then follow every
+//! `inter_token` (see [`crate::stream`]).
 //!
 //! # Randomness
-//! Per deployment `id`: latencies draw from `seeded_rng(seed, "provider/<id>/latency")`, and
-//! fault `k` (its index in the file) draws its probability from
-//! `seeded_rng(seed, "provider/<id>/fault/<k>")`, so no stream shifts another.
+//! Per deployment `id`: latencies and times to first token draw from
+//! `seeded_rng(seed, "provider/<id>/latency")`, fault `k` (its index in the file) draws its
+//! probability from `seeded_rng(seed, "provider/<id>/fault/<k>")`, a ranged `inter_token`
+//! from `provider/<id>/inter_token` (once per stream) and a ranged `output_tokens` from
+//! `provider/<id>/output_tokens`, so no stream shifts another. Fixed values draw nothing.
 //!
 //! # Counters
 //! [`DeploymentStats::calls`] counts calls as they start; `ok`/`failures` count outcomes as
-//! they are returned (a call the router abandons on its deadline counts in `calls` only).
+//! they are returned (a call the router abandons on its deadline counts in `calls` only). An
+//! opened stream counts in `ok` and `streams`, and in `stream_faults` when a stream fault
+//! was planned for it (whether or not the reader got that far).
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -39,17 +57,23 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use routersim_engine::config::{Deployment, RouterConfig};
 use routersim_engine::failure::{FailureKind, ProviderFailure};
-use routersim_engine::provider::{NoStream, Provider, ProviderCall, ProviderResponse};
-use routersim_engine::request::Completion;
+use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
+use routersim_engine::request::{Completion, Request};
+use routersim_engine::stream::{ChunkKind, FinishReason};
 use tokio::time::Instant;
 
 use crate::rng::seeded_rng;
 use crate::spec::{
-    ErrorSpec, FaultEffect, FaultSpec, FaultTarget, LatencySpec, OutcomeSpec, ProviderSpec,
+    ErrorSpec, FaultEffect, FaultSpec, FaultTarget, OutcomeSpec, ProviderSpec, StreamFault,
 };
+use crate::stream::{FakeStream, PlannedFault, StreamPlan, Terminal};
 
-/// Output tokens of a success when the request sets no `max_tokens`.
+/// Output tokens of a success when neither the request nor the spec sets a length and the
+/// request sets no `max_tokens`.
 pub const DEFAULT_OUTPUT_TOKENS: u32 = 200;
+
+/// `then` when a spec sets none.
+static DEFAULT_OUTCOME: OutcomeSpec = OutcomeSpec::Ok { latency: None };
 
 /// A provider section that does not fit the router config. `path` is from the scenario root
 /// (`providers.gpt-x`, `faults[2].deployment`).
@@ -71,6 +95,10 @@ pub struct DeploymentStats {
     pub ok: u64,
     /// Failures returned, by kind.
     pub failures: BTreeMap<FailureKind, u64>,
+    /// Streams opened (also counted in `ok`).
+    pub streams: u64,
+    /// Streams opened with a stream fault planned.
+    pub stream_faults: u64,
 }
 
 impl DeploymentStats {
@@ -155,15 +183,24 @@ struct DeploymentState {
     errors: Vec<Window>,
     /// Slowdown windows, in file order.
     slowdowns: Vec<Window>,
+    /// Stream-fault windows, in file order.
+    stream_faults: Vec<Window>,
     latency_rng: RefCell<ChaCha8Rng>,
+    inter_token_rng: RefCell<ChaCha8Rng>,
+    output_tokens_rng: RefCell<ChaCha8Rng>,
     stats: RefCell<DeploymentStats>,
 }
 
-/// What a call will do: its result, after how long.
+/// What a call will do.
 #[derive(Debug)]
-struct Decision {
-    result: Result<Completion, ProviderFailure>,
-    latency: Duration,
+enum Decision {
+    /// Return this after `latency`.
+    Now {
+        result: Result<Completion, ProviderFailure>,
+        latency: Duration,
+    },
+    /// Return this stream at once.
+    Stream { plan: StreamPlan },
 }
 
 /// The fake providers of every deployment in a router config.
@@ -172,13 +209,16 @@ pub struct FakeProviders {
     deployments: Vec<DeploymentState>,
     epoch_unix_ms: i64,
     start: Instant,
+    /// Longest span of a coalesced chunk: half the router's `stream_stall_timeout`.
+    span_cap: Option<Duration>,
 }
 
 impl FakeProviders {
     /// Builds one fake per deployment of `config`, in its order. `specs` is keyed by
     /// deployment id (a deployment without one gets the default: 200 ms, always `ok`);
     /// `faults` apply in file order. Fault windows and HTTP-date `Retry-After` read virtual
-    /// time from `start`; the wall clock is `epoch_unix_ms` at `start`.
+    /// time from `start`; the wall clock is `epoch_unix_ms` at `start`. Streams read the
+    /// router's `stream_stall_timeout` from `config` (see [`crate::stream`]).
     pub fn new(
         config: &RouterConfig,
         specs: &BTreeMap<String, ProviderSpec>,
@@ -197,7 +237,8 @@ impl FakeProviders {
                     FaultTarget::Deployment(target) => **target == *d.id,
                     FaultTarget::ModelGroup(group) => **group == *d.model_name,
                 });
-                let (mut errors, mut slowdowns) = (Vec::new(), Vec::new());
+                let (mut errors, mut slowdowns, mut stream_faults) =
+                    (Vec::new(), Vec::new(), Vec::new());
                 for (k, fault) in windows {
                     let window = Window {
                         fault: fault.clone(),
@@ -206,6 +247,7 @@ impl FakeProviders {
                     match fault.effect {
                         FaultEffect::Error(_) => errors.push(window),
                         FaultEffect::Slowdown(_) => slowdowns.push(window),
+                        FaultEffect::Stream(_) => stream_faults.push(window),
                     }
                 }
                 DeploymentState {
@@ -213,7 +255,16 @@ impl FakeProviders {
                     next_script: Cell::new(0),
                     errors,
                     slowdowns,
+                    stream_faults,
                     latency_rng: RefCell::new(seeded_rng(seed, &format!("provider/{id}/latency"))),
+                    inter_token_rng: RefCell::new(seeded_rng(
+                        seed,
+                        &format!("provider/{id}/inter_token"),
+                    )),
+                    output_tokens_rng: RefCell::new(seeded_rng(
+                        seed,
+                        &format!("provider/{id}/output_tokens"),
+                    )),
                     stats: RefCell::new(DeploymentStats::default()),
                     id,
                 }
@@ -223,6 +274,7 @@ impl FakeProviders {
             deployments,
             epoch_unix_ms,
             start,
+            span_cap: config.settings.stream_stall_timeout.map(|t| t / 2),
         })
     }
 
@@ -265,9 +317,9 @@ impl FakeProviders {
         let scripted = match state.spec.script.get(pos) {
             Some(outcome) => {
                 state.next_script.set(pos + 1);
-                outcome.clone()
+                outcome
             }
-            None => state.spec.then.clone().unwrap_or_default(),
+            None => state.spec.then.as_ref().unwrap_or(&DEFAULT_OUTCOME),
         };
 
         // 2–5. The outcome, and its own latency if it has one.
@@ -276,29 +328,34 @@ impl FakeProviders {
             .spec
             .context_window
             .is_some_and(|window| request.input_tokens > window);
-        let (result, own_latency): (Result<Completion, ProviderFailure>, Option<LatencySpec>) =
-            if over_window {
-                (
-                    Err(ErrorSpec::new(FailureKind::ContextWindowExceeded).failure(now_unix_ms)),
-                    None,
-                )
-            } else if let OutcomeSpec::Error(spec) = &scripted {
-                (Err(spec.failure(now_unix_ms)), spec.latency.clone())
-            } else if let Some(spec) = state.errors.iter().find_map(|w| match &w.fault.effect {
-                FaultEffect::Error(spec) if w.fires(t) => Some(spec),
-                _ => None,
-            }) {
-                (Err(spec.failure(now_unix_ms)), spec.latency.clone())
-            } else {
-                let latency = match scripted {
-                    OutcomeSpec::Ok { latency } => latency,
-                    OutcomeSpec::Error(_) => None,
-                };
-                let output_tokens = request.max_tokens.unwrap_or(DEFAULT_OUTPUT_TOKENS);
-                (Ok(Completion { output_tokens }), latency)
-            };
-
-        let latency_spec = own_latency.as_ref().unwrap_or_else(|| {
+        let up_front_error = if over_window {
+            Some((
+                ErrorSpec::new(FailureKind::ContextWindowExceeded).failure(now_unix_ms),
+                None,
+            ))
+        } else if let OutcomeSpec::Error(spec) = scripted {
+            Some((spec.failure(now_unix_ms), spec.latency.as_ref()))
+        } else {
+            state
+                .errors
+                .iter()
+                .find_map(|w| match &w.fault.effect {
+                    FaultEffect::Error(spec) if w.fires(t) => Some(spec),
+                    _ => None,
+                })
+                .map(|spec| (spec.failure(now_unix_ms), spec.latency.as_ref()))
+        };
+        let own_latency = match (&up_front_error, scripted) {
+            (Some((_, own)), _) => *own,
+            (None, OutcomeSpec::Ok { latency }) => latency.as_ref(),
+            (None, _) => None,
+        };
+        let streamed = up_front_error.is_none() && request.stream;
+        let base_latency = match &state.spec.ttft {
+            Some(ttft) if streamed => ttft,
+            _ => &state.spec.latency,
+        };
+        let latency_spec = own_latency.unwrap_or_else(|| {
             state
                 .slowdowns
                 .iter()
@@ -307,39 +364,138 @@ impl FakeProviders {
                     FaultEffect::Slowdown(latency) if w.fires(t) => Some(latency),
                     _ => None,
                 })
-                .unwrap_or(&state.spec.latency)
+                .unwrap_or(base_latency)
         });
         let latency = latency_spec.sample(&mut *state.latency_rng.borrow_mut());
-        Decision { result, latency }
+        if let Some((failure, _)) = up_front_error {
+            return Decision::Now {
+                result: Err(failure),
+                latency,
+            };
+        }
+
+        let (tokens, capped) = self.answer_length(state, request);
+        if !streamed {
+            return Decision::Now {
+                result: Ok(Completion {
+                    output_tokens: tokens,
+                }),
+                latency,
+            };
+        }
+        let fault = match scripted {
+            OutcomeSpec::Stream(fault) => Some(fault),
+            _ => state
+                .stream_faults
+                .iter()
+                .find_map(|w| match &w.fault.effect {
+                    FaultEffect::Stream(fault) if w.fires(t) => Some(fault),
+                    _ => None,
+                }),
+        };
+        let fault = fault.map(|fault| match fault {
+            StreamFault::Break { at, error } => {
+                PlannedFault::Terminal(*at, Terminal::Break(error.failure(now_unix_ms)))
+            }
+            StreamFault::ErrorFrame { at, error } => {
+                PlannedFault::Terminal(*at, Terminal::ErrorFrame(error.failure(now_unix_ms)))
+            }
+            StreamFault::Truncated { at } => PlannedFault::Terminal(*at, Terminal::Truncated),
+            StreamFault::Stall { at, pause } => PlannedFault::Stall(*at, *pause),
+            StreamFault::Empty(kind) => PlannedFault::Empty(*kind),
+        });
+        let emits: Vec<ChunkKind> = state
+            .spec
+            .emits
+            .iter()
+            .map(|e| e.chunk_kind())
+            .filter(|&kind| kind != ChunkKind::ToolCall || request.tools)
+            .collect();
+        let sent = &emits[..emits.len().min(tokens as usize)];
+        let finish = if capped {
+            FinishReason::Length
+        } else if sent.contains(&ChunkKind::ToolCall) {
+            FinishReason::ToolCalls
+        } else {
+            FinishReason::Stop
+        };
+        let inter_token = state
+            .spec
+            .inter_token
+            .sample(&mut *state.inter_token_rng.borrow_mut());
+        Decision::Stream {
+            plan: StreamPlan {
+                ttft: latency,
+                inter_token,
+                tokens,
+                emits,
+                finish,
+                span_cap: self.span_cap,
+                fault,
+            },
+        }
+    }
+
+    /// The answer's length (see the module doc), and whether `max_tokens` cut it.
+    fn answer_length(&self, state: &DeploymentState, request: &Request) -> (u32, bool) {
+        let wanted = match (request.output_tokens, &state.spec.output_tokens) {
+            (Some(n), _) => n,
+            (None, Some(range)) => range
+                .sample(&mut *state.output_tokens_rng.borrow_mut())
+                .saturating_sub(request.prefill_tokens),
+            (None, None) => match request.max_tokens {
+                Some(max) => max,
+                None => DEFAULT_OUTPUT_TOKENS.saturating_sub(request.prefill_tokens),
+            },
+        };
+        match request.max_tokens {
+            Some(max) if wanted > max => (max, true),
+            _ => (wanted, false),
+        }
     }
 }
 
 impl Provider for FakeProviders {
-    type Stream = NoStream;
+    type Stream = FakeStream;
 
     async fn call(
         &self,
         call: ProviderCall<'_>,
-    ) -> Result<ProviderResponse<NoStream>, ProviderFailure> {
+    ) -> Result<ProviderResponse<FakeStream>, ProviderFailure> {
         // A deployment index outside the config this was built from is a wiring bug; answer
         // 404 rather than panic inside the simulation.
         let Some(state) = self.deployments.get(call.deployment_index) else {
             return Err(ProviderFailure::new(FailureKind::NotFound));
         };
         state.stats.borrow_mut().calls += 1;
-        let decision = self.decide(state, &call);
-        if !decision.latency.is_zero() {
-            tokio::time::sleep(decision.latency).await;
-        }
-        let mut stats = state.stats.borrow_mut();
-        match decision.result {
-            Ok(completion) => {
+        match self.decide(state, &call) {
+            Decision::Stream { plan } => {
+                let mut stats = state.stats.borrow_mut();
                 stats.ok += 1;
-                Ok(ProviderResponse::Complete(completion))
+                stats.streams += 1;
+                if plan.fault.is_some() {
+                    stats.stream_faults += 1;
+                }
+                Ok(ProviderResponse::Stream(FakeStream::new(
+                    Instant::now(),
+                    plan,
+                )))
             }
-            Err(failure) => {
-                *stats.failures.entry(failure.kind).or_default() += 1;
-                Err(failure)
+            Decision::Now { result, latency } => {
+                if !latency.is_zero() {
+                    tokio::time::sleep(latency).await;
+                }
+                let mut stats = state.stats.borrow_mut();
+                match result {
+                    Ok(completion) => {
+                        stats.ok += 1;
+                        Ok(ProviderResponse::Complete(completion))
+                    }
+                    Err(failure) => {
+                        *stats.failures.entry(failure.kind).or_default() += 1;
+                        Err(failure)
+                    }
+                }
             }
         }
     }

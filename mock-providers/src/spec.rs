@@ -11,9 +11,21 @@
 //!     context_window: 8000
 //!     script: [ok, rate_limit, {error: rate_limit, retry_after: 2s, retry_after_format: http-date}]
 //!     then: ok                          # after the script; default ok
+//!     ttft: {p50: 400ms, p99: 2s}       # streams: time to first token; default: latency
+//!     inter_token: 20ms                 # streams: between tokens (drawn once per stream)
+//!     output_tokens: 100..400           # the answer's length when the request sets none
+//!     emits: [thinking, tool_calls]     # non-text chunks a stream starts with
+//!   gpt-b:
+//!     script:                           # stream faults: only streamed calls see them
+//!       - {stream_break: {after_tokens: 20}}           # or {after: 1.5s}, error: <kind>
+//!       - {stream_error_frame: {after_tokens: 5, error: overloaded}}
+//!       - {stream_truncated: {after_tokens: 5}}
+//!       - {stream_stall: {after_tokens: 5, for: 30s}}
+//!       - {stream_empty: role_only}                    # or true: no chunk at all
 //! faults:
 //!   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, probability: 0.8, retry_after: 20s}
 //!   - {model_group: gpt-4o, from: 1m, to: 3m, latency: {p50: 6s, p99: 20s}}
+//!   - {model_group: gpt-4o, from: 4m, to: 5m, probability: 0.3, stream_break: {after: 1.5s}}
 //! ```
 
 use std::fmt;
@@ -22,6 +34,7 @@ use std::time::Duration;
 use rand::RngExt;
 use routersim_engine::failure::{FailureKind, ProviderFailure, RetryAfter};
 use routersim_engine::retry_after::format_http_date;
+use routersim_engine::stream::ChunkKind;
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -249,7 +262,7 @@ impl ErrorSpec {
     }
 }
 
-/// What one call returns: `ok`, or an error.
+/// What one call returns: `ok`, an error, or a stream fault.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OutcomeSpec {
     /// Success; `latency` overrides the provider's.
@@ -259,6 +272,9 @@ pub enum OutcomeSpec {
     },
     /// An error.
     Error(ErrorSpec),
+    /// A streamed call's stream opens (200) and then misbehaves; a non-streamed call
+    /// ignores it and succeeds.
+    Stream(StreamFault),
 }
 
 impl Default for OutcomeSpec {
@@ -290,15 +306,48 @@ struct RawOutcome {
     retry_after: Option<HumanDuration>,
     retry_after_format: Option<RetryAfterFormat>,
     latency: Option<LatencySpec>,
+    stream_break: Option<RawStreamFault>,
+    stream_error_frame: Option<RawStreamFault>,
+    stream_truncated: Option<RawStreamFault>,
+    stream_stall: Option<RawStreamFault>,
+    stream_empty: Option<EmptyStream>,
 }
 
 const OUTCOME_EXPECTED: &str = "expected an outcome: ok, a failure kind (rate_limit, …), \
-     {ok: {latency: 50ms}} or {error: rate_limit, status?, retry_after?, retry_after_format?, latency?}";
+     {ok: {latency: 50ms}}, {error: rate_limit, status?, retry_after?, retry_after_format?, latency?} \
+     or a stream fault ({stream_break: {after_tokens: 20}}, stream_error_frame, stream_truncated, \
+     stream_stall, stream_empty)";
 
 impl TryFrom<RawOutcome> for OutcomeSpec {
     type Error = String;
 
     fn try_from(raw: RawOutcome) -> Result<Self, String> {
+        let stream = StreamKeys {
+            stream_break: raw.stream_break,
+            stream_error_frame: raw.stream_error_frame,
+            stream_truncated: raw.stream_truncated,
+            stream_stall: raw.stream_stall,
+            stream_empty: raw.stream_empty,
+        }
+        .parse()?;
+        if let Some(fault) = stream {
+            if raw.ok.is_some() || raw.error.is_some() {
+                return Err(
+                    "an outcome is one of `ok`, `error` or a stream fault, not several".into(),
+                );
+            }
+            if raw.status.is_some()
+                || raw.retry_after.is_some()
+                || raw.retry_after_format.is_some()
+                || raw.latency.is_some()
+            {
+                return Err("a stream fault takes its keys inside it: \
+                     {stream_break: {after_tokens: 20, error: timeout}}; the stream's first \
+                     token comes at the provider's `ttft`"
+                    .into());
+            }
+            return Ok(OutcomeSpec::Stream(fault));
+        }
         match (raw.ok, raw.error) {
             (Some(ok), None) => {
                 if raw.status.is_some()
@@ -366,7 +415,7 @@ impl<'de> Deserialize<'de> for OutcomeSpec {
 }
 
 /// One fake deployment's behaviour (a `providers.<deployment id>` entry).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderSpec {
     /// Base latency; default [`DEFAULT_LATENCY`] (200 ms, fixed).
@@ -381,6 +430,375 @@ pub struct ProviderSpec {
     /// The outcome of every call after the script; default `ok`.
     #[serde(default)]
     pub then: Option<OutcomeSpec>,
+    /// A stream's time to first token (same forms as `latency`); `None` means `latency`.
+    #[serde(default)]
+    pub ttft: Option<LatencySpec>,
+    /// Time between a stream's tokens, drawn once per stream; default
+    /// [`DEFAULT_INTER_TOKEN`] (20 ms, fixed).
+    #[serde(default = "default_inter_token")]
+    pub inter_token: LatencySpec,
+    /// The answer's length when the request does not set one (`Request::output_tokens`):
+    /// a number or an inclusive range drawn per call. `None` means the request's
+    /// `max_tokens`, else [`DEFAULT_OUTPUT_TOKENS`](crate::provider::DEFAULT_OUTPUT_TOKENS).
+    #[serde(default)]
+    pub output_tokens: Option<TokenRange>,
+    /// Non-text content a stream starts with, in this order (one chunk of one token each;
+    /// `tool_calls` only when the request offers tools).
+    #[serde(default, deserialize_with = "deserialize_emits")]
+    pub emits: Vec<Emit>,
+}
+
+impl Default for ProviderSpec {
+    fn default() -> Self {
+        Self {
+            latency: LatencySpec::default(),
+            context_window: None,
+            script: Vec::new(),
+            then: None,
+            ttft: None,
+            inter_token: default_inter_token(),
+            output_tokens: None,
+            emits: Vec::new(),
+        }
+    }
+}
+
+/// The time between a stream's tokens when a spec sets none.
+pub const DEFAULT_INTER_TOKEN: Duration = Duration::from_millis(20);
+
+fn default_inter_token() -> LatencySpec {
+    LatencySpec::Fixed(DEFAULT_INTER_TOKEN)
+}
+
+/// Non-text content a provider's stream emits (`emits: [tool_calls, thinking, audio, image]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Emit {
+    /// Tool-call deltas ([`ChunkKind::ToolCall`]); only when the request offers tools.
+    ToolCalls,
+    /// A thinking block ([`ChunkKind::Thinking`]).
+    Thinking,
+    /// Audio ([`ChunkKind::Audio`]).
+    Audio,
+    /// An image ([`ChunkKind::Image`]).
+    Image,
+}
+
+impl Emit {
+    /// Its name in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Emit::ToolCalls => "tool_calls",
+            Emit::Thinking => "thinking",
+            Emit::Audio => "audio",
+            Emit::Image => "image",
+        }
+    }
+
+    /// The chunk kind it is sent as.
+    pub fn chunk_kind(self) -> ChunkKind {
+        match self {
+            Emit::ToolCalls => ChunkKind::ToolCall,
+            Emit::Thinking => ChunkKind::Thinking,
+            Emit::Audio => ChunkKind::Audio,
+            Emit::Image => ChunkKind::Image,
+        }
+    }
+}
+
+fn deserialize_emits<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Emit>, D::Error> {
+    let emits = Vec::<Emit>::deserialize(d)?;
+    for (i, e) in emits.iter().enumerate() {
+        if emits[..i].contains(e) {
+            return Err(de::Error::custom(format!(
+                "{} is listed twice; each kind is emitted once",
+                e.as_str()
+            )));
+        }
+    }
+    Ok(emits)
+}
+
+/// An inclusive range of token counts; `min == max` is a fixed count (`500`, `500..8000`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenRange {
+    /// Smallest.
+    pub min: u32,
+    /// Largest.
+    pub max: u32,
+}
+
+impl TokenRange {
+    /// A fixed count.
+    pub const fn fixed(n: u32) -> Self {
+        Self { min: n, max: n }
+    }
+
+    /// Whether it is a single count.
+    pub const fn is_fixed(&self) -> bool {
+        self.min == self.max
+    }
+
+    /// Draws one count uniformly (inclusive); a fixed count draws nothing.
+    pub fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> u32 {
+        if self.is_fixed() {
+            self.min
+        } else {
+            rng.random_range(self.min..=self.max)
+        }
+    }
+}
+
+const TOKENS_EXPECTED: &str = "a token count such as 500, or an inclusive range such as 500..8000";
+
+/// Parses `500` or `500..8000`.
+pub fn parse_token_range(text: &str) -> Result<TokenRange, String> {
+    let bad = || format!("expected {TOKENS_EXPECTED}, found {text:?}");
+    let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
+    match text.split_once("..") {
+        Some((lo, hi)) => {
+            let (min, max) = (number(lo)?, number(hi)?);
+            if min > max {
+                return Err(format!("the range {text:?} is the wrong way round"));
+            }
+            Ok(TokenRange { min, max })
+        }
+        None => number(text).map(TokenRange::fixed),
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenRange {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TokenRange;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(TOKENS_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TokenRange, E> {
+                parse_token_range(v).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TokenRange, E> {
+                u32::try_from(v)
+                    .map(TokenRange::fixed)
+                    .map_err(|_| E::custom(format!("{v} tokens is more than {}", u32::MAX)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TokenRange, E> {
+                u64::try_from(v)
+                    .map_err(|_| E::custom(format!("expected {TOKENS_EXPECTED}, found {v}")))
+                    .and_then(|v| self.visit_u64(v))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// Where a stream fault cuts a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamCut {
+    /// After this many content tokens (`after_tokens: 20`): they are delivered, then the
+    /// fault happens at the instant the last of them arrives (at the first-token instant
+    /// for 0). At or past the answer's length, every token is delivered and the fault takes
+    /// the terminal marker's place.
+    Tokens(u32),
+    /// This long after the first token's instant (`after: 1.5s`): the tokens that arrive up
+    /// to then are delivered, then the fault happens. A cut after the last token never fires.
+    Time(Duration),
+}
+
+/// What a stream-opening success sends instead of content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmptyStream {
+    /// One role-only delta, then the terminal marker (`stream_empty: role_only`).
+    RoleOnly,
+    /// The terminal marker alone (`stream_empty: true`).
+    Nothing,
+}
+
+impl<'de> Deserialize<'de> for EmptyStream {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        const EXPECTED: &str = "role_only (one role-only delta, then done) or true (done only)";
+        impl Visitor<'_> for V {
+            type Value = EmptyStream;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<EmptyStream, E> {
+                if v {
+                    Ok(EmptyStream::Nothing)
+                } else {
+                    Err(E::custom(format!(
+                        "stream_empty: false is no fault; write {EXPECTED}"
+                    )))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EmptyStream, E> {
+                match v {
+                    "role_only" => Ok(EmptyStream::RoleOnly),
+                    _ => Err(E::custom(format!("expected {EXPECTED}, found {v:?}"))),
+                }
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// How an opened stream misbehaves. Only streamed calls see it; a non-streamed call
+/// answers as if the outcome were `ok`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamFault {
+    /// The connection drops (`{stream_break: {after_tokens: 20}}`): `next_item` gives
+    /// `Some(Err(error))`; default `api_connection`.
+    Break {
+        /// Where.
+        at: StreamCut,
+        /// The failure it breaks with (its `status` only; no Retry-After, no latency).
+        error: ErrorSpec,
+    },
+    /// An error event inside the stream (`{stream_error_frame: {after_tokens: 5, error:
+    /// overloaded}}`): `Some(Ok(StreamItem::ErrorFrame(..)))`, then the stream closes.
+    ErrorFrame {
+        /// Where.
+        at: StreamCut,
+        /// The error sent (its `status` only).
+        error: ErrorSpec,
+    },
+    /// The stream closes without its terminal marker (`{stream_truncated: {after_tokens:
+    /// 5}}`): `None`.
+    Truncated {
+        /// Where.
+        at: StreamCut,
+    },
+    /// The stream stops sending for `pause` (`{stream_stall: {after_tokens: 5, for: 30s}}`),
+    /// then resumes at its pace and completes: the next item arrives `pause` after the cut.
+    Stall {
+        /// Where.
+        at: StreamCut,
+        /// How long nothing arrives.
+        pause: Duration,
+    },
+    /// A success with no content at all (`stream_empty: role_only | true`).
+    Empty(EmptyStream),
+}
+
+/// A stream fault's mapping, before we know which fault it is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStreamFault {
+    after_tokens: Option<u32>,
+    after: Option<HumanDuration>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
+    #[serde(rename = "for")]
+    pause: Option<HumanDuration>,
+}
+
+impl RawStreamFault {
+    fn cut(&self, name: &str) -> Result<StreamCut, String> {
+        match (self.after_tokens, self.after) {
+            (Some(n), None) => Ok(StreamCut::Tokens(n)),
+            (None, Some(d)) => Ok(StreamCut::Time(d.0)),
+            _ => Err(format!(
+                "{name} needs exactly one of `after_tokens: N` or `after: <duration>`"
+            )),
+        }
+    }
+
+    fn error(&self, name: &str, default: Option<FailureKind>) -> Result<ErrorSpec, String> {
+        let kind = match (self.error, default) {
+            (Some(kind), _) | (None, Some(kind)) => kind,
+            (None, None) => {
+                return Err(format!(
+                    "{name} needs `error: <kind>` (the error event sent)"
+                ));
+            }
+        };
+        let spec = ErrorSpec {
+            status: self.status,
+            ..ErrorSpec::new(kind)
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+
+    fn no_error(&self, name: &str) -> Result<(), String> {
+        if self.error.is_some() || self.status.is_some() {
+            return Err(format!(
+                "{name} sends no error; `error` and `status` belong to stream_break and \
+                 stream_error_frame"
+            ));
+        }
+        Ok(())
+    }
+
+    fn no_pause(&self, name: &str) -> Result<(), String> {
+        if self.pause.is_some() {
+            return Err(format!("`for` belongs to stream_stall, not {name}"));
+        }
+        Ok(())
+    }
+}
+
+/// The five stream-fault keys of an outcome or a fault window.
+struct StreamKeys {
+    stream_break: Option<RawStreamFault>,
+    stream_error_frame: Option<RawStreamFault>,
+    stream_truncated: Option<RawStreamFault>,
+    stream_stall: Option<RawStreamFault>,
+    stream_empty: Option<EmptyStream>,
+}
+
+impl StreamKeys {
+    fn parse(self) -> Result<Option<StreamFault>, String> {
+        let set = [
+            self.stream_break.is_some(),
+            self.stream_error_frame.is_some(),
+            self.stream_truncated.is_some(),
+            self.stream_stall.is_some(),
+            self.stream_empty.is_some(),
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count();
+        if set > 1 {
+            return Err("set one stream fault (stream_break, stream_error_frame, \
+                 stream_truncated, stream_stall or stream_empty), not several"
+                .into());
+        }
+        if let Some(raw) = self.stream_break {
+            let name = "stream_break";
+            raw.no_pause(name)?;
+            return Ok(Some(StreamFault::Break {
+                at: raw.cut(name)?,
+                error: raw.error(name, Some(FailureKind::ApiConnection))?,
+            }));
+        }
+        if let Some(raw) = self.stream_error_frame {
+            let name = "stream_error_frame";
+            raw.no_pause(name)?;
+            return Ok(Some(StreamFault::ErrorFrame {
+                at: raw.cut(name)?,
+                error: raw.error(name, None)?,
+            }));
+        }
+        if let Some(raw) = self.stream_truncated {
+            let name = "stream_truncated";
+            raw.no_pause(name)?;
+            raw.no_error(name)?;
+            return Ok(Some(StreamFault::Truncated { at: raw.cut(name)? }));
+        }
+        if let Some(raw) = self.stream_stall {
+            let name = "stream_stall";
+            raw.no_error(name)?;
+            let at = raw.cut(name)?;
+            let pause = raw
+                .pause
+                .ok_or("stream_stall needs `for: <duration>` (how long nothing arrives)")?;
+            return Ok(Some(StreamFault::Stall { at, pause: pause.0 }));
+        }
+        Ok(self.stream_empty.map(StreamFault::Empty))
+    }
 }
 
 /// Which deployments a fault hits.
@@ -399,6 +817,9 @@ pub enum FaultEffect {
     Error(ErrorSpec),
     /// The call is slowed to this latency; its outcome is unchanged.
     Slowdown(LatencySpec),
+    /// A streamed call's stream misbehaves (non-streamed calls are not hit, and draw
+    /// nothing).
+    Stream(StreamFault),
 }
 
 /// A timed fault window: between `from` (inclusive) and `to` (exclusive) of virtual time,
@@ -437,6 +858,11 @@ struct RawFault {
     retry_after: Option<HumanDuration>,
     retry_after_format: Option<RetryAfterFormat>,
     latency: Option<LatencySpec>,
+    stream_break: Option<RawStreamFault>,
+    stream_error_frame: Option<RawStreamFault>,
+    stream_truncated: Option<RawStreamFault>,
+    stream_stall: Option<RawStreamFault>,
+    stream_empty: Option<EmptyStream>,
 }
 
 impl TryFrom<RawFault> for FaultSpec {
@@ -465,8 +891,35 @@ impl TryFrom<RawFault> for FaultSpec {
                 "probability must be between 0 and 1, found {probability}"
             ));
         }
-        let effect = match raw.error {
-            Some(kind) => {
+        let stream = StreamKeys {
+            stream_break: raw.stream_break,
+            stream_error_frame: raw.stream_error_frame,
+            stream_truncated: raw.stream_truncated,
+            stream_stall: raw.stream_stall,
+            stream_empty: raw.stream_empty,
+        }
+        .parse()?;
+        let effect = match (raw.error, stream) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "a fault is an error (`error`), a slowdown (`latency`) or a \
+                     stream fault, not both an error and a stream fault"
+                        .into(),
+                );
+            }
+            (None, Some(fault)) => {
+                if raw.status.is_some()
+                    || raw.retry_after.is_some()
+                    || raw.retry_after_format.is_some()
+                    || raw.latency.is_some()
+                {
+                    return Err("a stream fault takes its keys inside it: {stream_break: \
+                         {after_tokens: 20, error: timeout}}; it takes no latency"
+                        .into());
+                }
+                FaultEffect::Stream(fault)
+            }
+            (Some(kind), None) => {
                 if raw.retry_after_format.is_some() && raw.retry_after.is_none() {
                     return Err("retry_after_format needs a retry_after".into());
                 }
@@ -480,7 +933,7 @@ impl TryFrom<RawFault> for FaultSpec {
                 spec.check()?;
                 FaultEffect::Error(spec)
             }
-            None => {
+            (None, None) => {
                 if raw.status.is_some()
                     || raw.retry_after.is_some()
                     || raw.retry_after_format.is_some()
@@ -490,9 +943,10 @@ impl TryFrom<RawFault> for FaultSpec {
                 match raw.latency {
                     Some(latency) => FaultEffect::Slowdown(latency),
                     None => {
-                        return Err(
-                            "a fault sets `error` (a failure kind), `latency`, or both".into()
-                        );
+                        return Err("a fault sets `error` (a failure kind), `latency`, or \
+                             both; or a stream fault (stream_break, stream_error_frame, \
+                             stream_truncated, stream_stall, stream_empty)"
+                            .into());
                     }
                 }
             }

@@ -64,7 +64,7 @@ impl Harness {
         };
         match self.fakes.call(call).await? {
             ProviderResponse::Complete(c) => Ok(c.output_tokens),
-            ProviderResponse::Stream(never) => match never {},
+            ProviderResponse::Stream(_) => panic!("a non-streamed request got a stream"),
         }
     }
 

@@ -6,8 +6,9 @@ use std::time::Duration;
 use routersim_engine::config::Deployment;
 use routersim_engine::failure::FailureKind;
 use routersim_mock_providers::{
-    ErrorSpec, FaultEffect, FaultSpec, FaultTarget, LatencySpec, OutcomeSpec, ProviderSpec,
-    RetryAfterFormat, SpecError, validate_targets,
+    Emit, EmptyStream, ErrorSpec, FaultEffect, FaultSpec, FaultTarget, LatencySpec, OutcomeSpec,
+    ProviderSpec, RetryAfterFormat, SpecError, StreamCut, StreamFault, TokenRange,
+    validate_targets,
 };
 
 fn ms(n: u64) -> Duration {
@@ -222,4 +223,201 @@ fn targets_must_exist() {
             message: "no model group \"claude\"; model groups: gpt".into(),
         })
     );
+}
+
+#[test]
+fn stream_keys_and_their_defaults() {
+    let defaults = provider("{}").expect("parses");
+    assert_eq!(defaults, ProviderSpec::default());
+    assert_eq!(defaults.ttft, None);
+    assert_eq!(defaults.inter_token, LatencySpec::Fixed(ms(20)));
+    assert_eq!(defaults.output_tokens, None);
+    assert!(defaults.emits.is_empty());
+
+    let spec = provider(
+        "ttft: {p50: 400ms, p99: 2s}\ninter_token: {uniform: [10ms, 30ms]}\noutput_tokens: 100..400\nemits: [thinking, tool_calls, audio, image]\n",
+    )
+    .expect("parses");
+    assert_eq!(
+        spec.ttft,
+        Some(LatencySpec::LogNormal {
+            p50: ms(400),
+            p99: ms(2000)
+        })
+    );
+    assert_eq!(
+        spec.inter_token,
+        LatencySpec::Uniform {
+            min: ms(10),
+            max: ms(30)
+        }
+    );
+    assert_eq!(spec.output_tokens, Some(TokenRange { min: 100, max: 400 }));
+    assert_eq!(
+        spec.emits,
+        [Emit::Thinking, Emit::ToolCalls, Emit::Audio, Emit::Image]
+    );
+    assert_eq!(
+        provider("output_tokens: 64").map(|p| p.output_tokens),
+        Ok(Some(TokenRange::fixed(64)))
+    );
+    for (yaml, needle) in [
+        ("emits: [thinking, thinking]", "thinking is listed twice"),
+        ("emits: [video]", "unknown variant `video`"),
+        ("output_tokens: 9..3", "wrong way round"),
+        ("output_tokens: lots", "expected a token count"),
+        ("inter_token: 20", "needs a unit"),
+    ] {
+        let err = provider(yaml).expect_err(yaml);
+        assert!(err.contains(needle), "{yaml}: {err}");
+    }
+}
+
+#[test]
+fn every_stream_fault_form_parses_in_a_script() {
+    let spec = provider(
+        "script:\n\
+         - {stream_break: {after_tokens: 20}}\n\
+         - {stream_break: {after: 1.5s, error: internal_server, status: 502}}\n\
+         - {stream_error_frame: {after_tokens: 5, error: overloaded}}\n\
+         - {stream_truncated: {after_tokens: 7}}\n\
+         - {stream_stall: {after_tokens: 3, for: 30s}}\n\
+         - {stream_empty: role_only}\n\
+         - {stream_empty: true}\n\
+         then: {stream_stall: {after: 2s, for: 1m}}\n",
+    )
+    .expect("parses");
+    assert_eq!(
+        spec.script,
+        vec![
+            OutcomeSpec::Stream(StreamFault::Break {
+                at: StreamCut::Tokens(20),
+                error: ErrorSpec::new(FailureKind::ApiConnection),
+            }),
+            OutcomeSpec::Stream(StreamFault::Break {
+                at: StreamCut::Time(ms(1500)),
+                error: ErrorSpec {
+                    status: Some(502),
+                    ..ErrorSpec::new(FailureKind::InternalServer)
+                },
+            }),
+            OutcomeSpec::Stream(StreamFault::ErrorFrame {
+                at: StreamCut::Tokens(5),
+                error: ErrorSpec::new(FailureKind::Overloaded),
+            }),
+            OutcomeSpec::Stream(StreamFault::Truncated {
+                at: StreamCut::Tokens(7)
+            }),
+            OutcomeSpec::Stream(StreamFault::Stall {
+                at: StreamCut::Tokens(3),
+                pause: ms(30_000)
+            }),
+            OutcomeSpec::Stream(StreamFault::Empty(EmptyStream::RoleOnly)),
+            OutcomeSpec::Stream(StreamFault::Empty(EmptyStream::Nothing)),
+        ]
+    );
+    assert_eq!(
+        spec.then,
+        Some(OutcomeSpec::Stream(StreamFault::Stall {
+            at: StreamCut::Time(ms(2000)),
+            pause: ms(60_000)
+        }))
+    );
+}
+
+#[test]
+fn bad_stream_faults_say_what_was_expected() {
+    for (yaml, needle) in [
+        (
+            "script: [{stream_break: {}}]",
+            "exactly one of `after_tokens: N`",
+        ),
+        (
+            "script: [{stream_break: {after_tokens: 1, after: 1s}}]",
+            "exactly one of `after_tokens: N`",
+        ),
+        (
+            "script: [{stream_error_frame: {after_tokens: 1}}]",
+            "needs `error: <kind>`",
+        ),
+        (
+            "script: [{stream_truncated: {after_tokens: 1, error: timeout}}]",
+            "sends no error",
+        ),
+        (
+            "script: [{stream_stall: {after_tokens: 1}}]",
+            "needs `for: <duration>`",
+        ),
+        (
+            "script: [{stream_break: {after_tokens: 1, for: 1s}}]",
+            "`for` belongs to stream_stall",
+        ),
+        (
+            "script: [{stream_break: {after_tokens: 1, error: router_rate_limit}}]",
+            "router's own",
+        ),
+        (
+            "script: [{stream_break: {after_tokens: 1}, stream_truncated: {after_tokens: 1}}]",
+            "not several",
+        ),
+        (
+            "script: [{stream_break: {after_tokens: 1}, error: timeout}]",
+            "not several",
+        ),
+        (
+            "script: [{stream_break: {after_tokens: 1}, latency: 1s}]",
+            "takes its keys inside it",
+        ),
+        ("script: [{stream_empty: false}]", "no fault"),
+        ("script: [{stream_empty: maybe}]", "expected role_only"),
+        (
+            "script: [{stream_break: {after_tokens: 1, colour: red}}]",
+            "unknown field `colour`",
+        ),
+    ] {
+        let err = provider(yaml).expect_err(yaml);
+        assert!(err.contains(needle), "{yaml}: {err}");
+    }
+}
+
+#[test]
+fn stream_fault_windows() {
+    assert_eq!(
+        fault(
+            "{model_group: gpt, from: 1m, to: 2m, probability: 0.5, stream_break: {after: 1.5s}}"
+        ),
+        Ok(FaultSpec {
+            target: FaultTarget::ModelGroup("gpt".into()),
+            from: ms(60_000),
+            to: Some(ms(120_000)),
+            probability: 0.5,
+            effect: FaultEffect::Stream(StreamFault::Break {
+                at: StreamCut::Time(ms(1500)),
+                error: ErrorSpec::new(FailureKind::ApiConnection),
+            }),
+        })
+    );
+    assert_eq!(
+        fault("{deployment: a, stream_empty: role_only}").map(|f| f.effect),
+        Ok(FaultEffect::Stream(StreamFault::Empty(
+            EmptyStream::RoleOnly
+        )))
+    );
+    for (yaml, needle) in [
+        (
+            "{deployment: a, error: timeout, stream_truncated: {after_tokens: 1}}",
+            "not both an error and a stream fault",
+        ),
+        (
+            "{deployment: a, latency: 1s, stream_truncated: {after_tokens: 1}}",
+            "takes no latency",
+        ),
+        (
+            "{deployment: a, stream_stall: {after_tokens: 1, for: 1s}, stream_empty: true}",
+            "not several",
+        ),
+    ] {
+        let err = fault(yaml).expect_err(yaml);
+        assert!(err.contains(needle), "{yaml}: {err}");
+    }
 }

@@ -23,7 +23,8 @@
 //!   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, retry_after: 20s}
 //! traffic:
 //!   - {model: gpt-4o, rate: 20/s, arrival: poisson, input_tokens: 500..8000}
-//!   - {at: 1.5s, model: gpt-4o, input_tokens: 12000, count: 3}
+//!   - {model: gpt-4o, rate: 5/s, stream: 0.3, output_tokens: 100..800, tools: true}
+//!   - {at: 1.5s, model: gpt-4o, input_tokens: 12000, count: 3, stream: true, response_format: json}
 //! expect:
 //!   - {metric: success_rate, min: 0.99}
 //! ```
@@ -42,6 +43,7 @@ use routersim_engine::config::{
     ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
     load::load_router_config_value,
 };
+use routersim_engine::request::ResponseFormat;
 use routersim_engine::retry_after::parse_rfc3339_utc;
 use routersim_engine::router::wildcard_match;
 use routersim_mock_providers::duration::{HumanDuration, format_duration};
@@ -375,12 +377,16 @@ struct RawTraffic {
     to: Option<HumanDuration>,
     arrival: Option<ArrivalProcess>,
     // Both.
-    input_tokens: Option<TokenSpec>,
+    input_tokens: Option<TokenRange>,
     max_tokens: Option<u32>,
     num_retries: Option<u32>,
     fallbacks: Option<Vec<Fallback>>,
     disable_fallbacks: Option<bool>,
     metadata: Option<Metadata>,
+    stream: Option<StreamShare>,
+    output_tokens: Option<TokenRange>,
+    response_format: Option<Format>,
+    tools: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -450,10 +456,12 @@ fn validate_traffic(
         fallbacks: raw.fallbacks.map(|f| f.into_iter().map(|t| t.0).collect()),
         disable_fallbacks: raw.disable_fallbacks.unwrap_or(false),
         tags: raw.metadata.map(|m| m.tags).unwrap_or_default(),
+        response_format: raw.response_format.map_or(ResponseFormat::Text, |f| f.0),
+        tools: raw.tools.unwrap_or(false),
     };
     let input_tokens = raw
         .input_tokens
-        .map_or(TokenRange::fixed(DEFAULT_INPUT_TOKENS), |t| t.0);
+        .unwrap_or(TokenRange::fixed(DEFAULT_INPUT_TOKENS));
 
     match (raw.at, raw.rate) {
         (Some(when), None) => {
@@ -484,6 +492,28 @@ fn validate_traffic(
                     "an explicit request has one size: a number, not a range",
                 ));
             }
+            if raw.output_tokens.is_some_and(|r| !r.is_fixed()) {
+                return Err(ctx.error(
+                    &at("output_tokens"),
+                    "an explicit request has one answer length: a number, not a range",
+                ));
+            }
+            let stream = match raw.stream {
+                None => false,
+                Some(StreamShare {
+                    share,
+                    written_as_bool: true,
+                }) => share >= 1.0,
+                Some(StreamShare { share, .. }) => {
+                    return Err(ctx.error(
+                        &at("stream"),
+                        format!(
+                            "an explicit request is streamed or not: true or false; a share \
+                             ({share}) belongs to a generated stream (with `rate`)"
+                        ),
+                    ));
+                }
+            };
             let count = raw.count.unwrap_or(1);
             if count == 0 {
                 return Err(ctx.error(&at("count"), "count must be at least 1"));
@@ -492,6 +522,8 @@ fn validate_traffic(
                 at: when.0,
                 count,
                 input_tokens: input_tokens.min,
+                stream,
+                output_tokens: raw.output_tokens.map(|r| r.min),
                 template,
             }))
         }
@@ -530,6 +562,8 @@ fn validate_traffic(
                 to,
                 arrival: raw.arrival.unwrap_or_default(),
                 input_tokens,
+                stream: raw.stream.map_or(0.0, |s| s.share),
+                output_tokens: raw.output_tokens,
                 template,
             }))
         }
@@ -603,46 +637,79 @@ impl<'de> Deserialize<'de> for Rate {
     }
 }
 
-/// `input_tokens`: `500`, or `500..8000` (inclusive, drawn uniformly per request).
-struct TokenSpec(TokenRange);
+/// `stream`: `true`/`false`, or a share of requests between 0 and 1 (`0.3`).
+struct StreamShare {
+    share: f64,
+    written_as_bool: bool,
+}
 
-const TOKENS_EXPECTED: &str = "a token count such as 500, or an inclusive range such as 500..8000";
+const STREAM_EXPECTED: &str = "true, false, or a share of requests between 0 and 1 (0.3)";
 
-fn parse_tokens(text: &str) -> Result<TokenRange, String> {
-    let bad = || format!("expected {TOKENS_EXPECTED}, found {text:?}");
-    let number = |s: &str| s.trim().parse::<u32>().map_err(|_| bad());
-    match text.split_once("..") {
-        Some((lo, hi)) => {
-            let (min, max) = (number(lo)?, number(hi)?);
-            if min > max {
-                return Err(format!("the range {text:?} is the wrong way round"));
-            }
-            Ok(TokenRange { min, max })
-        }
-        None => number(text).map(TokenRange::fixed),
+fn check_share(share: f64) -> Result<StreamShare, String> {
+    if (0.0..=1.0).contains(&share) {
+        Ok(StreamShare {
+            share,
+            written_as_bool: false,
+        })
+    } else {
+        Err(format!("stream must be {STREAM_EXPECTED}, found {share}"))
     }
 }
 
-impl<'de> Deserialize<'de> for TokenSpec {
+impl<'de> Deserialize<'de> for StreamShare {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct V;
         impl Visitor<'_> for V {
-            type Value = TokenSpec;
+            type Value = StreamShare;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(TOKENS_EXPECTED)
+                f.write_str(STREAM_EXPECTED)
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<TokenSpec, E> {
-                parse_tokens(v).map(TokenSpec).map_err(E::custom)
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<StreamShare, E> {
+                Ok(StreamShare {
+                    share: if v { 1.0 } else { 0.0 },
+                    written_as_bool: true,
+                })
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TokenSpec, E> {
-                u32::try_from(v)
-                    .map(|n| TokenSpec(TokenRange::fixed(n)))
-                    .map_err(|_| E::custom(format!("{v} tokens is more than {}", u32::MAX)))
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<StreamShare, E> {
+                check_share(v as f64).map_err(E::custom)
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TokenSpec, E> {
-                u64::try_from(v)
-                    .map_err(|_| E::custom(format!("expected {TOKENS_EXPECTED}, found {v}")))
-                    .and_then(|v| self.visit_u64(v))
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<StreamShare, E> {
+                check_share(v as f64).map_err(E::custom)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<StreamShare, E> {
+                check_share(v).map_err(E::custom)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<StreamShare, E> {
+                Err(E::custom(format!(
+                    "stream must be {STREAM_EXPECTED}, found {v:?}"
+                )))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// `response_format`: `text`, or `json` (also `json_object`, `json_schema`).
+struct Format(ResponseFormat);
+
+const FORMAT_EXPECTED: &str = "text or json (json_object and json_schema are json too)";
+
+impl<'de> Deserialize<'de> for Format {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Format;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(FORMAT_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Format, E> {
+                match v {
+                    "text" => Ok(Format(ResponseFormat::Text)),
+                    "json" | "json_object" | "json_schema" => Ok(Format(ResponseFormat::Json)),
+                    _ => Err(E::custom(format!(
+                        "response_format must be {FORMAT_EXPECTED}, found {v:?}"
+                    ))),
+                }
             }
         }
         deserializer.deserialize_any(V)

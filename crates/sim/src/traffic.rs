@@ -7,8 +7,11 @@
 //! ids are 0, 1, 2, … in arrival order.
 //!
 //! Randomness: stream `i` (its index in `traffic`) draws its arrival times from
-//! `seeded_rng(seed, "traffic/<i>")` and its `input_tokens` (when a range) from
-//! `seeded_rng(seed, "traffic/<i>/input_tokens")`, so a token range never moves an arrival.
+//! `seeded_rng(seed, "traffic/<i>")`, its `input_tokens` (when a range) from
+//! `seeded_rng(seed, "traffic/<i>/input_tokens")`, its `output_tokens` (when a range) from
+//! `traffic/<i>/output_tokens`, and whether a request is streamed (when `stream` is a share
+//! strictly between 0 and 1) from `traffic/<i>/stream`, so none of these ever moves an
+//! arrival or another draw.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -18,8 +21,9 @@ use std::time::Duration;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use routersim_engine::config::FallbackTarget;
-use routersim_engine::request::Request;
+use routersim_engine::request::{Request, ResponseFormat};
 use routersim_mock_providers::rng::seeded_rng;
+pub use routersim_mock_providers::spec::TokenRange;
 
 /// `input_tokens` when the scenario sets none.
 pub const DEFAULT_INPUT_TOKENS: u32 = 500;
@@ -39,10 +43,28 @@ pub struct RequestTemplate {
     pub disable_fallbacks: bool,
     /// `metadata.tags`.
     pub tags: Vec<String>,
+    /// `response_format` (`json` is constrained output: never continued mid-stream).
+    pub response_format: ResponseFormat,
+    /// `tools: true`: the request offers tools.
+    pub tools: bool,
 }
 
 impl RequestTemplate {
-    /// The request with `id` and `input_tokens`.
+    /// A template for `model` with nothing else set.
+    pub fn new(model: impl Into<Arc<str>>) -> Self {
+        Self {
+            model: model.into(),
+            max_tokens: None,
+            num_retries: None,
+            fallbacks: None,
+            disable_fallbacks: false,
+            tags: Vec::new(),
+            response_format: ResponseFormat::Text,
+            tools: false,
+        }
+    }
+
+    /// The request with `id` and `input_tokens` (not streamed, no `output_tokens`).
     pub fn request(&self, id: u64, input_tokens: u32) -> Request {
         Request {
             id,
@@ -53,6 +75,8 @@ impl RequestTemplate {
             fallbacks: self.fallbacks.clone(),
             disable_fallbacks: self.disable_fallbacks,
             tags: self.tags.clone(),
+            response_format: self.response_format,
+            tools: self.tools,
             ..Request::default()
         }
     }
@@ -67,6 +91,10 @@ pub struct ExplicitRequest {
     pub count: u32,
     /// Prompt size.
     pub input_tokens: u32,
+    /// `stream: true`.
+    pub stream: bool,
+    /// The answer's length (`Request::output_tokens`), when set.
+    pub output_tokens: Option<u32>,
     /// The request.
     pub template: RequestTemplate,
 }
@@ -82,22 +110,6 @@ pub enum ArrivalProcess {
     Uniform,
 }
 
-/// An inclusive range of prompt sizes; `min == max` is a fixed size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TokenRange {
-    /// Smallest.
-    pub min: u32,
-    /// Largest.
-    pub max: u32,
-}
-
-impl TokenRange {
-    /// A fixed size.
-    pub const fn fixed(n: u32) -> Self {
-        Self { min: n, max: n }
-    }
-}
-
 /// Generated traffic: `rate` requests per second between `from` and `to` (exclusive).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrafficStream {
@@ -111,6 +123,11 @@ pub struct TrafficStream {
     pub arrival: ArrivalProcess,
     /// Prompt sizes, drawn uniformly (inclusive).
     pub input_tokens: TokenRange,
+    /// Share of its requests that are streamed: 0 none, 1 all (`stream: true`), else each
+    /// request is streamed with this probability.
+    pub stream: f64,
+    /// Answer lengths (`Request::output_tokens`), drawn uniformly (inclusive), when set.
+    pub output_tokens: Option<TokenRange>,
     /// The request.
     pub template: RequestTemplate,
 }
@@ -178,6 +195,8 @@ struct StreamState {
     spec: TrafficStream,
     time_rng: ChaCha8Rng,
     token_rng: ChaCha8Rng,
+    output_rng: ChaCha8Rng,
+    stream_rng: ChaCha8Rng,
     /// Arrivals emitted so far (uniform spacing is computed from it).
     emitted: u64,
     /// The pending arrival's offset from `from`.
@@ -217,6 +236,8 @@ impl Arrivals {
                     spec: spec.clone(),
                     time_rng: seeded_rng(seed, &format!("traffic/{i}")),
                     token_rng: seeded_rng(seed, &format!("traffic/{i}/input_tokens")),
+                    output_rng: seeded_rng(seed, &format!("traffic/{i}/output_tokens")),
+                    stream_rng: seeded_rng(seed, &format!("traffic/{i}/stream")),
                     emitted: 0,
                     offset: Duration::ZERO,
                 })));
@@ -298,7 +319,9 @@ impl Iterator for Arrivals {
             Source::Explicit { items, next } => {
                 let item = &items[*next].1;
                 *next += 1;
-                let request = item.template.request(id, item.input_tokens);
+                let mut request = item.template.request(id, item.input_tokens);
+                request.stream = item.stream;
+                request.output_tokens = item.output_tokens;
                 if item.count > 1 {
                     self.repeat = Some((at, item.count - 1, request.clone()));
                 }
@@ -308,17 +331,24 @@ impl Iterator for Arrivals {
                 let StreamState {
                     spec,
                     token_rng,
+                    output_rng,
+                    stream_rng,
                     emitted,
                     ..
                 } = &mut **stream;
                 *emitted += 1;
-                let TokenRange { min, max } = spec.input_tokens;
-                let tokens = if min == max {
-                    min
+                let mut request = spec
+                    .template
+                    .request(id, spec.input_tokens.sample(token_rng));
+                request.output_tokens = spec.output_tokens.map(|r| r.sample(output_rng));
+                request.stream = if spec.stream <= 0.0 {
+                    false
+                } else if spec.stream >= 1.0 {
+                    true
                 } else {
-                    token_rng.random_range(min..=max)
+                    stream_rng.random_bool(spec.stream)
                 };
-                spec.template.request(id, tokens)
+                request
             }
         };
         self.schedule(s);

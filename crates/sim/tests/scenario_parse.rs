@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use routersim_engine::config::FallbackTarget;
 use routersim_engine::failure::FailureKind;
+use routersim_engine::request::ResponseFormat;
 use routersim_mock_providers::{
-    ErrorSpec, FaultEffect, FaultSpec, FaultTarget, LatencySpec, OutcomeSpec, ProviderSpec,
+    Emit, ErrorSpec, FaultEffect, FaultSpec, FaultTarget, LatencySpec, OutcomeSpec, ProviderSpec,
+    StreamCut, StreamFault,
 };
 use routersim_sim::scenario::{
     Expectation, RouterSource, ScenarioError, load_scenario, parse_scenario,
@@ -49,20 +51,30 @@ providers:
     then: ok
   gpt-b:
     latency: {uniform: [200ms, 900ms]}
+    ttft: 300ms
+    inter_token: 15ms
+    output_tokens: 50..500
+    emits: [thinking, tool_calls]
+    script: [{stream_break: {after_tokens: 20}}]
 
 faults:
   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, probability: 0.8, retry_after: 20s}
   - model_group: claude
     from: 1m
     latency: 6s
+  - {deployment: gpt-b, from: 3m, to: 4m, probability: 0.5, stream_stall: {after: 1s, for: 30s}}
 
 traffic:
-  - {model: gpt-4o, rate: 20/s, input_tokens: 500..8000, metadata: {tags: [eu]}}
+  - {model: gpt-4o, rate: 20/s, input_tokens: 500..8000, metadata: {tags: [eu]}, stream: 0.3, output_tokens: 100..800}
   - {model: smart, rate: 30/m, from: 1m, to: 9m, arrival: uniform, max_tokens: 256}
   - at: 1.5s
     model: gpt-4o
     input_tokens: 12000
     count: 3
+    stream: true
+    output_tokens: 300
+    response_format: json
+    tools: true
     num_retries: 0
     fallbacks: [claude, {model: claude, temperature: 0}]
     disable_fallbacks: true
@@ -73,14 +85,7 @@ expect:
 "#;
 
 fn template(model: &str) -> RequestTemplate {
-    RequestTemplate {
-        model: model.into(),
-        max_tokens: None,
-        num_retries: None,
-        fallbacks: None,
-        disable_fallbacks: false,
-        tags: Vec::new(),
-    }
+    RequestTemplate::new(model)
 }
 
 #[test]
@@ -112,13 +117,25 @@ fn the_example_parses_into_exact_values() {
                 }),
             ],
             then: Some(OutcomeSpec::Ok { latency: None }),
+            ..ProviderSpec::default()
         })
     );
     assert_eq!(
-        s.providers.get("gpt-b").map(|p| &p.latency),
-        Some(&LatencySpec::Uniform {
-            min: ms(200),
-            max: ms(900)
+        s.providers.get("gpt-b"),
+        Some(&ProviderSpec {
+            latency: LatencySpec::Uniform {
+                min: ms(200),
+                max: ms(900)
+            },
+            ttft: Some(LatencySpec::Fixed(ms(300))),
+            inter_token: LatencySpec::Fixed(ms(15)),
+            output_tokens: Some(TokenRange { min: 50, max: 500 }),
+            emits: vec![Emit::Thinking, Emit::ToolCalls],
+            script: vec![OutcomeSpec::Stream(StreamFault::Break {
+                at: StreamCut::Tokens(20),
+                error: ErrorSpec::new(FailureKind::ApiConnection),
+            })],
+            ..ProviderSpec::default()
         })
     );
     assert_eq!(
@@ -141,6 +158,16 @@ fn the_example_parses_into_exact_values() {
                 probability: 1.0,
                 effect: FaultEffect::Slowdown(LatencySpec::Fixed(ms(6000))),
             },
+            FaultSpec {
+                target: FaultTarget::Deployment("gpt-b".into()),
+                from: ms(180_000),
+                to: Some(ms(240_000)),
+                probability: 0.5,
+                effect: FaultEffect::Stream(StreamFault::Stall {
+                    at: StreamCut::Time(ms(1000)),
+                    pause: ms(30_000),
+                }),
+            },
         ]
     );
     assert_eq!(
@@ -155,6 +182,8 @@ fn the_example_parses_into_exact_values() {
                     min: 500,
                     max: 8000
                 },
+                stream: 0.3,
+                output_tokens: Some(TokenRange { min: 100, max: 800 }),
                 template: RequestTemplate {
                     tags: vec!["eu".into()],
                     ..template("gpt-4o")
@@ -166,6 +195,8 @@ fn the_example_parses_into_exact_values() {
                 to: ms(540_000),
                 arrival: ArrivalProcess::Uniform,
                 input_tokens: TokenRange::fixed(500),
+                stream: 0.0,
+                output_tokens: None,
                 template: RequestTemplate {
                     max_tokens: Some(256),
                     ..template("smart")
@@ -175,6 +206,8 @@ fn the_example_parses_into_exact_values() {
                 at: ms(1500),
                 count: 3,
                 input_tokens: 12_000,
+                stream: true,
+                output_tokens: Some(300),
                 template: RequestTemplate {
                     num_retries: Some(0),
                     fallbacks: Some(vec![
@@ -187,6 +220,8 @@ fn the_example_parses_into_exact_values() {
                         },
                     ]),
                     disable_fallbacks: true,
+                    response_format: ResponseFormat::Json,
+                    tools: true,
                     ..template("gpt-4o")
                 },
             }),
@@ -252,7 +287,7 @@ fn an_unknown_key_at_a_nested_path() {
         "traffic:\n  - {model: gpt, rate: 20/s, colour: red}\n",
         "s.yaml:11:30: traffic[0].colour: unknown field `colour`, expected one of model, at, count, \
          rate, from, to, arrival, input_tokens, max_tokens, num_retries, fallbacks, \
-         disable_fallbacks, metadata",
+         disable_fallbacks, metadata, stream, output_tokens, response_format, tools",
     );
     check(
         "durationn: 1m\n",
@@ -304,6 +339,74 @@ fn a_bad_duration_or_rate_or_range() {
         "epoch: yesterday\n",
         "s.yaml:10:8: epoch: expected an RFC 3339 UTC time such as 2026-01-01T00:00:00Z, found \"yesterday\"",
     );
+}
+
+#[test]
+fn stream_traffic_keys_are_checked() {
+    check(
+        "traffic:\n  - {model: gpt, rate: 1/s, stream: 1.5}\n",
+        "s.yaml:11:37: traffic[0].stream: stream must be true, false, or a share of requests \
+         between 0 and 1 (0.3), found 1.5",
+    );
+    check(
+        "traffic:\n  - {model: gpt, rate: 1/s, stream: often}\n",
+        "s.yaml:11:37: traffic[0].stream: stream must be true, false, or a share of requests \
+         between 0 and 1 (0.3), found \"often\"",
+    );
+    check(
+        "traffic:\n  - {model: gpt, at: 1s, stream: 0.5}\n",
+        "s.yaml:11:34: traffic[0].stream: an explicit request is streamed or not: true or false; \
+         a share (0.5) belongs to a generated stream (with `rate`)",
+    );
+    check(
+        "traffic:\n  - {model: gpt, at: 1s, output_tokens: 10..20}\n",
+        "s.yaml:11:41: traffic[0].output_tokens: an explicit request has one answer length: a \
+         number, not a range",
+    );
+    check(
+        "traffic:\n  - {model: gpt, rate: 1/s, output_tokens: 20..10}\n",
+        "s.yaml:11:44: traffic[0].output_tokens: the range \"20..10\" is the wrong way round",
+    );
+    check(
+        "traffic:\n  - {model: gpt, rate: 1/s, response_format: xml}\n",
+        "s.yaml:11:46: traffic[0].response_format: response_format must be text or json \
+         (json_object and json_schema are json too), found \"xml\"",
+    );
+    check(
+        "traffic:\n  - {model: gpt, rate: 1/s, tools: yes}\n",
+        "s.yaml:11:36: traffic[0].tools: expected true or false",
+    );
+    check(
+        "providers:\n  gpt-a:\n    script: [{stream_stall: {after_tokens: 3}}]\n",
+        "s.yaml:12:14: providers.gpt-a.script[0]: stream_stall needs `for: <duration>` (how long \
+         nothing arrives)",
+    );
+    check(
+        "faults:\n  - {deployment: gpt-a, stream_break: {after_tokens: 1}, error: timeout}\n",
+        "s.yaml:11:5: faults[0]: a fault is an error (`error`), a slowdown (`latency`) or a \
+         stream fault, not both an error and a stream fault",
+    );
+    // Each accepted form.
+    let s = parse_scenario(
+        &with(
+            "traffic:\n  - {model: gpt, rate: 1/s, stream: true}\n  - {model: gpt, rate: 1/s, stream: false}\n  - {model: gpt, rate: 1/s, stream: 0}\n  - {model: gpt, rate: 1/s, stream: 1, response_format: json_schema}\n  - {model: gpt, at: 1s, stream: false, response_format: text}\n",
+        ),
+        Path::new("s.yaml"),
+    )
+    .expect("valid");
+    let shares: Vec<f64> = s
+        .traffic
+        .iter()
+        .filter_map(|t| match t {
+            TrafficSpec::Stream(s) => Some(s.stream),
+            TrafficSpec::Request(_) => None,
+        })
+        .collect();
+    assert_eq!(shares, [1.0, 0.0, 0.0, 1.0]);
+    let TrafficSpec::Stream(json) = &s.traffic[3] else {
+        panic!("a stream")
+    };
+    assert_eq!(json.template.response_format, ResponseFormat::Json);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use routersim_engine::request::ResponseFormat;
 use routersim_sim::scenario::parse_scenario;
 use routersim_sim::traffic::{
     Arrival, ArrivalProcess, Arrivals, ExplicitRequest, RequestTemplate, TokenRange, TrafficSpec,
@@ -14,14 +15,7 @@ fn ms(n: u64) -> Duration {
 }
 
 fn template(model: &str) -> RequestTemplate {
-    RequestTemplate {
-        model: model.into(),
-        max_tokens: None,
-        num_retries: None,
-        fallbacks: None,
-        disable_fallbacks: false,
-        tags: Vec::new(),
-    }
+    RequestTemplate::new(model)
 }
 
 fn stream(rate: f64, from: Duration, to: Duration, arrival: ArrivalProcess) -> TrafficSpec {
@@ -31,6 +25,8 @@ fn stream(rate: f64, from: Duration, to: Duration, arrival: ArrivalProcess) -> T
         to,
         arrival,
         input_tokens: TokenRange::fixed(500),
+        stream: 0.0,
+        output_tokens: None,
         template: template("m"),
     })
 }
@@ -200,6 +196,8 @@ fn an_hour_at_fifty_per_second_streams_lazily() {
             at: ms(1_800_000),
             count: 1,
             input_tokens: 1,
+            stream: false,
+            output_tokens: None,
             template: template("m"),
         }),
     ];
@@ -212,4 +210,94 @@ fn an_hour_at_fifty_per_second_streams_lazily() {
         n += 1;
     }
     assert!((n as f64 / 180_001.0 - 1.0).abs() < 0.02, "{n}");
+}
+
+fn scenario_traffic(traffic: &str) -> routersim_sim::scenario::Scenario {
+    let text = format!(
+        "duration: 10m\nrouter:\n  model_list:\n    - {{model_name: a, litellm_params: {{model: openai/a}}}}\ntraffic:\n{traffic}"
+    );
+    parse_scenario(&text, Path::new("streams.yaml")).expect("valid")
+}
+
+/// (time, input tokens, streamed, output tokens) of every arrival.
+fn shapes(
+    scenario: &routersim_sim::scenario::Scenario,
+    seed: u64,
+) -> Vec<(Duration, u32, bool, Option<u32>)> {
+    Arrivals::new(&scenario.traffic, seed)
+        .map(|a| {
+            (
+                a.at,
+                a.request.input_tokens,
+                a.request.stream,
+                a.request.output_tokens,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_stream_share_streams_that_share_of_requests_deterministically() {
+    let shared =
+        scenario_traffic("  - {model: a, rate: 20/s, input_tokens: 10..20, stream: 0.3}\n");
+    let plain = scenario_traffic("  - {model: a, rate: 20/s, input_tokens: 10..20}\n");
+    let a = shapes(&shared, 5);
+    let streamed = a.iter().filter(|s| s.2).count() as f64 / a.len() as f64;
+    assert!(a.len() > 11_000, "{}", a.len());
+    assert!((streamed - 0.3).abs() < 0.02, "{streamed}");
+    // Deterministic per seed, different across seeds.
+    assert_eq!(shapes(&shared, 5), a);
+    let other: Vec<bool> = shapes(&shared, 6).iter().map(|s| s.2).collect();
+    assert_ne!(
+        other[..500],
+        a.iter().map(|s| s.2).collect::<Vec<_>>()[..500]
+    );
+    // The share draws from its own stream: arrivals and prompt sizes are unchanged.
+    let strip = |v: Vec<(Duration, u32, bool, Option<u32>)>| -> Vec<(Duration, u32)> {
+        v.into_iter().map(|(t, n, _, _)| (t, n)).collect()
+    };
+    assert_eq!(strip(a.clone()), strip(shapes(&plain, 5)));
+    assert!(shapes(&plain, 5).iter().all(|s| !s.2));
+
+    let all = scenario_traffic("  - {model: a, rate: 20/s, stream: true}\n");
+    assert!(shapes(&all, 5).iter().all(|s| s.2));
+    let none = scenario_traffic("  - {model: a, rate: 20/s, stream: 0}\n");
+    assert!(shapes(&none, 5).iter().all(|s| !s.2));
+}
+
+#[test]
+fn output_tokens_ranges_are_drawn_inclusively_without_moving_other_draws() {
+    let ranged = scenario_traffic(
+        "  - {model: a, rate: 20/s, input_tokens: 10..20, stream: 0.5, output_tokens: 100..110}\n",
+    );
+    let plain = scenario_traffic("  - {model: a, rate: 20/s, input_tokens: 10..20, stream: 0.5}\n");
+    let fixed = scenario_traffic("  - {model: a, rate: 20/s, output_tokens: 64}\n");
+    let drawn = shapes(&ranged, 3);
+    let outputs: Vec<u32> = drawn.iter().map(|s| s.3.expect("set")).collect();
+    assert!(outputs.iter().all(|n| (100..=110).contains(n)));
+    assert!(outputs.contains(&100) && outputs.contains(&110));
+    let strip = |v: Vec<(Duration, u32, bool, Option<u32>)>| -> Vec<(Duration, u32, bool)> {
+        v.into_iter().map(|(t, n, s, _)| (t, n, s)).collect()
+    };
+    assert_eq!(strip(drawn), strip(shapes(&plain, 3)));
+    assert!(shapes(&plain, 3).iter().all(|s| s.3.is_none()));
+    assert!(shapes(&fixed, 3).iter().all(|s| s.3 == Some(64)));
+}
+
+#[test]
+fn explicit_requests_carry_the_stream_keys() {
+    let s = scenario_traffic(
+        "  - {at: 1s, model: a, count: 2, stream: true, output_tokens: 300, response_format: json, tools: true}\n  - {at: 2s, model: a}\n",
+    );
+    let requests: Vec<_> = s.arrivals().map(|a| a.request).collect();
+    assert_eq!(requests.len(), 3);
+    for r in &requests[..2] {
+        assert!(r.stream && r.tools);
+        assert_eq!(r.output_tokens, Some(300));
+        assert_eq!(r.response_format, ResponseFormat::Json);
+    }
+    let last = &requests[2];
+    assert!(!last.stream && !last.tools);
+    assert_eq!(last.output_tokens, None);
+    assert_eq!(last.response_format, ResponseFormat::Text);
 }

@@ -72,6 +72,9 @@ enum Command {
         /// Runs of each kind; the fastest of each is reported.
         #[arg(long, default_value_t = 3)]
         repeat: u32,
+        /// Share of streamed requests (0 to 1).
+        #[arg(long, default_value_t = 0.0)]
+        stream_share: f64,
     },
 }
 
@@ -137,6 +140,7 @@ fn main() -> ExitCode {
             trace,
             out,
             repeat,
+            stream_share,
         } => {
             let options = BenchOptions {
                 duration,
@@ -145,7 +149,7 @@ fn main() -> ExitCode {
                 trace: trace == Trace::All,
                 out_dir: out,
                 repeat,
-                ..BenchOptions::default()
+                stream_share,
             };
             match run_bench(&options) {
                 Ok(result) => {

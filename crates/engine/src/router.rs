@@ -1205,7 +1205,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 prefill_tokens: delivered,
             },
         );
-        run.fallbacks += 1;
+        // A continuation is reported as `stream_continued`, not as a fallback hop.
         run.stream.continued = true;
         match self
             .attempt(&self.groups[g], deployment, &hop, depth + 1, run)

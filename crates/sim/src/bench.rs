@@ -14,6 +14,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use rand::RngExt;
 use routersim_mock_providers::duration::format_duration;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::LatencySpec;
@@ -31,7 +32,7 @@ pub struct BenchOptions {
     pub rate: f64,
     /// `router_settings.routing_strategy`.
     pub strategy: String,
-    /// Share of streamed requests (0 until the streaming issue lands).
+    /// Share of streamed requests (`--stream-share`; streams pace their tokens on the clock).
     pub stream_share: f64,
     /// Write `requests.csv`/`attempts.csv`.
     pub trace: bool,
@@ -88,6 +89,11 @@ impl BenchResult {
     }
 }
 
+/// Gap between streamed tokens in the benchmark.
+pub const BENCH_INTER_TOKEN: Duration = Duration::from_millis(20);
+/// Streamed answer lengths in the benchmark (after the first token).
+pub const BENCH_OUTPUT_TOKENS: std::ops::Range<u32> = 49..300;
+
 /// The benchmark's latency model (each deployment's).
 pub fn bench_latency() -> LatencySpec {
     LatencySpec::LogNormal {
@@ -115,16 +121,17 @@ router:
     allowed_fails: 5
     cooldown_time: 2
 providers:
-  d1: {{latency: {{p50: 800ms, p99: 4s}}}}
-  d2: {{latency: {{p50: 800ms, p99: 4s}}}}
-  d3: {{latency: {{p50: 800ms, p99: 4s}}}}
+  d1: {{latency: {{p50: 800ms, p99: 4s}}, inter_token: 20ms, output_tokens: 50..300}}
+  d2: {{latency: {{p50: 800ms, p99: 4s}}, inter_token: 20ms, output_tokens: 50..300}}
+  d3: {{latency: {{p50: 800ms, p99: 4s}}, inter_token: 20ms, output_tokens: 50..300}}
 faults:
   - {{model_group: gpt-4o, error: service_unavailable, probability: 0.1}}
 traffic:
-  - {{model: gpt-4o, rate: {rate}/s, arrival: poisson}}
+  - {{model: gpt-4o, rate: {rate}/s, arrival: poisson, stream: {share}}}
 "#,
         strategy = options.strategy,
         rate = options.rate,
+        share = options.stream_share,
     )
 }
 
@@ -138,7 +145,10 @@ pub fn peak_rss_kib() -> Option<u64> {
 }
 
 /// The floor: the same arrivals, each a task that only sleeps a latency drawn from the same
-/// model and records it. Returns the number of requests.
+/// model and records it. A streamed arrival sleeps as the fake provider paces it — to its first
+/// token, then to its last (`50..300` tokens, 20 ms apart) — so the floor has the same timers
+/// as the traffic itself and only the router and the reports are missing. Returns the number
+/// of requests.
 pub fn run_floor(
     traffic_yaml_scenario: &crate::scenario::Scenario,
     seed: u64,
@@ -159,11 +169,18 @@ pub fn run_floor(
         for arrival in Arrivals::new(&traffic_yaml_scenario.traffic, seed) {
             tokio::time::sleep_until(start + arrival.at).await;
             let wait = latency.sample(&mut rng);
+            let rest = arrival
+                .request
+                .stream
+                .then(|| BENCH_INTER_TOKEN * rng.random_range(BENCH_OUTPUT_TOKENS));
             let hist = hist.clone();
             count += 1;
             tokio::task::spawn_local(async move {
                 let began = tokio::time::Instant::now();
                 tokio::time::sleep(wait).await;
+                if let Some(rest) = rest {
+                    tokio::time::sleep(rest).await;
+                }
                 let micros = began.elapsed().as_micros() as u64;
                 let _ = hist.borrow_mut().record(micros.max(1));
             });

@@ -3,7 +3,7 @@
 //! The simulation runtime: the scenario file and its validation ([`scenario`]), seeded lazy
 //! traffic ([`traffic`]), the runner that drives the real router engine against fake
 //! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]) and the speed
-//! benchmark ([`bench`]).
+//! benchmark ([`bench`](mod@bench)).
 
 pub mod bench;
 pub mod expect;

@@ -35,9 +35,17 @@ fn files(dir: &Path) -> Result<Vec<String>, std::io::Error> {
 
 #[test]
 fn same_seed_gives_byte_identical_reports() -> Result<(), Box<dyn std::error::Error>> {
-    // The storm exercises Retry-After, cooldowns, retries and random picks.
-    let scenario = repo().join("scenarios/rate-limit-storm.yaml");
-    let base = scratch_dir("determinism");
+    // The storm exercises Retry-After, cooldowns, retries and random picks; the stream cuts
+    // exercise paced streams, breaks and continuations.
+    for name in ["rate-limit-storm", "stream-cuts"] {
+        same_seed_same_bytes(name)?;
+    }
+    Ok(())
+}
+
+fn same_seed_same_bytes(name: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let scenario = repo().join(format!("scenarios/{name}.yaml"));
+    let base = scratch_dir(&format!("determinism-{name}"));
     let (a, b) = (base.join("a"), base.join("b"));
     run_into(&scenario, &a, None)?;
     run_into(&scenario, &b, None)?;
@@ -46,10 +54,12 @@ fn same_seed_gives_byte_identical_reports() -> Result<(), Box<dyn std::error::Er
     for expected in [
         "attempts.csv",
         "events.csv",
+        "inter_token.hgrm",
         "latency.hgrm",
         "requests.csv",
         "summary.json",
         "timeseries.csv",
+        "ttft.hgrm",
     ] {
         assert!(
             names.iter().any(|n| n == expected),

@@ -29,6 +29,7 @@ pub mod retry_after;
 pub mod router;
 mod small;
 pub mod state;
+pub mod stats;
 pub mod strategy;
 pub mod stream;
 

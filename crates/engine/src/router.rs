@@ -39,7 +39,8 @@ use crate::retry::{LiteLlmRetryPolicy, RetryContext, RetryPolicy};
 use crate::retry_after;
 use crate::small::Indices;
 use crate::state::{InMemoryState, StateStore};
-use crate::strategy::{PickContext, SelectionStrategy, SimpleShuffle};
+use crate::stats::LoadTracker;
+use crate::strategy::{PickContext, SelectionStrategy};
 use crate::stream::{
     BreakKind, ProviderStream, StreamItem, StreamOutcome, StreamRecovery, StreamStats,
 };
@@ -190,16 +191,8 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let state = self
             .state
             .unwrap_or_else(|| Box::new(InMemoryState::new(config.deployments.len())));
-        let strategy: Box<dyn SelectionStrategy> = match config.settings.routing_strategy {
-            RoutingStrategyName::SimpleShuffle
-            | RoutingStrategyName::Weighted
-            | RoutingStrategyName::PriorityBased
-            | RoutingStrategyName::LeastBusy
-            | RoutingStrategyName::LatencyBased
-            | RoutingStrategyName::CostBased
-            | RoutingStrategyName::UsageBased
-            | RoutingStrategyName::RateLimitAware => Box::new(SimpleShuffle),
-        };
+        let strategy = crate::strategy::for_name(config.settings.routing_strategy);
+        let load = LoadTracker::new(config.deployments.len(), self.clock.now());
         Router {
             groups,
             config,
@@ -212,6 +205,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             backoff: self.backoff,
             cooldown: self.cooldown,
             state,
+            load,
             cooldown_changed: Notify::new(),
         }
     }
@@ -230,6 +224,7 @@ pub struct Router<P, C = TokioClock> {
     backoff: Box<dyn Backoff>,
     cooldown: Box<dyn CooldownTrigger>,
     state: Box<dyn StateStore>,
+    load: LoadTracker,
     cooldown_changed: Notify,
 }
 
@@ -726,12 +721,17 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     fn pick_position(&self, candidates: &[usize], request: &Request) -> usize {
-        let ctx = PickContext {
-            deployments: &self.config.deployments,
-            candidates,
-            request,
-        };
-        let pos = self.strategy.pick(&ctx, &mut lock(&self.rng));
+        let minute = self.load.minute_of(self.clock.now());
+        let pos = self.load.read(|load| {
+            let ctx = PickContext {
+                deployments: &self.config.deployments,
+                candidates,
+                request,
+                load,
+                minute,
+            };
+            self.strategy.pick(&ctx, &mut lock(&self.rng))
+        });
         pos.min(candidates.len().saturating_sub(1))
     }
 
@@ -921,6 +921,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             request,
             attempt,
         };
+        self.load
+            .on_start(deployment_index, start, request.input_tokens);
         let timeout = deployment.timeout.or(self.config.settings.timeout);
         let result = match timeout {
             None => self.provider.call(call).await,
@@ -946,6 +948,19 @@ impl<P: Provider, C: Clock> Router<P, C> {
             Err(failure) => (Err(failure), None),
         };
         let end = self.clock.now();
+        // Latency-based routing learns from successes (a stream by its time to first token)
+        // and from timeouts (as long as they took); other failures say nothing about speed.
+        let sample = match &result {
+            Ok(_) => Some(match run.stream.first_token_at {
+                Some(first) if request.stream && first >= start => first - start,
+                _ => end - start,
+            }),
+            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
+            Err(_) => None,
+        };
+        let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);
+        self.load
+            .on_end(deployment_index, end, sample, output_tokens);
         let mut committed = false;
         if let Some(broke) = &broke {
             run.stream.last_break = Some(broke.how);

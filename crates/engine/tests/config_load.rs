@@ -311,11 +311,9 @@ fn realistic_proxy_config_loads_without_edits() {
             "model_list[*].litellm_params.drop_params",
             "model_list[*].litellm_params.extra_headers",
             "model_list[*].litellm_params.max_tokens",
-            "model_list[*].model_info.input_cost_per_token",
             "model_list[*].model_info.mode",
             "model_list[*].model_info.supports_vision",
             "model_list[*].owebui_params",
-            "router_settings.enable_pre_call_checks",
             "router_settings.redis_host",
             "router_settings.redis_password",
             "router_settings.redis_port",
@@ -872,4 +870,40 @@ fn stream_settings_load_and_a_bad_stream_recovery_names_its_path() {
         "{}",
         err.message
     );
+}
+
+#[test]
+fn deltallm_keys_and_profiles_load() {
+    use routersim_engine::config::{Classification, Profile, Recovery, load_router_config_str};
+    let yaml = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a, input_cost_per_token: 0.000003}\n    model_info: {priority: 1, rpm_limit: 600, tpm_limit: 300000, output_cost_per_token: 0.000015, max_input_tokens: 128000}\n\
+                router_settings:\n  profile: deltallm\n  enable_pre_call_checks: true\n  health_check_interval: 30s\n";
+    let cfg = load_router_config_str(yaml).expect("loads");
+    let d = &cfg.deployments[0];
+    assert_eq!(d.priority, Some(1));
+    assert_eq!((d.rpm, d.tpm), (Some(600), Some(300_000)));
+    assert_eq!(d.input_cost_per_token, Some(0.000003));
+    assert_eq!(d.output_cost_per_token, Some(0.000015));
+    assert_eq!(d.max_input_tokens, Some(128_000));
+    let s = &cfg.settings;
+    assert_eq!(s.profile, Some(Profile::DeltaLlm));
+    assert_eq!(
+        (s.recovery, s.classification),
+        (Recovery::HalfOpen, Classification::DeltaLlm)
+    );
+    assert!(s.enable_pre_call_checks);
+    assert_eq!(
+        s.health_check_interval,
+        Some(std::time::Duration::from_secs(30))
+    );
+    // Explicit settings win over the profile's bundle.
+    let explicit = yaml.replace(
+        "profile: deltallm\n",
+        "profile: deltallm\n  recovery: ttl\n",
+    );
+    let cfg = load_router_config_str(&explicit).expect("loads");
+    assert_eq!(cfg.settings.recovery, Recovery::Ttl);
+    assert_eq!(cfg.settings.classification, Classification::DeltaLlm);
+    let bad = yaml.replace("profile: deltallm", "profile: envoy");
+    let err = load_router_config_str(&bad).expect_err("rejected");
+    assert_eq!(err.path, "router_settings.profile");
 }

@@ -18,8 +18,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{
-    Deployment, FallbackMap, FallbackTarget, KindPolicy, MAX_FALLBACKS_ENV, RouterConfig,
-    RouterSettings, RoutingStrategyName, resolve_max_fallbacks,
+    Classification, Deployment, FallbackMap, FallbackTarget, KindPolicy, MAX_FALLBACKS_ENV,
+    Profile, Recovery, RouterConfig, RouterSettings, RoutingStrategyName, resolve_max_fallbacks,
 };
 use crate::failure::FailureKind;
 use crate::stream::StreamRecovery;
@@ -53,7 +53,12 @@ pub const ROOT_PATH: &str = "(root)";
 const EMPTY_MODEL_LIST: &str = "model_list is empty: routersim needs the deployments in the file";
 
 /// `router_settings` keys the engine models.
-const ROUTER_KEYS: [&str; 22] = [
+const ROUTER_KEYS: [&str; 27] = [
+    "enable_pre_call_checks",
+    "recovery",
+    "classification",
+    "health_check_interval",
+    "profile",
     "stream_timeout",
     "stream_stall_timeout",
     "enable_mid_stream_fallback_continuation",
@@ -514,6 +519,12 @@ impl Loader {
                 "num_retries" => d.num_retries = opt(value, |v| uint32(v, &at))?,
                 "timeout" => d.timeout = opt(value, |v| duration(v, &at))?,
                 "stream_timeout" => d.stream_timeout = opt(value, |v| duration(v, &at))?,
+                "input_cost_per_token" => {
+                    d.input_cost_per_token = opt(value, |v| weight(v, &at))?;
+                }
+                "output_cost_per_token" => {
+                    d.output_cost_per_token = opt(value, |v| weight(v, &at))?;
+                }
                 "tags" => params_tags = opt(value, |v| strings(v, &at))?.unwrap_or_default(),
                 _ => {
                     self.ignore(format!("model_list[*].litellm_params.{key}"));
@@ -554,6 +565,31 @@ impl Loader {
                     }
                 }
                 "allowed_fails" => d.allowed_fails = opt(value, |v| uint32(v, &at))?,
+                "priority" => d.priority = opt(value, |v| uint32(v, &at))?,
+                "max_input_tokens" => d.max_input_tokens = opt(value, |v| uint32(v, &at))?,
+                "input_cost_per_token" => {
+                    let own = opt(value, |v| weight(v, &at))?;
+                    if d.input_cost_per_token.is_none() {
+                        d.input_cost_per_token = own;
+                    }
+                }
+                "output_cost_per_token" => {
+                    let own = opt(value, |v| weight(v, &at))?;
+                    if d.output_cost_per_token.is_none() {
+                        d.output_cost_per_token = own;
+                    }
+                }
+                "rpm_limit" | "tpm_limit" => {
+                    let own = opt(value, |v| uint64(v, &at))?;
+                    let slot = if key == "rpm_limit" {
+                        &mut d.rpm
+                    } else {
+                        &mut d.tpm
+                    };
+                    if slot.is_none() {
+                        *slot = own;
+                    }
+                }
                 "supports_assistant_prefill" => {
                     d.supports_assistant_prefill =
                         opt(value, |v| boolean(v, &at))?.unwrap_or(false);
@@ -684,6 +720,42 @@ impl Loader {
         {
             // LiteLLM's Router falls back on `litellm.request_timeout` for its timeout.
             s.timeout = Some(duration(v, "litellm_settings.request_timeout")?);
+        }
+        if let Some(v) = r("enable_pre_call_checks") {
+            s.enable_pre_call_checks = boolean(v, "router_settings.enable_pre_call_checks")?;
+        }
+        if let Some(v) = r("health_check_interval") {
+            s.health_check_interval = Some(duration(v, "router_settings.health_check_interval")?);
+        }
+        let named = |key: &str, expected: &str| -> Result<Option<String>> {
+            match r(key) {
+                None => Ok(None),
+                Some(Value::String(text)) => Ok(Some(text.clone())),
+                Some(other) => Err(ConfigError::new(
+                    format!("router_settings.{key}"),
+                    format!("expected {expected}, found {}", describe(other)),
+                )),
+            }
+        };
+        let unknown = |key: &str, expected: &str, found: &str| {
+            ConfigError::new(
+                format!("router_settings.{key}"),
+                format!("expected {expected}, found \"{found}\""),
+            )
+        };
+        if let Some(text) = named("profile", "litellm or deltallm")? {
+            let profile = Profile::from_name(&text)
+                .ok_or_else(|| unknown("profile", "litellm or deltallm", &text))?;
+            (s.recovery, s.classification) = profile.bundle();
+            s.profile = Some(profile);
+        }
+        if let Some(text) = named("recovery", "ttl or half_open")? {
+            s.recovery = Recovery::from_name(&text)
+                .ok_or_else(|| unknown("recovery", "ttl or half_open", &text))?;
+        }
+        if let Some(text) = named("classification", "litellm or deltallm")? {
+            s.classification = Classification::from_name(&text)
+                .ok_or_else(|| unknown("classification", "litellm or deltallm", &text))?;
         }
         if let Some(v) = r("stream_timeout") {
             s.stream_timeout = Some(duration(v, "router_settings.stream_timeout")?);

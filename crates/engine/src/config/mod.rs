@@ -69,6 +69,14 @@ pub struct Deployment {
     pub allowed_fails_policy: Option<KindPolicy>,
     /// `model_info.tags` (or `litellm_params.tags`).
     pub tags: Vec<String>,
+    /// `model_info.priority` (lower first) for `priority-based-routing`.
+    pub priority: Option<u32>,
+    /// `input_cost_per_token` (`model_info` or `litellm_params`).
+    pub input_cost_per_token: Option<f64>,
+    /// `output_cost_per_token` (`model_info` or `litellm_params`).
+    pub output_cost_per_token: Option<f64>,
+    /// `model_info.max_input_tokens`: the pre-call check skips deployments a prompt overflows.
+    pub max_input_tokens: Option<u32>,
     /// `model_info.supports_assistant_prefill`: may continue a broken stream.
     pub supports_assistant_prefill: bool,
     /// `litellm_params.stream_timeout`: time allowed to the first token of a stream.
@@ -256,6 +264,86 @@ pub struct RouterSettings {
     pub enable_mid_stream_fallback_continuation: bool,
     /// `stream_recovery: litellm | multigrid`.
     pub stream_recovery: StreamRecovery,
+    /// `enable_pre_call_checks`: skip deployments over their RPM/TPM (or a prompt's window).
+    pub enable_pre_call_checks: bool,
+    /// `recovery: ttl | half_open`.
+    pub recovery: Recovery,
+    /// `classification: litellm | deltallm`.
+    pub classification: Classification,
+    /// `health_check_interval`: background probes of every deployment (DeltaLLM).
+    pub health_check_interval: Option<Duration>,
+    /// `profile: litellm | deltallm`, as written (its bundle is already applied).
+    pub profile: Option<Profile>,
+}
+
+/// What happens when a cooldown expires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// LiteLLM's: simply eligible again.
+    #[default]
+    Ttl,
+    /// DeltaLLM's: one trial request at a time; success closes, failure re-cools at once.
+    HalfOpen,
+}
+
+impl Recovery {
+    /// Parses `ttl` / `half_open`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.trim() {
+            "ttl" => Some(Self::Ttl),
+            "half_open" | "half-open" => Some(Self::HalfOpen),
+            _ => None,
+        }
+    }
+}
+
+/// How provider failures are classified.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Classification {
+    /// LiteLLM's rules.
+    #[default]
+    LiteLlm,
+    /// DeltaLLM's rules.
+    DeltaLlm,
+}
+
+impl Classification {
+    /// Parses `litellm` / `deltallm`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.trim() {
+            "litellm" => Some(Self::LiteLlm),
+            "deltallm" => Some(Self::DeltaLlm),
+            _ => None,
+        }
+    }
+}
+
+/// A named bundle of settings (`router_settings.profile`); explicit settings still win.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// LiteLLM: `recovery: ttl`, `classification: litellm`, `stream_recovery: litellm`.
+    LiteLlm,
+    /// DeltaLLM: `recovery: half_open`, `classification: deltallm`.
+    DeltaLlm,
+}
+
+impl Profile {
+    /// Parses `litellm` / `deltallm`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.trim() {
+            "litellm" => Some(Self::LiteLlm),
+            "deltallm" => Some(Self::DeltaLlm),
+            _ => None,
+        }
+    }
+
+    /// What the profile sets: `(recovery, classification)`.
+    pub fn bundle(self) -> (Recovery, Classification) {
+        match self {
+            Profile::LiteLlm => (Recovery::Ttl, Classification::LiteLlm),
+            Profile::DeltaLlm => (Recovery::HalfOpen, Classification::DeltaLlm),
+        }
+    }
 }
 
 impl Default for RouterSettings {
@@ -282,6 +370,11 @@ impl Default for RouterSettings {
             stream_stall_timeout: None,
             enable_mid_stream_fallback_continuation: false,
             stream_recovery: StreamRecovery::default(),
+            enable_pre_call_checks: false,
+            recovery: Recovery::default(),
+            classification: Classification::default(),
+            health_check_interval: None,
+            profile: None,
         }
     }
 }

@@ -8,8 +8,9 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::Deployment;
+use crate::config::{Deployment, RoutingStrategyName};
 use crate::request::Request;
+use crate::stats::DeploymentLoad;
 
 /// What a strategy may look at when it picks.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +21,24 @@ pub struct PickContext<'a> {
     pub candidates: &'a [usize],
     /// The request being served.
     pub request: &'a Request,
+    /// Every deployment's load (indexed like `deployments`).
+    pub load: &'a [DeploymentLoad],
+    /// The current minute (for [`DeploymentLoad::usage`]).
+    pub minute: u64,
+}
+
+/// The strategy a name selects.
+pub fn for_name(name: RoutingStrategyName) -> Box<dyn SelectionStrategy> {
+    match name {
+        RoutingStrategyName::SimpleShuffle
+        | RoutingStrategyName::Weighted
+        | RoutingStrategyName::PriorityBased
+        | RoutingStrategyName::LeastBusy
+        | RoutingStrategyName::LatencyBased
+        | RoutingStrategyName::CostBased
+        | RoutingStrategyName::UsageBased
+        | RoutingStrategyName::RateLimitAware => Box::new(SimpleShuffle),
+    }
 }
 
 /// Picks one candidate.

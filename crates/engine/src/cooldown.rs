@@ -61,6 +61,8 @@ pub struct FailureContext<'a> {
     pub group_size: usize,
     /// The failure.
     pub failure: &'a ProviderFailure,
+    /// The classifier's verdict: does this failure say the deployment is unhealthy?
+    pub counts_against_health: bool,
     /// The failure's Retry-After, resolved against the clock.
     pub retry_after: Option<Duration>,
     /// Now.
@@ -88,6 +90,8 @@ pub trait CooldownTrigger {
         ctx: &FailureContext<'_>,
         store: &dyn StateStore,
     ) -> Option<CooldownDecision>;
+    /// The deployment recovered: forget its failure history.
+    fn reset(&self, _deployment_index: usize) {}
 }
 
 /// The cooldown time for a failure: deployment's own, else Retry-After, else the router's.
@@ -138,6 +142,17 @@ pub struct ErrorRateWindow {
 }
 
 impl ErrorRateWindow {
+    /// Forgets a deployment's counts.
+    pub fn reset(&self, deployment: usize) {
+        let mut counts = match self.counts.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some(entry) = counts.get_mut(deployment) {
+            *entry = WindowCounts::default();
+        }
+    }
+
     /// Records an outcome; returns `(successes, failures)` in the current window.
     pub fn record(&self, deployment: usize, now: Instant, failed: bool) -> (u32, u32) {
         let mut counts = match self.counts.lock() {
@@ -178,12 +193,16 @@ impl CooldownTrigger for LiteLlmCooldown {
         self.window.record(deployment_index, now, false);
     }
 
+    fn reset(&self, deployment_index: usize) {
+        self.window.reset(deployment_index);
+    }
+
     fn on_failure(
         &self,
         ctx: &FailureContext<'_>,
         store: &dyn StateStore,
     ) -> Option<CooldownDecision> {
-        if ctx.settings.disable_cooldowns || !counts_against_deployment(ctx.failure) {
+        if ctx.settings.disable_cooldowns || !ctx.counts_against_health {
             return None;
         }
         let duration = cooldown_time(ctx.deployment, ctx.retry_after, ctx.settings);

@@ -50,6 +50,29 @@ pub enum CooldownReason {
     NonRetryableStatus,
     /// A lone deployment whose every request in the window failed (at least the threshold).
     LoneDeploymentAllFailed,
+    /// Half-open recovery: the one trial request failed.
+    HalfOpenTrialFailed,
+    /// A background health probe failed.
+    ProbeFailed,
+}
+
+/// How a deployment became healthy again before its cooldown would have ended it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveredVia {
+    /// Its half-open trial request succeeded.
+    Trial,
+    /// A background health probe succeeded.
+    Probe,
+}
+
+impl RecoveredVia {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecoveredVia::Trial => "trial",
+            RecoveredVia::Probe => "probe",
+        }
+    }
 }
 
 impl CooldownReason {
@@ -61,6 +84,8 @@ impl CooldownReason {
             CooldownReason::ErrorRate => "error_rate",
             CooldownReason::NonRetryableStatus => "non_retryable_status",
             CooldownReason::LoneDeploymentAllFailed => "lone_deployment_all_failed",
+            CooldownReason::HalfOpenTrialFailed => "half_open_trial_failed",
+            CooldownReason::ProbeFailed => "probe_failed",
         }
     }
 }
@@ -105,6 +130,11 @@ pub enum GiveUpReason {
     NoHealthyDeployment,
     /// A stream broke after content reached the caller: a retry would repeat output.
     StreamContentDelivered,
+    /// DeltaLLM: an unclassified 401/403/404 goes straight to the general fallback chain.
+    ClassifiedGeneralFallbacks,
+    /// DeltaLLM: an unclassified 400/409/422 skips same-deployment retries; the group's
+    /// remaining deployments are tried, then the general fallbacks.
+    ClassifiedRemainingDeployments,
 }
 
 impl GiveUpReason {
@@ -120,6 +150,8 @@ impl GiveUpReason {
             GiveUpReason::AuthSingleDeployment => "auth_single_deployment",
             GiveUpReason::NoHealthyDeployment => "no_healthy_deployment",
             GiveUpReason::StreamContentDelivered => "stream_content_delivered",
+            GiveUpReason::ClassifiedGeneralFallbacks => "classified_general_fallbacks",
+            GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
         }
     }
 }
@@ -251,6 +283,39 @@ pub enum EventKind {
         /// Deployment.
         deployment_id: Arc<str>,
     },
+    /// A cooldown ended under half-open recovery: the deployment admits one trial request.
+    HalfOpen {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment.
+        deployment_id: Arc<str>,
+    },
+    /// A deployment is healthy again (its trial or a probe succeeded): cooldown, half-open
+    /// state and failure counts are cleared.
+    Recovered {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment.
+        deployment_id: Arc<str>,
+        /// What showed it healthy.
+        via: RecoveredVia,
+    },
+    /// A background health probe succeeded.
+    ProbeOk {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment.
+        deployment_id: Arc<str>,
+    },
+    /// A background health probe failed.
+    ProbeFailed {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment.
+        deployment_id: Arc<str>,
+        /// How.
+        failure: FailureKind,
+    },
     /// Every candidate of a group is cooling: the pick fails with `router_rate_limit`.
     AllCooled {
         /// Model group.
@@ -336,6 +401,10 @@ impl EventKind {
             EventKind::CooldownSet { .. } => "cooldown_set",
             EventKind::CooldownEnd { .. } => "cooldown_end",
             EventKind::AllCooled { .. } => "all_cooled",
+            EventKind::HalfOpen { .. } => "half_open",
+            EventKind::Recovered { .. } => "recovered",
+            EventKind::ProbeOk { .. } => "probe_ok",
+            EventKind::ProbeFailed { .. } => "probe_failed",
             EventKind::RequestEnd { .. } => "request_end",
             EventKind::StreamBreak { .. } => "stream_break",
             EventKind::StreamContinued { .. } => "stream_continued",

@@ -50,11 +50,13 @@ pub enum FailureKind {
     ApiConnection,
     /// The router's own: every candidate deployment is cooling down.
     RouterRateLimit,
+    /// A success with empty choices (DeltaLLM's classification; LiteLLM passes it through).
+    MalformedResponse,
 }
 
 impl FailureKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 16] = [
+    pub const ALL: [FailureKind; 17] = [
         FailureKind::RateLimit,
         FailureKind::ContextWindowExceeded,
         FailureKind::ContentPolicyViolation,
@@ -71,6 +73,7 @@ impl FailureKind {
         FailureKind::Overloaded,
         FailureKind::ApiConnection,
         FailureKind::RouterRateLimit,
+        FailureKind::MalformedResponse,
     ];
 
     /// The snake_case name used in configs, events and reports.
@@ -92,6 +95,7 @@ impl FailureKind {
             FailureKind::Overloaded => "overloaded",
             FailureKind::ApiConnection => "api_connection",
             FailureKind::RouterRateLimit => "router_rate_limit",
+            FailureKind::MalformedResponse => "malformed_response",
         }
     }
 
@@ -117,7 +121,7 @@ impl FailureKind {
             FailureKind::BadGateway => Some(502),
             FailureKind::ServiceUnavailable => Some(503),
             FailureKind::Overloaded => Some(529),
-            FailureKind::ApiConnection => None,
+            FailureKind::ApiConnection | FailureKind::MalformedResponse => None,
         }
     }
 
@@ -168,6 +172,7 @@ impl FailureKind {
             FailureKind::Overloaded => &["OverloadedError"],
             FailureKind::ApiConnection => &["APIConnectionError"],
             FailureKind::RouterRateLimit => &["RouterRateLimitError", "RateLimitError"],
+            FailureKind::MalformedResponse => &["MalformedResponseError"],
         }
     }
 
@@ -195,6 +200,7 @@ impl FailureKind {
             FailureKind::ServiceUnavailable => &[FailureKind::ServiceUnavailable],
             FailureKind::Overloaded => &[FailureKind::Overloaded],
             FailureKind::ApiConnection => &[FailureKind::ApiConnection],
+            FailureKind::MalformedResponse => &[FailureKind::MalformedResponse],
         }
     }
 

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod backoff;
+pub mod classify;
 pub mod clock;
 pub mod config;
 pub mod cooldown;

@@ -159,7 +159,8 @@ impl RouterFailure {
             | FailureKind::BadGateway
             | FailureKind::ServiceUnavailable
             | FailureKind::Overloaded
-            | FailureKind::ApiConnection => true,
+            | FailureKind::ApiConnection
+            | FailureKind::MalformedResponse => true,
             FailureKind::ContextWindowExceeded
             | FailureKind::ContentPolicyViolation
             | FailureKind::BadRequest

@@ -25,9 +25,13 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::backoff::{Backoff, LiteLlmBackoff, WaitContext};
+use crate::classify::{FailureClassifier, RecoveryScope};
 use crate::clock::{Clock, TokioClock};
+use crate::config::Recovery;
 use crate::config::{Deployment, FallbackTarget, RouterConfig, RoutingStrategyName};
+use crate::cooldown::cooldown_time;
 use crate::cooldown::{CooldownTrigger, FailureContext, LiteLlmCooldown};
+use crate::event::{CooldownReason, RecoveredVia};
 use crate::event::{EventKind, EventSink, GiveUpReason, NullSink, RoutingEvent};
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::fallback;
@@ -192,6 +196,8 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             .state
             .unwrap_or_else(|| Box::new(InMemoryState::new(config.deployments.len())));
         let strategy = crate::strategy::for_name(config.settings.routing_strategy);
+        let config_classification = config.settings.classification;
+        let deployments = config.deployments.len();
         let load = LoadTracker::new(config.deployments.len(), self.clock.now());
         Router {
             groups,
@@ -206,6 +212,8 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             cooldown: self.cooldown,
             state,
             load,
+            classifier: crate::classify::for_setting(config_classification),
+            half_open: Mutex::new(vec![HalfOpen::default(); deployments]),
             cooldown_changed: Notify::new(),
         }
     }
@@ -225,7 +233,30 @@ pub struct Router<P, C = TokioClock> {
     cooldown: Box<dyn CooldownTrigger>,
     state: Box<dyn StateStore>,
     load: LoadTracker,
+    classifier: Box<dyn FailureClassifier>,
+    half_open: Mutex<Vec<HalfOpen>>,
     cooldown_changed: Notify,
+}
+
+/// DeltaLLM's half-open state of one deployment.
+#[derive(Clone, Copy, Debug, Default)]
+struct HalfOpen {
+    /// The cooldown expired and no trial has succeeded yet.
+    active: bool,
+    /// The one trial request is in flight: everyone else skips the deployment.
+    trial_in_flight: bool,
+}
+
+/// Why a group level had no deployment to pick.
+enum NoCandidate {
+    /// Every deployment is cooling (or holding its half-open trial).
+    AllCooling { retry_after: Duration },
+    /// No deployment carries the request's tags (nor `default`).
+    NoTagMatch,
+    /// Pre-call checks: every deployment is over its RPM/TPM this minute.
+    OverLimits { retry_after: Duration },
+    /// Pre-call checks: the prompt overflows every deployment's `max_input_tokens`.
+    ContextTooLarge,
 }
 
 /// Per-request bookkeeping.
@@ -392,6 +423,176 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 deployment_id: d.id.clone(),
             },
         });
+        if self.config.settings.recovery == Recovery::HalfOpen {
+            lock(&self.half_open)[deployment] = HalfOpen {
+                active: true,
+                trial_in_flight: false,
+            };
+            self.sink.emit(&RoutingEvent {
+                at: until,
+                request_id: None,
+                kind: EventKind::HalfOpen {
+                    model_group: d.model_name.clone(),
+                    deployment_id: d.id.clone(),
+                },
+            });
+        }
+    }
+
+    /// Whether `deployment` cannot take a request now: cooling, or half-open with its one
+    /// trial already in flight.
+    fn is_unavailable(&self, deployment: usize, now: Instant) -> bool {
+        self.is_cooling(deployment, now) || lock(&self.half_open)[deployment].trial_in_flight
+    }
+
+    /// Claims the half-open trial of `deployment`, if it is half-open: the attempt about to
+    /// start is then the trial.
+    fn claim_trial(&self, deployment: usize) -> bool {
+        let mut states = lock(&self.half_open);
+        let state = &mut states[deployment];
+        if state.active && !state.trial_in_flight {
+            state.trial_in_flight = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The deployment is healthy again: no cooldown, no half-open state, no failure history.
+    fn restore(&self, deployment: usize, via: RecoveredVia, request_id: Option<u64>) {
+        let was_cooling = self.state.clear_cooldown(deployment);
+        let was_half_open = {
+            let mut states = lock(&self.half_open);
+            std::mem::take(&mut states[deployment]).active
+        };
+        if was_cooling || was_half_open {
+            self.state.reset_allowed_fails(deployment);
+            self.cooldown.reset(deployment);
+            if was_cooling {
+                self.cooldown_changed.notify_one();
+            }
+            let d = &self.config.deployments[deployment];
+            self.emit(
+                request_id,
+                EventKind::Recovered {
+                    model_group: d.model_name.clone(),
+                    deployment_id: d.id.clone(),
+                    via,
+                },
+            );
+        }
+    }
+
+    /// Cools `deployment` for `duration` and reports it.
+    fn cool(
+        &self,
+        deployment: usize,
+        duration: Duration,
+        reason: CooldownReason,
+        failure: FailureKind,
+        request_id: Option<u64>,
+    ) {
+        if duration.is_zero() {
+            return;
+        }
+        let now = self.clock.now();
+        let until = self.state.set_cooldown(deployment, now + duration);
+        self.cooldown_changed.notify_one();
+        let d = &self.config.deployments[deployment];
+        self.emit(
+            request_id,
+            EventKind::CooldownSet {
+                model_group: d.model_name.clone(),
+                deployment_id: d.id.clone(),
+                reason,
+                failure,
+                duration,
+                until,
+            },
+        );
+    }
+
+    /// The deployments of a group level a request may be picked from, in DeltaLLM's order:
+    /// drop cooling (and half-open-busy) deployments, filter by the request's tags, then the
+    /// pre-call RPM/TPM and context checks.
+    fn candidates(
+        &self,
+        members: &[usize],
+        request: &Request,
+        now: Instant,
+        out: &mut Indices,
+    ) -> Result<(), NoCandidate> {
+        out.clear();
+        let deployments = &self.config.deployments;
+        let tagged = |d: usize| {
+            request.tags.is_empty() || deployments[d].tags.iter().any(|t| request.tags.contains(t))
+        };
+        let default_tagged = |d: usize| deployments[d].tags.iter().any(|t| t == "default");
+        let tag_filter: &dyn Fn(usize) -> bool = if members.iter().any(|&d| tagged(d)) {
+            &tagged
+        } else if !request.tags.is_empty() && members.iter().any(|&d| default_tagged(d)) {
+            &default_tagged
+        } else {
+            return Err(NoCandidate::NoTagMatch);
+        };
+        out.extend(
+            members
+                .iter()
+                .copied()
+                .filter(|&d| tag_filter(d) && !self.is_unavailable(d, now)),
+        );
+        if out.is_empty() {
+            if self.health_check_routing() {
+                out.extend(members.iter().copied().filter(|&d| tag_filter(d)));
+            } else {
+                let retry_after = members
+                    .iter()
+                    .filter_map(|&d| self.state.cooldown_until(d))
+                    .min()
+                    .map_or(Duration::ZERO, |until| until.saturating_duration_since(now));
+                return Err(NoCandidate::AllCooling { retry_after });
+            }
+        }
+        if !self.config.settings.enable_pre_call_checks {
+            return Ok(());
+        }
+        let minute = self.load.minute_of(now);
+        let (mut over_limits, mut too_large) = (false, false);
+        let kept: Vec<usize> = self.load.read(|load| {
+            out.as_slice()
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    let dep = &deployments[d];
+                    if dep
+                        .max_input_tokens
+                        .is_some_and(|m| request.input_tokens > m)
+                    {
+                        too_large = true;
+                        return false;
+                    }
+                    let (requests, tokens) = load[d].usage(minute);
+                    let over = dep.rpm.is_some_and(|rpm| requests >= rpm)
+                        || dep
+                            .tpm
+                            .is_some_and(|tpm| tokens + u64::from(request.input_tokens) > tpm);
+                    over_limits |= over;
+                    !over
+                })
+                .collect()
+        });
+        out.clear();
+        out.extend(kept);
+        if out.is_empty() {
+            if over_limits {
+                let retry_after = self.load.until_next_minute(now);
+                return Err(NoCandidate::OverLimits { retry_after });
+            }
+            if too_large {
+                return Err(NoCandidate::ContextTooLarge);
+            }
+        }
+        Ok(())
     }
 
     /// Ends every expired cooldown now. [`Router::run_cooldown_sweeper`] calls this at each
@@ -418,6 +619,100 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                 }
                 None => notified.await,
+            }
+        }
+    }
+
+    /// Background health probes (DeltaLLM), every `router_settings.health_check_interval`;
+    /// returns at once when no interval is set. Each round probes every deployment at the
+    /// same instant with a one-token request: a success restores a cooling or half-open
+    /// deployment (`probe_ok`, `recovered`), a failure that counts against health cools it
+    /// (`probe_failed`, `cooldown_set`) without any user traffic.
+    pub async fn run_health_checks(&self) {
+        let Some(interval) = self.config.settings.health_check_interval else {
+            return;
+        };
+        if interval.is_zero() {
+            return;
+        }
+        let mut round = 0u64;
+        loop {
+            self.clock.sleep_until(self.clock.now() + interval).await;
+            round += 1;
+            let probes: Vec<_> = (0..self.config.deployments.len())
+                .map(|d| Box::pin(self.probe(d, round)))
+                .collect();
+            join_all(probes).await;
+        }
+    }
+
+    async fn probe(&self, deployment_index: usize, round: u64) {
+        let deployment = &self.config.deployments[deployment_index];
+        let mut request = Request::new(
+            PROBE_REQUEST_ID_BASE + round * 10_000 + deployment_index as u64,
+            deployment.model_name.clone(),
+        );
+        request.input_tokens = 1;
+        request.max_tokens = Some(1);
+        request.output_tokens = Some(1);
+        let call = ProviderCall {
+            deployment,
+            deployment_index,
+            request: &request,
+            attempt: 1,
+        };
+        let result = match deployment.timeout.or(self.config.settings.timeout) {
+            None => self.provider.call(call).await,
+            Some(limit) => {
+                let deadline = self.clock.now() + limit;
+                tokio::select! {
+                    biased;
+                    r = self.provider.call(call) => r,
+                    () = self.clock.sleep_until(deadline) => {
+                        Err(ProviderFailure::new(FailureKind::Timeout))
+                    }
+                }
+            }
+        };
+        let (group, id) = (deployment.model_name.clone(), deployment.id.clone());
+        match result {
+            Ok(_) => {
+                self.emit(
+                    None,
+                    EventKind::ProbeOk {
+                        model_group: group,
+                        deployment_id: id,
+                    },
+                );
+                self.restore(deployment_index, RecoveredVia::Probe, None);
+            }
+            Err(failure) => {
+                self.emit(
+                    None,
+                    EventKind::ProbeFailed {
+                        model_group: group,
+                        deployment_id: id,
+                        failure: failure.kind,
+                    },
+                );
+                if self.classifier.counts_against_health(&failure)
+                    && !self.config.settings.disable_cooldowns
+                {
+                    let retry_after = failure
+                        .retry_after
+                        .as_ref()
+                        .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis()));
+                    let duration = cooldown_time(deployment, retry_after, &self.config.settings);
+                    // A probe during a half-open period takes the trial's place.
+                    lock(&self.half_open)[deployment_index] = HalfOpen::default();
+                    self.cool(
+                        deployment_index,
+                        duration,
+                        CooldownReason::ProbeFailed,
+                        failure.kind,
+                        None,
+                    );
+                }
             }
         }
     }
@@ -647,7 +942,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let g = &self.groups[group];
         let now = self.clock.now();
         let mut level = (0..g.levels.len())
-            .find(|&l| g.level_members(l).iter().any(|&d| !self.is_cooling(d, now)))
+            .find(|&l| {
+                g.level_members(l)
+                    .iter()
+                    .any(|&d| !self.is_unavailable(d, now))
+            })
             .unwrap_or(0);
         let mut tried = Indices::new();
         let mut failed = loop {
@@ -664,7 +963,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let skips_walk = matches!(
                 failed.failure.kind,
                 FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
-            );
+            ) || self.classifier.scope(&failed.failure)
+                != RecoveryScope::RetryPolicy;
             if request.disable_fallbacks || skips_walk || level + 1 >= g.levels.len() {
                 break failed;
             }
@@ -678,13 +978,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
             );
             level += 1;
         };
-        let failover = self.config.settings.enable_weighted_failover
+        let scope = self.classifier.scope(&failed.failure);
+        let weighted = self.config.settings.enable_weighted_failover
             && self.config.settings.routing_strategy == RoutingStrategyName::SimpleShuffle
-            && !request.disable_fallbacks
+            && scope == RecoveryScope::RetryPolicy
             && !matches!(
                 failed.failure.kind,
                 FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
             );
+        let failover = !request.disable_fallbacks
+            && (weighted || scope == RecoveryScope::RemainingDeployments);
         if !failover {
             return Err(failed);
         }
@@ -695,7 +998,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 g.members
                     .iter()
                     .copied()
-                    .filter(|d| !tried.contains(d) && !self.is_cooling(*d, now)),
+                    .filter(|d| !tried.contains(d) && !self.is_unavailable(*d, now)),
             );
             if candidates.is_empty() {
                 return Err(failed);
@@ -715,7 +1018,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
             match self.attempt(g, deployment, request, depth, run).await {
                 Ok(done) => return Ok(done),
                 Err(f) if f.committed => return Err(f),
-                Err(f) => failed = f,
+                Err(f) => {
+                    let stop = self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
+                    failed = f;
+                    if stop {
+                        return Err(failed);
+                    }
+                }
             }
         }
     }
@@ -762,33 +1071,29 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let mut candidates = Indices::new();
         loop {
             let now = self.clock.now();
-            candidates.clear();
-            candidates.extend(
-                members
-                    .iter()
-                    .copied()
-                    .filter(|&d| !self.is_cooling(d, now)),
-            );
-            if candidates.is_empty() && self.health_check_routing() {
-                candidates.extend(members.iter().copied());
-            }
-            let result = if candidates.is_empty() {
-                let soonest = members
-                    .iter()
-                    .filter_map(|&d| self.state.cooldown_until(d))
-                    .min()
-                    .map_or(Duration::ZERO, |until| until.saturating_duration_since(now));
-                self.emit(
-                    Some(request.id),
-                    EventKind::AllCooled {
-                        model_group: g.name.clone(),
-                        retry_after: soonest,
-                    },
-                );
+            let picked = self.candidates(members, request, now, &mut candidates);
+            let result = if let Err(none) = picked {
                 run.last_group = Some(g.name.clone());
+                let (kind, retry_after) = match none {
+                    NoCandidate::AllCooling { retry_after } => {
+                        self.emit(
+                            Some(request.id),
+                            EventKind::AllCooled {
+                                model_group: g.name.clone(),
+                                retry_after,
+                            },
+                        );
+                        (FailureKind::RouterRateLimit, Some(retry_after))
+                    }
+                    NoCandidate::OverLimits { retry_after } => {
+                        (FailureKind::RouterRateLimit, Some(retry_after))
+                    }
+                    NoCandidate::NoTagMatch => (FailureKind::BadRequest, None),
+                    NoCandidate::ContextTooLarge => (FailureKind::ContextWindowExceeded, None),
+                };
                 Err(Failed {
-                    failure: ProviderFailure::new(FailureKind::RouterRateLimit),
-                    retry_after: Some(soonest),
+                    failure: ProviderFailure::new(kind),
+                    retry_after,
                     committed: false,
                 })
             } else {
@@ -817,7 +1122,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let now = self.clock.now();
             let healthy_left = members
                 .iter()
-                .filter(|&&d| !self.is_cooling(d, now))
+                .filter(|&&d| !self.is_unavailable(d, now))
                 .count();
             let deployment = run
                 .last_deployment_index
@@ -835,9 +1140,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 settings,
             };
             let budget = self.retry.budget(failed.failure.kind, &ctx);
-            let give_up = self
-                .retry
-                .not_worth_retrying(&failed.failure, &ctx)
+            let classified = match self.classifier.scope(&failed.failure) {
+                RecoveryScope::RetryPolicy => None,
+                RecoveryScope::GeneralFallbacks => Some(GiveUpReason::ClassifiedGeneralFallbacks),
+                RecoveryScope::RemainingDeployments => {
+                    Some(GiveUpReason::ClassifiedRemainingDeployments)
+                }
+            };
+            let give_up = classified
+                .or_else(|| self.retry.not_worth_retrying(&failed.failure, &ctx))
                 .or((retries_done >= budget).then_some(GiveUpReason::RetriesExhausted));
             if let Some(reason) = give_up {
                 self.emit(
@@ -923,6 +1234,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         };
         self.load
             .on_start(deployment_index, start, request.input_tokens);
+        let trial = self.claim_trial(deployment_index);
         let timeout = deployment.timeout.or(self.config.settings.timeout);
         let result = match timeout {
             None => self.provider.call(call).await,
@@ -949,7 +1261,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         };
         let end = self.clock.now();
         // Latency-based routing learns from successes (a stream by its time to first token)
-        // and from timeouts (as long as they took); other failures say nothing about speed.
+        // and from timeouts (as long as they took); other failures say nothing about speed,
+        // but they do make the deployment "tried" (see `DeploymentLoad::was_tried`).
         let sample = match &result {
             Ok(_) => Some(match run.stream.first_token_at {
                 Some(first) if request.stream && first >= start => first - start,
@@ -1015,36 +1328,48 @@ impl<P: Provider, C: Clock> Router<P, C> {
         match result {
             Ok(done) => {
                 self.cooldown.on_success(deployment_index, end);
+                if trial {
+                    self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
+                }
                 Ok(done)
             }
             Err(failure) => {
-                let ctx = FailureContext {
-                    deployment,
-                    deployment_index,
-                    group_size: g.members.len(),
-                    failure: &failure,
-                    retry_after,
-                    now: end,
-                    settings: &self.config.settings,
-                };
-                if let Some(decision) = self.cooldown.on_failure(&ctx, self.state.as_ref())
-                    && !decision.duration.is_zero()
-                {
-                    let until = self
-                        .state
-                        .set_cooldown(deployment_index, end + decision.duration);
-                    self.cooldown_changed.notify_one();
-                    self.emit(
-                        Some(request.id),
-                        EventKind::CooldownSet {
-                            model_group: g.name.clone(),
-                            deployment_id: deployment.id.clone(),
-                            reason: decision.reason,
-                            failure: failure.kind,
-                            duration: decision.duration,
-                            until,
-                        },
-                    );
+                let counts = self.classifier.counts_against_health(&failure);
+                if trial {
+                    // The half-open trial failed: a new cooldown at once, if the failure says
+                    // anything about the deployment; otherwise the next request is the trial.
+                    lock(&self.half_open)[deployment_index].trial_in_flight = false;
+                    if counts && !self.config.settings.disable_cooldowns {
+                        let duration =
+                            cooldown_time(deployment, retry_after, &self.config.settings);
+                        self.cool(
+                            deployment_index,
+                            duration,
+                            CooldownReason::HalfOpenTrialFailed,
+                            failure.kind,
+                            Some(request.id),
+                        );
+                    }
+                } else {
+                    let ctx = FailureContext {
+                        deployment,
+                        deployment_index,
+                        group_size: g.members.len(),
+                        failure: &failure,
+                        counts_against_health: counts,
+                        retry_after,
+                        now: end,
+                        settings: &self.config.settings,
+                    };
+                    if let Some(decision) = self.cooldown.on_failure(&ctx, self.state.as_ref()) {
+                        self.cool(
+                            deployment_index,
+                            decision.duration,
+                            decision.reason,
+                            failure.kind,
+                            Some(request.id),
+                        );
+                    }
                 }
                 Err(Failed {
                     failure,
@@ -1254,6 +1579,31 @@ fn apply_overrides(request: &Request, target: &FallbackTarget) -> Request {
         hop.params.insert(key.clone(), value.clone());
     }
     hop
+}
+
+/// Probe requests carry ids from here up (they are not traffic; their events carry no id).
+pub const PROBE_REQUEST_ID_BASE: u64 = 1 << 62;
+
+/// Polls every future until all are done (the probes of one round run concurrently).
+async fn join_all<F: std::future::Future<Output = ()> + Unpin>(mut futures: Vec<F>) {
+    let mut done = vec![false; futures.len()];
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, done) in futures.iter_mut().zip(done.iter_mut()) {
+            if !*done {
+                match std::pin::Pin::new(future).poll(cx) {
+                    std::task::Poll::Ready(()) => *done = true,
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
 }
 
 /// Glob matching with `*` only (LiteLLM's wildcard model names: `openai/*`, `claude-*`, `*`).

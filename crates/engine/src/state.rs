@@ -28,6 +28,11 @@ pub trait StateStore {
     /// Counts one failure of `deployment`; a fresh counter expires `ttl` after this failure.
     /// Returns the count including this failure.
     fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32;
+    /// Removes the cooldown of `deployment` (half-open success, health probe); true if one
+    /// existed.
+    fn clear_cooldown(&self, deployment: usize) -> bool;
+    /// Forgets the allowed-fails count of `deployment`.
+    fn reset_allowed_fails(&self, deployment: usize);
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -117,6 +122,22 @@ impl StateStore for InMemoryState {
 
     fn next_cooldown_deadline(&self) -> Option<Instant> {
         self.with(|s| s.cooldowns.iter().flatten().min().copied())
+    }
+
+    fn clear_cooldown(&self, deployment: usize) -> bool {
+        self.with(|s| {
+            s.cooldowns
+                .get_mut(deployment)
+                .is_some_and(|entry| entry.take().is_some())
+        })
+    }
+
+    fn reset_allowed_fails(&self, deployment: usize) {
+        self.with(|s| {
+            if let Some(entry) = s.allowed_fails.get_mut(deployment) {
+                *entry = None;
+            }
+        });
     }
 
     fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32 {

@@ -20,6 +20,8 @@ pub const LATENCY_SAMPLES: usize = 10;
 pub struct DeploymentLoad {
     /// Attempts under way.
     pub in_flight: u32,
+    /// Some attempt on it has ended (with or without a latency sample).
+    tried: bool,
     latencies: [Duration; LATENCY_SAMPLES],
     samples: usize,
     next_sample: usize,
@@ -33,6 +35,13 @@ impl DeploymentLoad {
     pub fn mean_latency(&self) -> Option<Duration> {
         let n = self.samples.min(LATENCY_SAMPLES);
         (n > 0).then(|| self.latencies[..n].iter().sum::<Duration>() / n as u32)
+    }
+
+    /// Whether any attempt on it has ended. A deployment that was tried but has no latency
+    /// sample has only failed (fast failures say nothing about speed): latency-based routing
+    /// ranks it after every measured one rather than as "new".
+    pub fn was_tried(&self) -> bool {
+        self.tried
     }
 
     /// Latency samples taken so far (saturating at [`LATENCY_SAMPLES`]).
@@ -72,6 +81,12 @@ impl LoadTracker {
             start,
             entries: Mutex::new(vec![DeploymentLoad::default(); deployments]),
         }
+    }
+
+    /// Time from `now` to the start of the next minute.
+    pub fn until_next_minute(&self, now: Instant) -> Duration {
+        let into = now.saturating_duration_since(self.start).as_nanos() % 60_000_000_000;
+        Duration::from_secs(60).saturating_sub(Duration::from_nanos(into as u64))
     }
 
     /// The minute `now` falls in.
@@ -118,6 +133,7 @@ impl LoadTracker {
         self.with(|entries| {
             if let Some(e) = entries.get_mut(deployment) {
                 e.in_flight = e.in_flight.saturating_sub(1);
+                e.tried = true;
                 e.roll(minute);
                 e.tokens += u64::from(output_tokens);
                 if let Some(latency) = latency {

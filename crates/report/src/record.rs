@@ -40,10 +40,10 @@ use crate::error::ReportError;
 use crate::hgrm::write_hgrm;
 use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
 use crate::summary::{
-    AttemptStats, CooldownStats, DeploymentCooldownStats, InterTokenStats, LatencyStats,
-    StreamSummary, Summary, TtftStats,
+    AttemptStats, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats, HalfOpenStats,
+    InterTokenStats, LatencyStats, StreamSummary, Summary, TtftStats,
 };
-use crate::timeseries::{Count, DeploymentCooldowns, Timeseries};
+use crate::timeseries::{Count, DeploymentCooldowns, Lane, Timeseries};
 use crate::units::{Ms, micros, micros_since, ms_f64, round6, second_of};
 
 /// One row per finished request.
@@ -170,6 +170,7 @@ impl Recorder {
                 agg: Aggregates::default(),
                 series: Timeseries::default(),
                 cooldowns: BTreeMap::new(),
+                half_open: BTreeMap::new(),
                 latency,
                 ttft,
                 inter_token,
@@ -404,6 +405,8 @@ struct Aggregates {
     fallbacks: u64,
     all_cooled: u64,
     cooldowns: u64,
+    recovered: u64,
+    probe_failed: u64,
     latency_sum_us: u128,
     latency_max_us: u64,
     last_event_us: u64,
@@ -434,6 +437,9 @@ struct State {
     agg: Aggregates,
     series: Timeseries,
     cooldowns: BTreeMap<Arc<str>, DeploymentCooldowns>,
+    /// Half-open periods per deployment: from `HalfOpen` to `Recovered` or the next
+    /// `CooldownSet` (the trial failed).
+    half_open: BTreeMap<Arc<str>, DeploymentCooldowns>,
     /// End-to-end latency, µs.
     latency: Histogram<u64>,
     /// Time to first token of streamed requests, µs.
@@ -473,6 +479,9 @@ impl State {
                 ..
             } => {
                 self.agg.cooldowns += 1;
+                if let Some(h) = self.half_open.get_mut(deployment_id) {
+                    h.end(at, &mut self.series);
+                }
                 let until = self.us(*until);
                 self.cooldowns
                     .entry(deployment_id.clone())
@@ -485,6 +494,23 @@ impl State {
                 }
             }
             EventKind::AllCooled { .. } => self.agg.all_cooled += 1,
+            EventKind::HalfOpen { deployment_id, .. } => {
+                self.half_open
+                    .entry(deployment_id.clone())
+                    .or_insert_with(|| DeploymentCooldowns::in_lane(Lane::HalfOpen))
+                    .open_until_closed(at);
+            }
+            EventKind::Recovered { deployment_id, .. } => {
+                self.agg.recovered += 1;
+                if let Some(h) = self.half_open.get_mut(deployment_id) {
+                    h.end(at, &mut self.series);
+                }
+                if let Some(d) = self.cooldowns.get_mut(deployment_id) {
+                    d.end(at, &mut self.series);
+                }
+            }
+            EventKind::ProbeOk { .. } => {}
+            EventKind::ProbeFailed { .. } => self.agg.probe_failed += 1,
             EventKind::StreamBreak { how, .. } => self.agg.stream_breaks[break_index(*how)] += 1,
             EventKind::StreamChunk {
                 tokens,
@@ -741,6 +767,30 @@ impl State {
                 let _ = write!(detail, "retry_after_ms={}", Ms(micros(*retry_after)));
                 (model_group, "")
             }
+            EventKind::HalfOpen {
+                model_group,
+                deployment_id,
+            }
+            | EventKind::ProbeOk {
+                model_group,
+                deployment_id,
+            } => (model_group, deployment_id),
+            EventKind::Recovered {
+                model_group,
+                deployment_id,
+                via,
+            } => {
+                let _ = write!(detail, "via={}", via.as_str());
+                (model_group, deployment_id)
+            }
+            EventKind::ProbeFailed {
+                model_group,
+                deployment_id,
+                failure,
+            } => {
+                let _ = write!(detail, "failure={failure}");
+                (model_group, deployment_id)
+            }
             EventKind::StreamBreak {
                 model_group,
                 deployment_id,
@@ -803,7 +853,11 @@ impl State {
 
         // A run end before the last event would be a caller's slip; never end before it.
         let run_end = self.us(meta.end).max(self.agg.last_event_us);
-        for d in self.cooldowns.values_mut() {
+        for d in self
+            .cooldowns
+            .values_mut()
+            .chain(self.half_open.values_mut())
+        {
             d.finish(run_end, &mut self.series);
         }
 
@@ -901,6 +955,29 @@ impl State {
                 by_deployment,
             },
             all_cooled: agg.all_cooled,
+            half_open: HalfOpenStats {
+                total: self.half_open.values().map(|h| h.count).sum(),
+                half_open_ms_total: ms_f64(
+                    self.half_open
+                        .values()
+                        .fold(0_u64, |sum, h| sum.saturating_add(h.cooled_us)),
+                ),
+                recovered: agg.recovered,
+                probe_failed: agg.probe_failed,
+                by_deployment: self
+                    .half_open
+                    .iter()
+                    .map(|(id, h)| {
+                        (
+                            id.to_string(),
+                            DeploymentHalfOpenStats {
+                                count: h.count,
+                                total_half_open_ms: ms_f64(h.cooled_us),
+                            },
+                        )
+                    })
+                    .collect(),
+            },
             streams: self.stream_summary(),
             stream_breaks: BREAKS
                 .iter()

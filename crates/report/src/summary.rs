@@ -51,6 +51,9 @@ pub struct Summary {
     pub cooldowns: CooldownStats,
     /// `AllCooled` events (picks that failed because every candidate was cooling).
     pub all_cooled: u64,
+    /// Half-open recovery periods (DeltaLLM's recovery), recoveries and failed probes.
+    #[serde(default)]
+    pub half_open: HalfOpenStats,
     /// Streamed requests.
     #[serde(default)]
     pub streams: StreamSummary,
@@ -63,6 +66,30 @@ pub struct Summary {
     pub run_end_ms: f64,
     /// Every event, counted by name.
     pub events: BTreeMap<String, u64>,
+}
+
+/// Half-open periods: from a `half_open` event to `recovered` or the next `cooldown_set`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HalfOpenStats {
+    /// Half-open periods.
+    pub total: u64,
+    /// Time deployments spent half-open, summed, ms.
+    pub half_open_ms_total: f64,
+    /// `recovered` events (a trial or a probe succeeded).
+    pub recovered: u64,
+    /// `probe_failed` events.
+    pub probe_failed: u64,
+    /// Per deployment id.
+    pub by_deployment: BTreeMap<String, DeploymentHalfOpenStats>,
+}
+
+/// One deployment's half-open periods.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeploymentHalfOpenStats {
+    /// Periods.
+    pub count: u64,
+    /// Time spent half-open, ms.
+    pub total_half_open_ms: f64,
 }
 
 /// Attempts per request.
@@ -182,6 +209,10 @@ pub const METRICS: &[&str] = &[
     "cooldowns",
     "cooled_ms_total",
     "all_cooled",
+    "half_open",
+    "half_open_ms_total",
+    "recovered",
+    "probe_failed",
     "duration_ms",
     "streamed",
     "stream_completed",
@@ -289,6 +320,10 @@ impl Summary {
             "cooldowns" => self.cooldowns.total as f64,
             "cooled_ms_total" => self.cooldowns.cooled_ms_total,
             "all_cooled" => self.all_cooled as f64,
+            "half_open" => self.half_open.total as f64,
+            "half_open_ms_total" => self.half_open.half_open_ms_total,
+            "recovered" => self.half_open.recovered as f64,
+            "probe_failed" => self.half_open.probe_failed as f64,
             "duration_ms" => self.duration_ms,
             "streamed" => self.streams.requests as f64,
             "continuation_rate" => self.streams.continuation_rate,

@@ -44,6 +44,18 @@ pub(crate) struct Timeseries {
     /// Difference array of cooling deployments: +1 at an interval's first second, −1 after its
     /// last. May be one longer than `rows`.
     cooling_delta: Vec<i64>,
+    /// The same for half-open deployments.
+    half_open_delta: Vec<i64>,
+}
+
+/// Which per-second lane an interval counts in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// `deployments_cooling`.
+    #[default]
+    Cooling,
+    /// `deployments_half_open`.
+    HalfOpen,
 }
 
 impl Timeseries {
@@ -70,48 +82,56 @@ impl Timeseries {
         }
     }
 
-    /// One deployment cools during seconds `first..=last`.
-    fn add_cooling(&mut self, first: u64, last: u64) {
+    /// One deployment is in `lane` during seconds `first..=last`.
+    fn add_interval(&mut self, lane: Lane, first: u64, last: u64) {
         if first > last || self.touch(last).is_none() {
             return;
         }
         let (Ok(first), Ok(after)) = (usize::try_from(first), usize::try_from(last + 1)) else {
             return;
         };
-        if self.cooling_delta.len() <= after {
-            self.cooling_delta.resize(after + 1, 0);
+        let delta = match lane {
+            Lane::Cooling => &mut self.cooling_delta,
+            Lane::HalfOpen => &mut self.half_open_delta,
+        };
+        if delta.len() <= after {
+            delta.resize(after + 1, 0);
         }
-        self.cooling_delta[first] += 1;
-        self.cooling_delta[after] -= 1;
+        delta[first] += 1;
+        delta[after] -= 1;
     }
 
     /// Writes the CSV (header and every row).
     pub(crate) fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
         writeln!(
             out,
-            "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling"
+            "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open"
         )?;
-        let mut cooling: i64 = 0;
+        let (mut cooling, mut half_open): (i64, i64) = (0, 0);
         for (second, row) in self.rows.iter().enumerate() {
             cooling += self.cooling_delta.get(second).copied().unwrap_or(0);
+            half_open += self.half_open_delta.get(second).copied().unwrap_or(0);
             writeln!(
                 out,
-                "{second},{},{},{},{},{},{}",
+                "{second},{},{},{},{},{},{},{}",
                 row.arrivals,
                 row.ok,
                 row.failed,
                 row.retries,
                 row.fallbacks,
-                cooling.max(0)
+                cooling.max(0),
+                half_open.max(0)
             )?;
         }
         Ok(())
     }
 }
 
-/// The cooldown history of one deployment.
+/// The cooldown (or half-open) history of one deployment.
 #[derive(Debug, Default)]
 pub(crate) struct DeploymentCooldowns {
+    /// The per-second lane its intervals count in.
+    pub(crate) lane: Lane,
     /// `CooldownSet` events (a re-cool counts again).
     pub(crate) count: u64,
     /// Cooled time of the closed intervals, in µs.
@@ -140,6 +160,22 @@ impl DeploymentCooldowns {
         }
     }
 
+    /// An empty history whose intervals count in `lane`.
+    pub(crate) fn in_lane(lane: Lane) -> Self {
+        Self {
+            lane,
+            ..Self::default()
+        }
+    }
+
+    /// Opens an interval at `at` with no deadline (half-open periods end by an event).
+    pub(crate) fn open_until_closed(&mut self, at: u64) {
+        if self.open.is_none() {
+            self.count = self.count.saturating_add(1);
+            self.open = Some((at, u64::MAX));
+        }
+    }
+
     /// A `CooldownEnd` at `at`.
     pub(crate) fn end(&mut self, at: u64, series: &mut Timeseries) {
         if let Some((start, deadline)) = self.open.take() {
@@ -165,7 +201,7 @@ impl DeploymentCooldowns {
             first = first.max(counted + 1);
         }
         if first <= last {
-            series.add_cooling(first, last);
+            series.add_interval(self.lane, first, last);
             self.last_counted_second = Some(last);
         }
     }

@@ -291,13 +291,13 @@ at_ms,event,model_group,deployment_id,detail
 // Arrivals land in the second of `start` (request 2 arrives at 900 ms but ends at 2600 ms);
 // `a` cools over [200, 5200) ms, so seconds 0..=5 have one cooling deployment.
 const TIMESERIES: &str = "\
-second,arrivals,ok,failed,retries,fallbacks,deployments_cooling
-0,2,0,0,1,0,1
-1,0,1,0,0,1,1
-2,0,0,1,0,0,1
-3,0,0,0,0,0,1
-4,0,0,0,0,0,1
-5,0,0,0,0,0,1
+second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open
+0,2,0,0,1,0,1,0
+1,0,1,0,0,1,1,0
+2,0,0,1,0,0,1,0
+3,0,0,0,0,0,1,0
+4,0,0,0,0,0,1,0
+5,0,0,0,0,0,1,0
 ";
 
 // 1500 ms and 1700 ms in µs at 3 significant digits: buckets of 1024 µs, so the highest
@@ -355,6 +355,13 @@ const SUMMARY: &str = r#"{
     }
   },
   "all_cooled": 0,
+  "half_open": {
+    "total": 0,
+    "half_open_ms_total": 0.0,
+    "recovered": 0,
+    "probe_failed": 0,
+    "by_deployment": {}
+  },
   "streams": {
     "requests": 0,
     "outcomes": {

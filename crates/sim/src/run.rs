@@ -170,6 +170,10 @@ async fn simulate(
         let router = router.clone();
         async move { router.run_cooldown_sweeper().await }
     });
+    let probes = tokio::task::spawn_local({
+        let router = router.clone();
+        async move { router.run_health_checks().await }
+    });
     let in_flight = Rc::new(Cell::new(0usize));
     let all_done = Rc::new(Notify::new());
     for arrival in crate::traffic::Arrivals::new(&scenario.traffic, seed) {
@@ -190,6 +194,8 @@ async fn simulate(
     let end = Instant::now();
     sweeper.abort();
     let _ = sweeper.await;
+    probes.abort();
+    let _ = probes.await;
     drop(router);
     let recorder = Arc::try_unwrap(recorder).map_err(|_| {
         routersim_report::ReportError::Histogram("the recorder is still shared".into())

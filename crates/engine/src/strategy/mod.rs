@@ -1,9 +1,29 @@
 //! Selection strategies: which deployment of the eligible ones gets the attempt.
 //!
-//! The router filters first (cooldowns, order level, exclusions); a [`SelectionStrategy`] only
-//! chooses among what is left, drawing from the router's seeded RNG. LiteLLM's default,
-//! `simple-shuffle`, is [`SimpleShuffle`]: *"random, by `weight`, else `rpm`, else `tpm` when
-//! given; uniform otherwise"*.
+//! The router filters first (cooldowns, order level, exclusions, tags, pre-call checks); a
+//! [`SelectionStrategy`] only chooses among what is left, drawing from the router's seeded RNG.
+//! DeltaLLM: *"Removes unhealthy or cooled-down deployments; Applies request tag filtering …;
+//! Optionally skips deployments already above configured RPM or TPM limits; Selects one
+//! deployment with the active routing strategy"*.
+//!
+//! One module per strategy; [`for_name`] maps `router_settings.routing_strategy` to it:
+//!
+//! | name | strategy |
+//! |---|---|
+//! | `simple-shuffle` | [`SimpleShuffle`] |
+//! | `weighted`, `tag-based-routing` | [`Weighted`] |
+//! | `priority-based-routing` | [`PriorityBased`] |
+//! | `least-busy` | [`LeastBusy`] |
+//! | `latency-based-routing` | [`LatencyBased`] |
+//! | `cost-based-routing` | [`CostBased`] |
+//! | `usage-based-routing`, `usage-based-routing-v2` | [`UsageBased`] |
+//! | `rate-limit-aware` | [`RateLimitAware`] |
+//!
+//! Every strategy is deterministic given the RNG: it reads candidates in order, breaks ties with
+//! a uniform draw from the passed RNG (no draw when one candidate is left), and never iterates a
+//! hash map.
+
+use std::cmp::Ordering;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -11,6 +31,24 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::{Deployment, RoutingStrategyName};
 use crate::request::Request;
 use crate::stats::DeploymentLoad;
+
+pub mod cost;
+pub mod latency;
+pub mod least_busy;
+pub mod priority;
+pub mod rate_limit_aware;
+pub mod simple_shuffle;
+pub mod usage;
+pub mod weighted;
+
+pub use cost::CostBased;
+pub use latency::LatencyBased;
+pub use least_busy::LeastBusy;
+pub use priority::PriorityBased;
+pub use rate_limit_aware::RateLimitAware;
+pub use simple_shuffle::SimpleShuffle;
+pub use usage::UsageBased;
+pub use weighted::Weighted;
 
 /// What a strategy may look at when it picks.
 #[derive(Clone, Copy, Debug)]
@@ -27,17 +65,36 @@ pub struct PickContext<'a> {
     pub minute: u64,
 }
 
+impl PickContext<'_> {
+    /// The deployment at `pos` in `candidates`.
+    pub fn deployment(&self, pos: usize) -> &Deployment {
+        &self.deployments[self.candidates[pos]]
+    }
+
+    /// The load of the deployment at `pos` in `candidates` (`None` when the tracker has none).
+    pub fn load_of(&self, pos: usize) -> Option<&DeploymentLoad> {
+        self.load.get(self.candidates[pos])
+    }
+
+    /// `(requests, tokens)` this minute of the deployment at `pos` in `candidates`.
+    pub fn usage_of(&self, pos: usize) -> (u64, u64) {
+        self.load
+            .get(self.candidates[pos])
+            .map_or((0, 0), |l| l.usage(self.minute))
+    }
+}
+
 /// The strategy a name selects.
 pub fn for_name(name: RoutingStrategyName) -> Box<dyn SelectionStrategy> {
     match name {
-        RoutingStrategyName::SimpleShuffle
-        | RoutingStrategyName::Weighted
-        | RoutingStrategyName::PriorityBased
-        | RoutingStrategyName::LeastBusy
-        | RoutingStrategyName::LatencyBased
-        | RoutingStrategyName::CostBased
-        | RoutingStrategyName::UsageBased
-        | RoutingStrategyName::RateLimitAware => Box::new(SimpleShuffle),
+        RoutingStrategyName::SimpleShuffle => Box::new(SimpleShuffle),
+        RoutingStrategyName::Weighted => Box::new(Weighted),
+        RoutingStrategyName::PriorityBased => Box::new(PriorityBased),
+        RoutingStrategyName::LeastBusy => Box::new(LeastBusy),
+        RoutingStrategyName::LatencyBased => Box::new(LatencyBased),
+        RoutingStrategyName::CostBased => Box::new(CostBased),
+        RoutingStrategyName::UsageBased => Box::new(UsageBased),
+        RoutingStrategyName::RateLimitAware => Box::new(RateLimitAware),
     }
 }
 
@@ -68,40 +125,133 @@ pub fn weighted_position(weights: &[f64], rng: &mut ChaCha8Rng) -> usize {
     weights.len() - 1
 }
 
-/// LiteLLM's `simple-shuffle`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SimpleShuffle;
-
-impl SimpleShuffle {
-    /// The weights simple-shuffle uses: `weight` if any candidate sets it, else `rpm`, else
-    /// `tpm`; `None` for a uniform pick.
-    pub fn weights(ctx: &PickContext<'_>) -> Option<Vec<f64>> {
-        let deployments = ctx.deployments;
-        let field: [fn(&Deployment) -> Option<f64>; 3] = [
-            |d| d.weight,
-            |d| d.rpm.map(|v| v as f64),
-            |d| d.tpm.map(|v| v as f64),
-        ];
-        field.iter().find_map(|get| {
-            ctx.candidates
-                .iter()
-                .any(|&i| get(&deployments[i]).is_some())
-                .then(|| {
-                    ctx.candidates
-                        .iter()
-                        .map(|&i| get(&deployments[i]).unwrap_or(0.0))
-                        .collect()
-                })
-        })
+/// One of `positions`, uniformly; no draw when there is only one (0 when there is none).
+pub fn uniform_among(positions: &[usize], rng: &mut ChaCha8Rng) -> usize {
+    match positions {
+        [] => 0,
+        [only] => *only,
+        _ => positions[rng.random_range(0..positions.len())],
     }
 }
 
-impl SelectionStrategy for SimpleShuffle {
-    fn pick(&self, ctx: &PickContext<'_>, rng: &mut ChaCha8Rng) -> usize {
-        match Self::weights(ctx) {
-            Some(weights) => weighted_position(&weights, rng),
-            None => rng.random_range(0..ctx.candidates.len().max(1)),
+/// The positions in `ctx.candidates` whose `key` is the smallest, in candidate order.
+pub fn lowest_positions<K: Ord>(
+    ctx: &PickContext<'_>,
+    mut key: impl FnMut(usize) -> K,
+) -> Vec<usize> {
+    let mut best: Option<K> = None;
+    let mut positions = Vec::new();
+    for pos in 0..ctx.candidates.len() {
+        let k = key(pos);
+        match best.as_ref().map(|b| k.cmp(b)) {
+            Some(Ordering::Greater) => {}
+            Some(Ordering::Equal) => positions.push(pos),
+            None | Some(Ordering::Less) => {
+                best = Some(k);
+                positions.clear();
+                positions.push(pos);
+            }
         }
+    }
+    positions
+}
+
+/// The position with the smallest `key`; ties uniform.
+pub fn pick_lowest<K: Ord>(
+    ctx: &PickContext<'_>,
+    rng: &mut ChaCha8Rng,
+    key: impl FnMut(usize) -> K,
+) -> usize {
+    uniform_among(&lowest_positions(ctx, key), rng)
+}
+
+/// An `f64` with a total order ([`f64::total_cmp`]), for sort keys.
+#[derive(Clone, Copy, Debug)]
+pub struct TotalF64(pub f64);
+
+impl PartialEq for TotalF64 {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for TotalF64 {}
+
+impl PartialOrd for TotalF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TotalF64 {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Builds pick contexts for the strategies' unit tests.
+
+    use std::sync::Arc;
+
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::stats::LoadTracker;
+
+    /// A deployment `id` of group `g`.
+    pub fn dep(id: &str) -> Deployment {
+        Deployment {
+            id: Arc::from(id),
+            model_name: Arc::from("g"),
+            model: "openai/g".into(),
+            ..Deployment::default()
+        }
+    }
+
+    /// Loads built through the real tracker, at minute 0.
+    pub struct Loads {
+        pub tracker: LoadTracker,
+        pub start: Instant,
+    }
+
+    impl Loads {
+        pub fn new(n: usize) -> Self {
+            let start = Instant::now();
+            Self {
+                tracker: LoadTracker::new(n, start),
+                start,
+            }
+        }
+
+        pub fn snapshot(&self) -> Vec<DeploymentLoad> {
+            self.tracker.read(<[DeploymentLoad]>::to_vec)
+        }
+    }
+
+    /// Counts picks (by deployment index) over `n` runs.
+    pub fn count_picks(
+        strategy: &dyn SelectionStrategy,
+        deployments: &[Deployment],
+        load: &[DeploymentLoad],
+        request: &Request,
+        n: u32,
+        rng: &mut ChaCha8Rng,
+    ) -> Vec<u32> {
+        let candidates: Vec<usize> = (0..deployments.len()).collect();
+        let ctx = PickContext {
+            deployments,
+            candidates: &candidates,
+            request,
+            load,
+            minute: 0,
+        };
+        let mut counts = vec![0; deployments.len()];
+        for _ in 0..n {
+            counts[candidates[strategy.pick(&ctx, rng)]] += 1;
+        }
+        counts
     }
 }
 
@@ -121,5 +271,55 @@ mod tests {
         let share = f64::from(counts[0]) / 10_000.0;
         assert!((share - 0.9).abs() < 0.02, "share {share}");
         assert_eq!(weighted_position(&[0.0, 5.0], &mut rng), 1);
+    }
+
+    #[test]
+    fn every_name_maps_to_its_strategy() {
+        let deployments = vec![
+            test_support::dep("a"),
+            test_support::dep("b"),
+            test_support::dep("c"),
+        ];
+        let load = vec![DeploymentLoad::default(); 3];
+        let candidates = [0, 2];
+        let request = Request::default();
+        let ctx = PickContext {
+            deployments: &deployments,
+            candidates: &candidates,
+            request: &request,
+            load: &load,
+            minute: 0,
+        };
+        for name in RoutingStrategyName::NAMES {
+            let strategy = for_name(RoutingStrategyName::from_name(name).expect("known name"));
+            let mut rng = rand::SeedableRng::seed_from_u64(1);
+            for _ in 0..50 {
+                assert!(strategy.pick(&ctx, &mut rng) < candidates.len(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn lowest_positions_keeps_every_tie_in_order() {
+        let deployments = vec![test_support::dep("a"); 4];
+        let load = vec![DeploymentLoad::default(); 4];
+        let candidates = [0, 1, 2, 3];
+        let request = Request::default();
+        let ctx = PickContext {
+            deployments: &deployments,
+            candidates: &candidates,
+            request: &request,
+            load: &load,
+            minute: 0,
+        };
+        let keys = [3, 1, 2, 1];
+        assert_eq!(lowest_positions(&ctx, |p| keys[p]), vec![1, 3]);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut seen = [0u32; 4];
+        for _ in 0..1000 {
+            seen[pick_lowest(&ctx, &mut rng, |p| keys[p])] += 1;
+        }
+        assert_eq!((seen[0], seen[2]), (0, 0));
+        assert!(seen[1] > 400 && seen[3] > 400, "{seen:?}");
     }
 }

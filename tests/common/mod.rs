@@ -26,16 +26,3 @@ pub fn routersim(args: &[&str]) -> Output {
         .expect("the routersim binary runs")
 }
 
-/// Every `*.yaml` scenario directly in `dir`, sorted.
-pub fn scenarios_in(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("scenario dir exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "yaml")
-                && !p.to_string_lossy().ends_with(".golden.yaml")
-        })
-        .collect();
-    files.sort();
-    files
-}

@@ -6,6 +6,7 @@
 //! benchmark ([`bench`](mod@bench)).
 
 pub mod bench;
+pub mod discover;
 pub mod expect;
 pub mod run;
 pub mod scenario;

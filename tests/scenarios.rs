@@ -10,9 +10,14 @@ use routersim_sim::run::{RunOptions, run_file};
 fn every_shipped_scenario_meets_its_expectations() -> Result<(), Box<dyn std::error::Error>> {
     let root = repo().join("scenarios");
     let scenarios = discover_scenarios(&root)?;
-    assert!(scenarios.len() >= 5, "the issue asks for at least five scenarios");
     assert!(
-        !scenarios.iter().any(|p| p.ends_with("configs/proxy_config.yaml")),
+        scenarios.len() >= 5,
+        "the issue asks for at least five scenarios"
+    );
+    assert!(
+        !scenarios
+            .iter()
+            .any(|p| p.ends_with("configs/proxy_config.yaml")),
         "router configs are not scenarios"
     );
     let out = scratch_dir("shipped");
@@ -31,12 +36,19 @@ fn every_shipped_scenario_meets_its_expectations() -> Result<(), Box<dyn std::er
                 ..RunOptions::default()
             },
         )?;
-        assert!(!report.expectations.is_empty(), "{name} has no expect lines");
+        assert!(
+            !report.expectations.is_empty(),
+            "{name} has no expect lines"
+        );
         assert!(report.summary.requests > 0, "{name} served no requests");
         for failed in report.failures() {
             failures.push(format!("{name}: {failed}"));
         }
     }
-    assert!(failures.is_empty(), "failed expectations:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "failed expectations:\n{}",
+        failures.join("\n")
+    );
     Ok(())
 }

@@ -8,25 +8,34 @@
 //!
 //! # How one call's outcome is decided (in this order)
 //! 1. The deployment's next `script` entry is consumed (one per call, always, even when step 2
-//!    decides), else `then` (default `ok`).
+//!    or 3 decides), else `then` (default `ok`).
 //! 2. Context window: `input_tokens > context_window` → `context_window_exceeded` (400).
-//! 3. A scripted error wins.
-//! 4. Otherwise each *error* fault window active now (`from <= t < to`, in file order) draws
+//! 3. Quota (`rpm_limit`, `tpm_limit`; see [`crate::quota`]): a call the buckets have no room
+//!    for fails with `rate_limit` (429) after [`QUOTA_REJECT_LATENCY`], with a Retry-After of
+//!    the time until they have room (in the spec's `quota_retry_after_format`, default whole
+//!    seconds rounded up; none when the call is larger than a limit), and is charged nothing.
+//!    A call that gets in is charged 1 request and `input_tokens` + its answer's output
+//!    tokens, whatever happens next (the provider admitted it: a scripted or window error
+//!    after this step still used the quota). A call over the context window is not charged.
+//! 4. A scripted error wins.
+//! 5. Otherwise each *error* fault window active now (`from <= t < to`, in file order) draws
 //!    its probability; the first that fires gives the error.
-//! 5. Otherwise the call succeeds. A streamed call (`request.stream`) gets a stream, which a
+//! 6. Otherwise the call succeeds. A streamed call (`request.stream`) gets a stream, which a
 //!    scripted stream fault (`stream_break`, …) spoils; else each *stream* fault window active
 //!    now, in file order, draws its probability and the first that fires spoils it. So an
 //!    up-front error (script or window) beats any stream fault, and a scripted stream fault
 //!    beats a window's. A non-streamed call ignores stream faults (a scripted one counts as
 //!    `ok`; stream windows are not even drawn).
 //!
-//! The answer's length: the request's `output_tokens` (a continuation's is already reduced
+//! The answer's length (drawn before step 3 when a `tpm_limit` needs it, else only for a
+//! success): the request's `output_tokens` (a continuation's is already reduced
 //! by the router); else the spec's `output_tokens` (drawn per call when a range), less the
 //! request's `prefill_tokens`; else the request's `max_tokens`; else
 //! [`DEFAULT_OUTPUT_TOKENS`] less `prefill_tokens`. It never exceeds `max_tokens` (a stream
 //! then finishes with `length`).
 //!
-//! Latency, for whichever outcome: the outcome's own `latency` (script entry, or the error
+//! Latency, for whichever outcome except a quota rejection (always [`QUOTA_REJECT_LATENCY`],
+//! drawing nothing): the outcome's own `latency` (script entry, or the error
 //! fault's), else the *slowdown* windows active now from the last in file order to the first,
 //! each drawing its probability, the first that fires wins; else the provider's base latency.
 //! A non-streamed call, and any up-front error, sleeps that long, then returns. A streamed
@@ -46,7 +55,8 @@
 //! [`DeploymentStats::calls`] counts calls as they start; `ok`/`failures` count outcomes as
 //! they are returned (a call the router abandons on its deadline counts in `calls` only). An
 //! opened stream counts in `ok` and `streams`, and in `stream_faults` when a stream fault
-//! was planned for it (whether or not the reader got that far).
+//! was planned for it (whether or not the reader got that far). A quota rejection counts in
+//! `failures` (as `rate_limit`) and in `quota_rejections`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -62,6 +72,7 @@ use routersim_engine::request::{Completion, Request};
 use routersim_engine::stream::{ChunkKind, FinishReason};
 use tokio::time::Instant;
 
+use crate::quota::{Admission, Quota};
 use crate::rng::seeded_rng;
 use crate::spec::{
     ErrorSpec, FaultEffect, FaultSpec, FaultTarget, OutcomeSpec, ProviderSpec, StreamFault,
@@ -71,6 +82,10 @@ use crate::stream::{FakeStream, PlannedFault, StreamPlan, Terminal};
 /// Output tokens of a success when neither the request nor the spec sets a length and the
 /// request sets no `max_tokens`.
 pub const DEFAULT_OUTPUT_TOKENS: u32 = 200;
+
+/// How long a quota rejection (step 3) takes to arrive: a provider's rate limiter answers
+/// before any inference, so neither the provider's latency nor a slowdown window applies.
+pub const QUOTA_REJECT_LATENCY: Duration = Duration::from_millis(20);
 
 /// `then` when a spec sets none.
 static DEFAULT_OUTCOME: OutcomeSpec = OutcomeSpec::Ok { latency: None };
@@ -99,6 +114,8 @@ pub struct DeploymentStats {
     pub streams: u64,
     /// Streams opened with a stream fault planned.
     pub stream_faults: u64,
+    /// Calls the provider's own quota rejected (also counted in `failures` as `rate_limit`).
+    pub quota_rejections: u64,
 }
 
 impl DeploymentStats {
@@ -188,6 +205,8 @@ struct DeploymentState {
     latency_rng: RefCell<ChaCha8Rng>,
     inter_token_rng: RefCell<ChaCha8Rng>,
     output_tokens_rng: RefCell<ChaCha8Rng>,
+    /// The provider's own `rpm_limit` / `tpm_limit` buckets.
+    quota: RefCell<Option<Quota>>,
     stats: RefCell<DeploymentStats>,
 }
 
@@ -198,6 +217,8 @@ enum Decision {
     Now {
         result: Result<Completion, ProviderFailure>,
         latency: Duration,
+        /// The provider's quota rejected it.
+        quota_rejected: bool,
     },
     /// Return this stream at once.
     Stream { plan: StreamPlan },
@@ -250,8 +271,10 @@ impl FakeProviders {
                         FaultEffect::Stream(_) => stream_faults.push(window),
                     }
                 }
+                let spec = specs.get(&*id).cloned().unwrap_or_default();
                 DeploymentState {
-                    spec: specs.get(&*id).cloned().unwrap_or_default(),
+                    quota: RefCell::new(Quota::new(spec.rpm_limit, spec.tpm_limit)),
+                    spec,
                     next_script: Cell::new(0),
                     errors,
                     slowdowns,
@@ -322,12 +345,35 @@ impl FakeProviders {
             None => state.spec.then.as_ref().unwrap_or(&DEFAULT_OUTCOME),
         };
 
-        // 2–5. The outcome, and its own latency if it has one.
+        // 2–6. The outcome, and its own latency if it has one.
         let request = call.request;
         let over_window = state
             .spec
             .context_window
             .is_some_and(|window| request.input_tokens > window);
+
+        // 3. The provider's quota. The answer's length is drawn now only when tokens count.
+        let mut length = None;
+        if !over_window && let Some(quota) = state.quota.borrow_mut().as_mut() {
+            let mut tokens = u64::from(request.input_tokens);
+            if quota.counts_tokens() {
+                let drawn = self.answer_length(state, request);
+                tokens += u64::from(drawn.0);
+                length = Some(drawn);
+            }
+            if let Admission::Rejected { retry_after } = quota.admit(t, tokens) {
+                let spec = ErrorSpec {
+                    retry_after,
+                    retry_after_format: state.spec.quota_retry_after_format,
+                    ..ErrorSpec::new(FailureKind::RateLimit)
+                };
+                return Decision::Now {
+                    result: Err(spec.failure(now_unix_ms)),
+                    latency: QUOTA_REJECT_LATENCY,
+                    quota_rejected: true,
+                };
+            }
+        }
         let up_front_error = if over_window {
             Some((
                 ErrorSpec::new(FailureKind::ContextWindowExceeded).failure(now_unix_ms),
@@ -371,16 +417,18 @@ impl FakeProviders {
             return Decision::Now {
                 result: Err(failure),
                 latency,
+                quota_rejected: false,
             };
         }
 
-        let (tokens, capped) = self.answer_length(state, request);
+        let (tokens, capped) = length.unwrap_or_else(|| self.answer_length(state, request));
         if !streamed {
             return Decision::Now {
                 result: Ok(Completion {
                     output_tokens: tokens,
                 }),
                 latency,
+                quota_rejected: false,
             };
         }
         let fault = match scripted {
@@ -481,11 +529,18 @@ impl Provider for FakeProviders {
                     plan,
                 )))
             }
-            Decision::Now { result, latency } => {
+            Decision::Now {
+                result,
+                latency,
+                quota_rejected,
+            } => {
                 if !latency.is_zero() {
                     tokio::time::sleep(latency).await;
                 }
                 let mut stats = state.stats.borrow_mut();
+                if quota_rejected {
+                    stats.quota_rejections += 1;
+                }
                 match result {
                     Ok(completion) => {
                         stats.ok += 1;

@@ -15,6 +15,9 @@
 //!     inter_token: 20ms                 # streams: between tokens (drawn once per stream)
 //!     output_tokens: 100..400           # the answer's length when the request sets none
 //!     emits: [thinking, tool_calls]     # non-text chunks a stream starts with
+//!     rpm_limit: 120                    # the provider's own quota (token buckets; see quota)
+//!     tpm_limit: 200000
+//!     quota_retry_after_format: seconds # default; or ms, http-date
 //!   gpt-b:
 //!     script:                           # stream faults: only streamed calls see them
 //!       - {stream_break: {after_tokens: 20}}           # or {after: 1.5s}, error: <kind>
@@ -446,6 +449,29 @@ pub struct ProviderSpec {
     /// `tool_calls` only when the request offers tools).
     #[serde(default, deserialize_with = "deserialize_emits")]
     pub emits: Vec<Emit>,
+    /// The provider's own requests-per-minute quota (which may differ from the router's
+    /// `rpm`): a token bucket of this capacity refilling at `rpm_limit / 60` per second of
+    /// virtual time (see [`crate::quota`]). Over it, a call fails with `rate_limit` (429)
+    /// and a Retry-After of the time until the bucket has room. `None`: no limit.
+    #[serde(default, deserialize_with = "deserialize_limit")]
+    pub rpm_limit: Option<u64>,
+    /// The provider's own tokens-per-minute quota, as `rpm_limit`; a call is charged its
+    /// `input_tokens` plus its answer's output tokens, up front.
+    #[serde(default, deserialize_with = "deserialize_limit")]
+    pub tpm_limit: Option<u64>,
+    /// How a quota rejection sends its Retry-After (default `seconds`: whole seconds,
+    /// rounded up).
+    #[serde(default)]
+    pub quota_retry_after_format: RetryAfterFormat,
+}
+
+fn deserialize_limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match u64::deserialize(d)? {
+        0 => Err(de::Error::custom(
+            "a per-minute limit must be at least 1 (leave it out for no limit)",
+        )),
+        n => Ok(Some(n)),
+    }
 }
 
 impl Default for ProviderSpec {
@@ -459,6 +485,9 @@ impl Default for ProviderSpec {
             inter_token: default_inter_token(),
             output_tokens: None,
             emits: Vec::new(),
+            rpm_limit: None,
+            tpm_limit: None,
+            quota_retry_after_format: RetryAfterFormat::Seconds,
         }
     }
 }

@@ -25,4 +25,3 @@ pub fn routersim(args: &[&str]) -> Output {
         .output()
         .expect("the routersim binary runs")
 }
-

@@ -26,9 +26,7 @@ pub fn discover_scenarios(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
             let path = entry?.path();
             if path.is_dir() {
                 pending.push(path);
-            } else if path
-                .extension()
-                .is_some_and(|e| e == "yaml" || e == "yml")
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml")
                 && !is_router_config(&std::fs::read_to_string(&path)?)
             {
                 found.push(path);
@@ -47,7 +45,9 @@ mod tests {
     fn router_configs_are_told_apart_from_scenarios() {
         assert!(is_router_config("# c\nmodel_list:\n  - model_name: a\n"));
         assert!(is_router_config("model_list :\n"));
-        assert!(!is_router_config("name: s\nrouter:\n  model_list:\n    - x\n"));
+        assert!(!is_router_config(
+            "name: s\nrouter:\n  model_list:\n    - x\n"
+        ));
         assert!(!is_router_config("model_list_extra: 1\n"));
     }
 }

@@ -17,6 +17,9 @@
 //!     - model_name: gpt-4o
 //!       litellm_params: {model: openai/gpt-4o}
 //!       model_info: {id: gpt-a}
+//! set:                           # overrides applied to the router's tree before it is validated
+//!   router_settings.routing_strategy: least-busy
+//!   model_list[0].litellm_params.rpm: 300
 //! providers:
 //!   gpt-a: {latency: {p50: 800ms, p99: 4s}}
 //! faults:
@@ -29,19 +32,24 @@
 //!   - {metric: success_rate, min: 0.99}
 //! ```
 //!
+//! `set` works on the router config's YAML tree (inline or from `router_file`) before it is
+//! validated, so a shared incident can be replayed under another strategy or profile without
+//! copying the config; [`apply_set`] is the operation (also for `routersim sweep --set`).
+//!
 //! Traffic entries are one struct with every key optional, told apart by `at` (an explicit
 //! request) or `rate` (a stream), and validated after parsing: serde's untagged enums would
 //! lose the path and line of the real mistake.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use routersim_engine::config::{
     ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
-    load::load_router_config_value,
+    load::load_router_config_value, load::parse_yaml,
 };
 use routersim_engine::request::ResponseFormat;
 use routersim_engine::retry_after::parse_rfc3339_utc;
@@ -51,7 +59,7 @@ use routersim_mock_providers::{FaultSpec, ProviderSpec, validate_targets};
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::traffic::{
     ArrivalProcess, DEFAULT_INPUT_TOKENS, ExplicitRequest, RequestTemplate, TokenRange,
@@ -132,6 +140,8 @@ pub struct Scenario {
     pub router: RouterConfig,
     /// Where it came from.
     pub router_source: RouterSource,
+    /// `set`: the overrides applied to the router config, in file order (path, value).
+    pub set: Vec<(String, Value)>,
     /// `providers`, keyed by deployment id (each one exists in the router config).
     pub providers: BTreeMap<String, ProviderSpec>,
     /// `faults`, in file order (each target exists).
@@ -178,15 +188,26 @@ pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         )
     })?;
 
+    let set: Vec<(String, Value)> = raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
     let (router, router_source) = match (raw.router, raw.router_file) {
-        (Some(value), None) => {
-            let config = load_router_config_value(&value)
-                .map_err(|e| ctx.error(&router_path(&e), e.message))?;
+        (Some(mut value), None) => {
+            apply_sets(&ctx, &mut value, &set)?;
+            let config = load_router_config_value(&value).map_err(|e| {
+                match set_covering(&set, &e.path) {
+                    Some(key) => ctx.error(&format!("set.{key}"), e.message),
+                    None => ctx.error(&router_path(&e), e.message),
+                }
+            })?;
             (config, RouterSource::Inline)
         }
         (None, Some(relative)) => {
             let path = file.parent().unwrap_or(Path::new("")).join(&relative);
-            (load_router_file(&ctx, &path)?, RouterSource::File(path))
+            let config = if set.is_empty() {
+                load_router_file(&ctx, &path)?
+            } else {
+                load_router_file_with_set(&ctx, &path, &set)?
+            };
+            (config, RouterSource::File(path))
         }
         (Some(_), Some(_)) => {
             return Err(ctx.error(
@@ -248,6 +269,7 @@ pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         epoch_unix_ms,
         router,
         router_source,
+        set,
         providers: raw.providers,
         faults: raw.faults,
         traffic,
@@ -290,6 +312,212 @@ fn load_router_file(ctx: &Ctx<'_>, path: &Path) -> Result<RouterConfig, Scenario
             message: e.message,
         }
     })
+}
+
+/// A `router_file` with `set` overrides: the file's tree is parsed (as the engine's loader
+/// parses it), overridden, then validated. A config error under an overridden path is the
+/// scenario's (at `set.<path>`); any other is the router file's.
+fn load_router_file_with_set(
+    ctx: &Ctx<'_>,
+    path: &Path,
+    set: &[(String, Value)],
+) -> Result<RouterConfig, ScenarioError> {
+    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ctx.error(
+            "router_file",
+            format!("cannot read {}: {e}", path.display()),
+        )
+    })?;
+    let in_router_file = |e: ConfigError| {
+        let whole = e.path.is_empty() || e.path == YAML_PATH || e.path == ROOT_PATH;
+        let (line, column) = if whole {
+            (None, None)
+        } else {
+            LocationIndex::new(&text).locate(&e.path).unzip()
+        };
+        ScenarioError {
+            file: path.to_path_buf(),
+            line,
+            column,
+            path: if whole { String::new() } else { e.path },
+            message: e.message,
+        }
+    };
+    let mut tree = parse_yaml(&text).map_err(in_router_file)?;
+    let includes = match tree.get("include") {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(_) => true,
+    };
+    if includes {
+        return Err(ctx.error(
+            "set",
+            format!(
+                "`set` cannot yet override a router_file that uses `include` ({}); inline                  the included model_list, or drop `set`",
+                path.display()
+            ),
+        ));
+    }
+    apply_sets(ctx, &mut tree, set)?;
+    load_router_config_value(&tree).map_err(|e| match set_covering(set, &e.path) {
+        Some(key) => ctx.error(&format!("set.{key}"), e.message),
+        None => in_router_file(e),
+    })
+}
+
+/// Applies every `set` entry in file order; an error is located at `set.<path>`.
+fn apply_sets(
+    ctx: &Ctx<'_>,
+    tree: &mut Value,
+    set: &[(String, Value)],
+) -> Result<(), ScenarioError> {
+    for (key, value) in set {
+        apply_set(tree, key, value.clone())
+            .map_err(|message| ctx.error(&format!("set.{key}"), message))?;
+    }
+    Ok(())
+}
+
+/// The last `set` path that covers a config error's path (equal, or an ancestor of it).
+fn set_covering<'s>(set: &'s [(String, Value)], error_path: &str) -> Option<&'s str> {
+    set.iter().rev().map(|(key, _)| key.as_str()).find(|key| {
+        error_path
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
+/// One step of a `set` path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SetStep<'a> {
+    /// A mapping key.
+    Key(&'a str),
+    /// A list index.
+    Index(usize),
+}
+
+const SET_PATH_EXPECTED: &str = "a path of dot-separated keys with [i] list indices, such as \
+     router_settings.cooldown_time or model_list[0].litellm_params.rpm";
+
+fn parse_set_path(path: &str) -> Result<Vec<SetStep<'_>>, String> {
+    let bad = |why: &str| format!("{why} in {path:?}: expected {SET_PATH_EXPECTED}");
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = part.split_at(part.find('[').unwrap_or(part.len()));
+        if key.trim().is_empty() {
+            return Err(bad("an empty key"));
+        }
+        steps.push(SetStep::Key(key));
+        while !rest.is_empty() {
+            let Some((index, after)) = rest.strip_prefix('[').and_then(|r| r.split_once(']'))
+            else {
+                return Err(bad("an unclosed ["));
+            };
+            let index = index
+                .trim()
+                .parse()
+                .map_err(|_| bad(&format!("[{index}] is not a list index")))?;
+            steps.push(SetStep::Index(index));
+            rest = after;
+            if !rest.is_empty() && !rest.starts_with('[') {
+                return Err(bad(&format!("{rest:?} after an index")));
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// A value's kind, for `set` errors.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "empty".to_string(),
+        Value::Bool(b) => format!("a boolean ({b})"),
+        Value::Number(n) => format!("a number ({n})"),
+        Value::String(s) => format!("a string ({s:?})"),
+        Value::Array(items) => format!("a list ({} entries)", items.len()),
+        Value::Object(_) => "a mapping".to_string(),
+    }
+}
+
+/// Sets `value` at `path` in a router config tree (the parsed YAML of a LiteLLM proxy config),
+/// before it is validated.
+///
+/// `path` is dot-separated mapping keys with `[i]` list indices:
+/// `router_settings.routing_strategy`, `model_list[0].litellm_params.rpm`. The last step is
+/// replaced (or added). Missing mappings on the way are created (an empty value counts as
+/// missing); a list is never created or extended: an index past the end, a key into a list or
+/// a scalar, or an index into anything but a list is an error, returned as a message that
+/// names the part of the path at fault. Keys cannot contain dots.
+pub fn apply_set(root: &mut Value, path: &str, value: Value) -> Result<(), String> {
+    let steps = parse_set_path(path)?;
+    let mut node = root;
+    let mut walked = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        let last = i + 1 == steps.len();
+        let here = if walked.is_empty() {
+            "the router config".to_string()
+        } else {
+            walked.clone()
+        };
+        match *step {
+            SetStep::Key(key) => {
+                if node.is_null() {
+                    *node = Value::Object(Map::new());
+                }
+                let Value::Object(map) = node else {
+                    return Err(format!(
+                        "{here} is {}, not a mapping: it has no key {key:?}",
+                        describe(node)
+                    ));
+                };
+                if !walked.is_empty() {
+                    walked.push('.');
+                }
+                walked.push_str(key);
+                if last {
+                    map.insert(key.to_string(), value);
+                    return Ok(());
+                }
+                if matches!(steps[i + 1], SetStep::Index(_))
+                    && map.get(key).is_none_or(Value::is_null)
+                {
+                    return Err(format!(
+                        "{walked} does not exist: an index needs an existing list"
+                    ));
+                }
+                node = map.entry(key.to_string()).or_insert(Value::Null);
+            }
+            SetStep::Index(index) => {
+                let Value::Array(items) = node else {
+                    return Err(format!(
+                        "{here} is {}, not a list: it has no [{index}]",
+                        describe(node)
+                    ));
+                };
+                let len = items.len();
+                let _ = write!(walked, "[{index}]");
+                let Some(item) = items.get_mut(index) else {
+                    return Err(format!(
+                        "{walked} is past the end of the list ({here} has {len} entries)"
+                    ));
+                };
+                if last {
+                    *item = value;
+                    return Ok(());
+                }
+                node = item;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `set` value written as text (`routersim sweep --set KEY=V`): read as a YAML scalar or
+/// flow collection, the way the same text in a scenario file reads (`3` is a number, `true` a
+/// boolean, `least-busy` a string, `[a, b]` a list).
+pub fn parse_set_value(text: &str) -> Result<Value, String> {
+    crate::yaml::from_str::<Value>(text).map_err(|e| format!("{text:?}: {}", e.message))
 }
 
 /// The scenario file being read, for building located errors.
@@ -345,6 +573,7 @@ struct RawScenario {
     epoch: Option<String>,
     router: Option<Value>,
     router_file: Option<String>,
+    set: Option<Map<String, Value>>,
     #[serde(default)]
     providers: BTreeMap<String, ProviderSpec>,
     #[serde(default)]

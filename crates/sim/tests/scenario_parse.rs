@@ -292,7 +292,8 @@ fn an_unknown_key_at_a_nested_path() {
     check(
         "durationn: 1m\n",
         "s.yaml:10:1: durationn: unknown field `durationn`, expected one of \
-        name, description, seed, duration, epoch, router, router_file, providers, faults, traffic, expect",
+        name, description, seed, duration, epoch, router, router_file, set, providers, faults, traffic, \
+        expect",
     );
 }
 

@@ -75,7 +75,8 @@ use tokio::time::Instant;
 use crate::quota::{Admission, Quota};
 use crate::rng::seeded_rng;
 use crate::spec::{
-    ErrorSpec, FaultEffect, FaultSpec, FaultTarget, OutcomeSpec, ProviderSpec, StreamFault,
+    Degenerate, EmptyStream, ErrorSpec, FaultEffect, FaultSpec, FaultTarget, OutcomeSpec,
+    ProviderSpec, StreamFault,
 };
 use crate::stream::{FakeStream, PlannedFault, StreamPlan, Terminal};
 
@@ -89,6 +90,8 @@ pub const QUOTA_REJECT_LATENCY: Duration = Duration::from_millis(20);
 
 /// `then` when a spec sets none.
 static DEFAULT_OUTCOME: OutcomeSpec = OutcomeSpec::Ok { latency: None };
+/// What `{malformed: empty_choices}` does to a stream: no content, then the terminal marker.
+static EMPTY_STREAM: StreamFault = StreamFault::Empty(EmptyStream::Nothing);
 
 /// A provider section that does not fit the router config. `path` is from the scenario root
 /// (`providers.gpt-x`, `faults[2].deployment`).
@@ -393,7 +396,8 @@ impl FakeProviders {
         };
         let own_latency = match (&up_front_error, scripted) {
             (Some((_, own)), _) => *own,
-            (None, OutcomeSpec::Ok { latency }) => latency.as_ref(),
+            (None, OutcomeSpec::Ok { latency })
+            | (None, OutcomeSpec::Degenerate { latency, .. }) => latency.as_ref(),
             (None, _) => None,
         };
         let streamed = up_front_error.is_none() && request.stream;
@@ -424,8 +428,26 @@ impl FakeProviders {
         let (tokens, capped) = length.unwrap_or_else(|| self.answer_length(state, request));
         if !streamed {
             return Decision::Now {
-                result: Ok(Completion {
-                    output_tokens: tokens,
+                result: Ok(match scripted {
+                    OutcomeSpec::Degenerate {
+                        kind: Degenerate::EmptyChoices,
+                        ..
+                    } => Completion {
+                        empty_choices: true,
+                        ..Completion::default()
+                    },
+                    OutcomeSpec::Degenerate {
+                        kind: Degenerate::ContentFilter,
+                        ..
+                    } => Completion {
+                        output_tokens: tokens,
+                        finish_reason: FinishReason::ContentFilter,
+                        ..Completion::default()
+                    },
+                    _ => Completion {
+                        output_tokens: tokens,
+                        ..Completion::default()
+                    },
                 }),
                 latency,
                 quota_rejected: false,
@@ -433,6 +455,10 @@ impl FakeProviders {
         }
         let fault = match scripted {
             OutcomeSpec::Stream(fault) => Some(fault),
+            OutcomeSpec::Degenerate {
+                kind: Degenerate::EmptyChoices,
+                ..
+            } => Some(&EMPTY_STREAM),
             _ => state
                 .stream_faults
                 .iter()
@@ -460,7 +486,15 @@ impl FakeProviders {
             .filter(|&kind| kind != ChunkKind::ToolCall || request.tools)
             .collect();
         let sent = &emits[..emits.len().min(tokens as usize)];
-        let finish = if capped {
+        let finish = if matches!(
+            scripted,
+            OutcomeSpec::Degenerate {
+                kind: Degenerate::ContentFilter,
+                ..
+            }
+        ) {
+            FinishReason::ContentFilter
+        } else if capped {
             FinishReason::Length
         } else if sent.contains(&ChunkKind::ToolCall) {
             FinishReason::ToolCalls

@@ -278,6 +278,36 @@ pub enum OutcomeSpec {
     /// A streamed call's stream opens (200) and then misbehaves; a non-streamed call
     /// ignores it and succeeds.
     Stream(StreamFault),
+    /// A 200 that is not quite a success: `{malformed: empty_choices}` or
+    /// `{finish_reason: content_filter}` (LiteLLM passes both through; DeltaLLM's
+    /// classification makes them `malformed_response` and `content_policy_violation`).
+    Degenerate {
+        /// Which.
+        kind: Degenerate,
+        /// The call's own latency.
+        latency: Option<LatencySpec>,
+    },
+}
+
+/// A success that DeltaLLM's classification treats as a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Degenerate {
+    /// No choices at all (a stream: no content, then the terminal marker).
+    EmptyChoices,
+    /// The answer ends with `finish_reason: content_filter`.
+    ContentFilter,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawMalformed {
+    EmptyChoices,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RawFinishReason {
+    ContentFilter,
 }
 
 impl Default for OutcomeSpec {
@@ -314,12 +344,14 @@ struct RawOutcome {
     stream_truncated: Option<RawStreamFault>,
     stream_stall: Option<RawStreamFault>,
     stream_empty: Option<EmptyStream>,
+    malformed: Option<RawMalformed>,
+    finish_reason: Option<RawFinishReason>,
 }
 
 const OUTCOME_EXPECTED: &str = "expected an outcome: ok, a failure kind (rate_limit, …), \
      {ok: {latency: 50ms}}, {error: rate_limit, status?, retry_after?, retry_after_format?, latency?} \
      or a stream fault ({stream_break: {after_tokens: 20}}, stream_error_frame, stream_truncated, \
-     stream_stall, stream_empty)";
+     stream_stall, stream_empty), {malformed: empty_choices} or {finish_reason: content_filter}";
 
 impl TryFrom<RawOutcome> for OutcomeSpec {
     type Error = String;
@@ -333,6 +365,31 @@ impl TryFrom<RawOutcome> for OutcomeSpec {
             stream_empty: raw.stream_empty,
         }
         .parse()?;
+        let degenerate = match (raw.malformed, raw.finish_reason) {
+            (Some(RawMalformed::EmptyChoices), None) => Some(Degenerate::EmptyChoices),
+            (None, Some(RawFinishReason::ContentFilter)) => Some(Degenerate::ContentFilter),
+            (Some(_), Some(_)) => {
+                return Err("an outcome is `malformed` or `finish_reason`, not both".into());
+            }
+            (None, None) => None,
+        };
+        if let Some(kind) = degenerate {
+            if stream.is_some()
+                || raw.ok.is_some()
+                || raw.error.is_some()
+                || raw.status.is_some()
+                || raw.retry_after.is_some()
+                || raw.retry_after_format.is_some()
+            {
+                return Err(
+                    "`malformed` and `finish_reason` outcomes take only a `latency`".into(),
+                );
+            }
+            return Ok(OutcomeSpec::Degenerate {
+                kind,
+                latency: raw.latency,
+            });
+        }
         if let Some(fault) = stream {
             if raw.ok.is_some() || raw.error.is_some() {
                 return Err(

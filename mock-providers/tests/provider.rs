@@ -349,3 +349,50 @@ fn log_normal_latency_has_the_asked_median_and_p99() {
     // Whole milliseconds.
     assert!(samples.iter().all(|d| d.subsec_nanos() % 1_000_000 == 0));
 }
+
+#[tokio::test(start_paused = true)]
+async fn malformed_and_content_filter_successes_are_returned_as_written() {
+    use routersim_engine::stream::{FinishReason, ProviderStream, StreamItem};
+    let h = Harness::new(
+        "a: {latency: 10ms, script: [{malformed: empty_choices}, {finish_reason: content_filter}, {finish_reason: content_filter}]}",
+        "[]",
+        1,
+    );
+    let call = |request: Request| {
+        let h = &h;
+        async move {
+            h.fakes
+                .call(ProviderCall {
+                    deployment: &h.config.deployments[0],
+                    deployment_index: 0,
+                    request: &request,
+                    attempt: 1,
+                })
+                .await
+        }
+    };
+    match call(Request::new(1, "gpt")).await {
+        Ok(ProviderResponse::Complete(c)) => assert!(c.empty_choices),
+        other => panic!("{other:?}"),
+    }
+    match call(Request::new(2, "gpt")).await {
+        Ok(ProviderResponse::Complete(c)) => {
+            assert_eq!(c.finish_reason, FinishReason::ContentFilter);
+            assert!(!c.empty_choices && c.output_tokens > 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut streamed = Request::new(3, "gpt");
+    streamed.stream = true;
+    let Ok(ProviderResponse::Stream(mut stream)) = call(streamed).await else {
+        panic!("a streamed request gets a stream");
+    };
+    let mut last = None;
+    while let Some(item) = stream.next_item().await {
+        last = Some(item);
+    }
+    assert_eq!(
+        last,
+        Some(Ok(StreamItem::Done(FinishReason::ContentFilter)))
+    );
+}

@@ -421,3 +421,25 @@ fn stream_fault_windows() {
         assert!(err.contains(needle), "{yaml}: {err}");
     }
 }
+
+#[test]
+fn malformed_and_content_filter_outcomes_parse() {
+    use routersim_mock_providers::spec::{Degenerate, OutcomeSpec};
+    let parse = |text: &str| serde_saphyr::from_str::<OutcomeSpec>(text);
+    assert!(matches!(
+        parse("{malformed: empty_choices}"),
+        Ok(OutcomeSpec::Degenerate {
+            kind: Degenerate::EmptyChoices,
+            latency: None
+        })
+    ));
+    assert!(matches!(
+        parse("{finish_reason: content_filter, latency: 50ms}"),
+        Ok(OutcomeSpec::Degenerate {
+            kind: Degenerate::ContentFilter,
+            latency: Some(_)
+        })
+    ));
+    assert!(parse("{malformed: empty_choices, error: rate_limit}").is_err());
+    assert!(parse("{malformed: half}").is_err());
+}

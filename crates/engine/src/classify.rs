@@ -17,6 +17,8 @@
 
 use crate::config::Classification;
 use crate::failure::{FailureKind, ProviderFailure};
+use crate::request::Completion;
+use crate::stream::FinishReason;
 
 /// How far recovery from a failure may go, beyond what the retry policy decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +38,10 @@ pub trait FailureClassifier {
     fn counts_against_health(&self, failure: &ProviderFailure) -> bool;
     /// How far recovery may go.
     fn scope(&self, failure: &ProviderFailure) -> RecoveryScope;
+    /// Whether a success is really a failure (empty choices, a content filter finish).
+    fn judge_success(&self, _completion: &Completion) -> Option<ProviderFailure> {
+        None
+    }
 }
 
 /// LiteLLM's classification.
@@ -79,6 +85,16 @@ impl FailureClassifier for DeltaLlmClassifier {
                 RecoveryScope::RemainingDeployments
             }
             _ => RecoveryScope::RetryPolicy,
+        }
+    }
+
+    fn judge_success(&self, completion: &Completion) -> Option<ProviderFailure> {
+        if completion.empty_choices {
+            Some(ProviderFailure::new(FailureKind::MalformedResponse))
+        } else if completion.finish_reason == FinishReason::ContentFilter {
+            Some(ProviderFailure::new(FailureKind::ContentPolicyViolation))
+        } else {
+            None
         }
     }
 }

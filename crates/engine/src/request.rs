@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use crate::config::FallbackTarget;
 use crate::failure::{FailureKind, ProviderFailure};
-use crate::stream::StreamStats;
+use crate::stream::{FinishReason, StreamStats};
 
 /// One completion request, as the router sees it.
 #[derive(Clone, Debug, Default)]
@@ -95,10 +95,14 @@ impl AttemptRecord {
 }
 
 /// A successful response.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Completion {
     /// Output tokens produced.
     pub output_tokens: u32,
+    /// Why it finished (`content_filter` is a content-policy failure under DeltaLLM's rules).
+    pub finish_reason: FinishReason,
+    /// The response had no choices at all (DeltaLLM: a `malformed_response`).
+    pub empty_choices: bool,
 }
 
 /// How a request ended: the response, or the original failure.

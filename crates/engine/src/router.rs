@@ -1249,7 +1249,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
             }
         };
         let (result, broke) = match result {
-            Ok(ProviderResponse::Complete(done)) => (Ok(done), None),
+            Ok(ProviderResponse::Complete(done)) => match self.classifier.judge_success(&done) {
+                None => (Ok(done), None),
+                Some(failure) => (Err(failure), None),
+            },
             Ok(ProviderResponse::Stream(stream)) => {
                 run.stream.opened = true;
                 match self.drive_stream(stream, deployment, start, run).await {
@@ -1452,10 +1455,23 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         },
                     );
                 }
-                Some(Ok(StreamItem::Done(_))) => {
-                    return Ok(Completion {
+                Some(Ok(StreamItem::Done(finish_reason))) => {
+                    let done = Completion {
                         output_tokens: tokens,
-                    });
+                        finish_reason,
+                        empty_choices: !run.stream.any_content(),
+                    };
+                    return match self.classifier.judge_success(&done) {
+                        None => Ok(done),
+                        Some(failure) => {
+                            let how = if done.empty_choices {
+                                BreakKind::EmptyResponse
+                            } else {
+                                BreakKind::ContentFilter
+                            };
+                            Err(StreamBroke { failure, how })
+                        }
+                    };
                 }
                 Some(Ok(StreamItem::ErrorFrame(failure))) => {
                     run.stream.first_byte = true;
@@ -1553,6 +1569,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         {
             Ok(done) => Ok(Completion {
                 output_tokens: run.stream.delivered.max(done.output_tokens),
+                ..done
             }),
             Err(_) => {
                 run.stream.continued = false;

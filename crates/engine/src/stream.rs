@@ -65,10 +65,11 @@ pub struct Chunk {
     pub span: Duration,
 }
 
-/// Why a stream finished normally.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a response or a stream finished.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FinishReason {
     /// `stop`.
+    #[default]
     Stop,
     /// `length`.
     Length,
@@ -141,6 +142,10 @@ pub enum BreakKind {
     Stall,
     /// No first token within `stream_timeout`.
     FirstTokenTimeout,
+    /// Finished with `finish_reason: content_filter` (DeltaLLM: a content-policy failure).
+    ContentFilter,
+    /// Finished with no content at all (DeltaLLM: a `malformed_response`).
+    EmptyResponse,
 }
 
 impl BreakKind {
@@ -152,6 +157,8 @@ impl BreakKind {
             BreakKind::Truncated => "truncated",
             BreakKind::Stall => "stall",
             BreakKind::FirstTokenTimeout => "first_token_timeout",
+            BreakKind::ContentFilter => "content_filter",
+            BreakKind::EmptyResponse => "empty_response",
         }
     }
 }

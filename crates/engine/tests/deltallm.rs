@@ -447,3 +447,76 @@ async fn pre_call_checks_send_an_oversized_prompt_to_the_context_window_fallback
     // Filtered before any call: no attempt on a0, straight to the long-context group.
     assert_eq!(attempts(&r), ["long:ok"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn deltallm_empty_choices_is_malformed_and_content_filter_is_a_content_policy_failure() {
+    use routersim_engine::request::Completion;
+    use routersim_engine::stream::{FinishReason, StreamItem};
+    let empty = Step::Complete(Completion {
+        empty_choices: true,
+        ..Completion::default()
+    });
+    let filtered = Step::Complete(Completion {
+        output_tokens: 12,
+        finish_reason: FinishReason::ContentFilter,
+        ..Completion::default()
+    });
+    let settings = || {
+        deltallm(RouterSettings {
+            content_policy_fallbacks: fallbacks(&[("A", &["B"])]),
+            ..RouterSettings::default()
+        })
+    };
+    let (router, _) = make_router(
+        config(
+            vec![
+                weighted("a0", 1000.0),
+                weighted("a1", 0.001),
+                dep("B", "b0"),
+            ],
+            settings(),
+        ),
+        Scripted::new().script("a0", vec![empty.clone(), Step::Ok, filtered.clone()]),
+    );
+    // Empty choices: a malformed response, retried like any failure that counts.
+    assert_eq!(
+        attempts(&router.completion(Request::new(1, "A")).await),
+        ["a0:malformed_response", "a0:ok"]
+    );
+    // A content-filter finish: a content-policy failure, straight to the content-policy fallback.
+    assert_eq!(
+        attempts(&router.completion(Request::new(2, "A")).await),
+        ["a0:content_policy_violation", "b0:ok"]
+    );
+
+    // A stream that finishes with content_filter after content fails (never continued).
+    let stream = Step::Stream(vec![
+        (ms(100), text(5)),
+        (
+            ms(0),
+            Play::Item(StreamItem::Done(FinishReason::ContentFilter)),
+        ),
+    ]);
+    let (router, _) = make_router(
+        config(vec![weighted("a0", 1000.0), dep("B", "b0")], settings()),
+        Scripted::new().script("a0", vec![stream]),
+    );
+    let mut request = Request::new(3, "A");
+    request.stream = true;
+    let r = router.completion(request).await;
+    assert_eq!(attempts(&r), ["a0:content_policy_violation"]);
+
+    // LiteLLM's classification passes both through as successes.
+    let (router, _) = make_router(
+        config(vec![weighted("a0", 1000.0)], RouterSettings::default()),
+        Scripted::new().script("a0", vec![empty, filtered]),
+    );
+    assert_eq!(
+        attempts(&router.completion(Request::new(4, "A")).await),
+        ["a0:ok"]
+    );
+    assert_eq!(
+        attempts(&router.completion(Request::new(5, "A")).await),
+        ["a0:ok"]
+    );
+}

@@ -132,7 +132,10 @@ impl Provider for Timed {
         let latency = (self.latency)(&id, call.request, since);
         self.calls.borrow_mut().push((id, call.request.id, since));
         tokio::time::sleep(latency).await;
-        Ok(ProviderResponse::Complete(Completion { output_tokens: 10 }))
+        Ok(ProviderResponse::Complete(Completion {
+            output_tokens: 10,
+            ..Completion::default()
+        }))
     }
 }
 

@@ -29,12 +29,14 @@ pub(crate) fn outcome_index(outcome: StreamOutcome) -> usize {
 }
 
 /// Every break kind, in the engine's declaration order; `BREAKS[break_index(b)] == b`.
-pub(crate) const BREAKS: [BreakKind; 5] = [
+pub(crate) const BREAKS: [BreakKind; 7] = [
     BreakKind::Connection,
     BreakKind::ErrorFrame,
     BreakKind::Truncated,
     BreakKind::Stall,
     BreakKind::FirstTokenTimeout,
+    BreakKind::ContentFilter,
+    BreakKind::EmptyResponse,
 ];
 
 /// Where a break kind sits in [`BREAKS`].
@@ -45,6 +47,8 @@ pub(crate) fn break_index(how: BreakKind) -> usize {
         BreakKind::Truncated => 2,
         BreakKind::Stall => 3,
         BreakKind::FirstTokenTimeout => 4,
+        BreakKind::ContentFilter => 5,
+        BreakKind::EmptyResponse => 6,
     }
 }
 

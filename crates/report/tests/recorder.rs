@@ -389,6 +389,8 @@ const SUMMARY: &str = r#"{
   },
   "stream_breaks": {
     "connection": 0,
+    "content_filter": 0,
+    "empty_response": 0,
     "error_frame": 0,
     "first_token_timeout": 0,
     "stall": 0,

@@ -349,6 +349,8 @@ fn summary_stream_section() -> TestResult {
   },
   "stream_breaks": {
     "connection": 1,
+    "content_filter": 0,
+    "empty_response": 0,
     "error_frame": 1,
     "first_token_timeout": 0,
     "stall": 0,

@@ -29,6 +29,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use super::{PickContext, SelectionStrategy, uniform_among};
+use crate::small::Indices;
 
 /// Candidates whose mean latency is within this many percent of the best mean count as equally
 /// fast (LiteLLM's `lowest_latency_buffer`, as a percentage; LiteLLM's default is 0).
@@ -51,25 +52,39 @@ impl LatencyBased {
 
 impl SelectionStrategy for LatencyBased {
     fn pick(&self, ctx: &PickContext<'_>, rng: &mut ChaCha8Rng) -> usize {
-        let means: Vec<Option<Duration>> = (0..ctx.candidates.len())
-            .map(|p| ctx.load_of(p).and_then(|l| l.mean_latency()))
-            .collect();
-        let untried: Vec<usize> = (0..means.len())
-            .filter(|&p| means[p].is_none() && !ctx.load_of(p).is_some_and(|l| l.was_tried()))
-            .collect();
+        // Stack-only sets: this runs on every pick of a latency-routed run.
+        let n = ctx.candidates.len();
+        let mean = |p: usize| ctx.load_of(p).and_then(|l| l.mean_latency());
+        let mut untried = Indices::new();
+        let mut best: Option<Duration> = None;
+        for p in 0..n {
+            match mean(p) {
+                Some(m) => best = Some(best.map_or(m, |b| b.min(m))),
+                None if !ctx.load_of(p).is_some_and(|l| l.was_tried()) => untried.push(p),
+                None => {}
+            }
+        }
         if !untried.is_empty() {
-            return uniform_among(&untried, rng);
+            return uniform_among(untried.as_slice(), rng);
         }
-        let Some(best) = means.iter().flatten().min().copied() else {
+        let Some(best) = best else {
             // Every candidate has only failed: uniform.
-            return uniform_among(&(0..means.len()).collect::<Vec<_>>(), rng);
+            let mut all = Indices::new();
+            all.extend(0..n);
+            return uniform_among(all.as_slice(), rng);
         };
-        let (fast, slow): (Vec<usize>, Vec<usize>) =
-            (0..means.len()).partition(|&p| means[p].is_some_and(|m| Self::within_buffer(m, best)));
-        if !slow.is_empty() && rng.random_bool(EXPLORATION) {
-            return uniform_among(&slow, rng);
+        let (mut fast, mut slow) = (Indices::new(), Indices::new());
+        for p in 0..n {
+            if mean(p).is_some_and(|m| Self::within_buffer(m, best)) {
+                fast.push(p);
+            } else {
+                slow.push(p);
+            }
         }
-        uniform_among(&fast, rng)
+        if !slow.is_empty() && rng.random_bool(EXPLORATION) {
+            return uniform_among(slow.as_slice(), rng);
+        }
+        uniform_among(fast.as_slice(), rng)
     }
 }
 

@@ -30,6 +30,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::{Deployment, RoutingStrategyName};
 use crate::request::Request;
+use crate::small::Indices;
 use crate::stats::DeploymentLoad;
 
 pub mod cost;
@@ -135,12 +136,14 @@ pub fn uniform_among(positions: &[usize], rng: &mut ChaCha8Rng) -> usize {
 }
 
 /// The positions in `ctx.candidates` whose `key` is the smallest, in candidate order.
-pub fn lowest_positions<K: Ord>(
-    ctx: &PickContext<'_>,
-    mut key: impl FnMut(usize) -> K,
-) -> Vec<usize> {
+pub fn lowest_positions<K: Ord>(ctx: &PickContext<'_>, key: impl FnMut(usize) -> K) -> Vec<usize> {
+    lowest(ctx, key).as_slice().to_vec()
+}
+
+/// [`lowest_positions`] on the stack (every pick of the load-aware strategies runs this).
+fn lowest<K: Ord>(ctx: &PickContext<'_>, mut key: impl FnMut(usize) -> K) -> Indices {
     let mut best: Option<K> = None;
-    let mut positions = Vec::new();
+    let mut positions = Indices::new();
     for pos in 0..ctx.candidates.len() {
         let k = key(pos);
         match best.as_ref().map(|b| k.cmp(b)) {
@@ -162,7 +165,7 @@ pub fn pick_lowest<K: Ord>(
     rng: &mut ChaCha8Rng,
     key: impl FnMut(usize) -> K,
 ) -> usize {
-    uniform_among(&lowest_positions(ctx, key), rng)
+    uniform_among(lowest(ctx, key).as_slice(), rng)
 }
 
 /// An `f64` with a total order ([`f64::total_cmp`]), for sort keys.

@@ -24,6 +24,8 @@ pub const LATENCY: Duration = Duration::from_millis(100);
 pub enum Step {
     Ok,
     Fail(ProviderFailure),
+    /// Succeed with this response (finish reason, empty choices).
+    Complete(Completion),
     /// Open a stream that plays this plan (each entry: delay after the previous one, then what).
     Stream(Vec<(Duration, Play)>),
 }
@@ -135,7 +137,11 @@ impl Provider for Scripted {
         }
         tokio::time::sleep(LATENCY).await;
         match step {
-            Step::Ok => Ok(ProviderResponse::Complete(Completion { output_tokens: 10 })),
+            Step::Ok => Ok(ProviderResponse::Complete(Completion {
+                output_tokens: 10,
+                ..Completion::default()
+            })),
+            Step::Complete(done) => Ok(ProviderResponse::Complete(done)),
             Step::Fail(f) => Err(f),
             Step::Stream(_) => unreachable!("handled above"),
         }

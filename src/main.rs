@@ -1,21 +1,21 @@
-//! `routersim`: replay LLM-router incidents against LiteLLM's reliability rules, in seconds.
+//! `routersim`: replay LLM-router incidents against LiteLLM's and DeltaLLM's reliability
+//! rules, in seconds.
 //!
-//! Argument parsing and printing only; every command is a thin call into a library crate.
+//! Argument parsing and printing only; every command is a thin call into a library crate
+//! (one file per command under `commands/`).
 
-use std::io::Write;
+mod commands;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use routersim_report::print_summary;
-use routersim_sim::bench::{BenchOptions, run_bench};
-use routersim_sim::run::{RunOptions, run_file};
 
-/// Exit code when an `expect` line fails.
-const EXIT_EXPECT_FAILED: u8 = 1;
+/// Exit code when an `expect` line (or a golden summary) fails.
+pub const EXIT_EXPECT_FAILED: u8 = 1;
 /// Exit code for bad input (a broken scenario, a bad flag) or an IO error.
-const EXIT_ERROR: u8 = 2;
+pub const EXIT_ERROR: u8 = 2;
 
 #[derive(Parser)]
 #[command(
@@ -28,54 +28,132 @@ struct Cli {
     command: Command,
 }
 
+/// Which per-request traces to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Trace {
+pub enum Trace {
     /// Write requests.csv and attempts.csv.
     All,
     /// Skip the per-request and per-attempt CSVs (huge runs).
     None,
 }
 
+/// `routersim run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Report directory (default: reports/<name>/seed-<N>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Which per-request traces to write.
+    #[arg(long, value_enum, default_value_t = Trace::All)]
+    pub trace: Trace,
+}
+
+/// `routersim bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Virtual duration of the traffic (e.g. 1h, 10h).
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Arrivals per second.
+    #[arg(long, default_value_t = 50.0)]
+    pub rate: f64,
+    /// Routing strategy of the benchmark router.
+    #[arg(long, default_value = "simple-shuffle")]
+    pub strategy: String,
+    /// Which per-request traces to write.
+    #[arg(long, value_enum, default_value_t = Trace::All)]
+    pub trace: Trace,
+    /// Report directory of the benchmark run.
+    #[arg(long, default_value = "reports/bench")]
+    pub out: PathBuf,
+    /// Runs of each kind; the fastest of each is reported.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// Share of streamed requests (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    pub stream_share: f64,
+}
+
+/// `routersim check`.
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// A directory of scenarios (searched recursively) or one scenario file.
+    pub dir: PathBuf,
+    /// Seeds to run each scenario with: `1..5` (inclusive), `1,2,7`, or `3`; default: each
+    /// scenario's own seed.
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// Where every run's report and junit.xml go.
+    #[arg(long, default_value = "reports/check")]
+    pub out: PathBuf,
+    /// Write each run's summary beside its scenario as a golden (`*.golden.json`).
+    #[arg(long)]
+    pub bless: bool,
+}
+
+/// `routersim sweep`.
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// A router config path and the values to try: `router_settings.allowed_fails=0,1,3,5`.
+    /// Repeat for a grid.
+    #[arg(long = "set", value_name = "KEY=V1,V2,…")]
+    pub set: Vec<String>,
+    /// Seeds, the same for every combination: `1..20` (inclusive) or `1,2,7`.
+    #[arg(long, default_value = "1..10")]
+    pub seeds: String,
+    /// Output directory (default: reports/sweep/<name>/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only a deterministic slice `K/N` of the grid (K from 1); `routersim merge` joins
+    /// the slices.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+/// `routersim merge`.
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' output directories.
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// Where the merged sweep.csv and sweep.svg go.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `routersim diff`.
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The first report directory.
+    pub report_a: PathBuf,
+    /// The second report directory.
+    pub report_b: PathBuf,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run one scenario and write its report.
-    Run {
-        /// The scenario file (YAML).
-        scenario: PathBuf,
-        /// Override the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Report directory (default: reports/<name>/seed-<N>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Which per-request traces to write.
-        #[arg(long, value_enum, default_value_t = Trace::All)]
-        trace: Trace,
-    },
+    Run(RunArgs),
     /// Measure simulated requests per wall-second against a pass-through floor.
-    Bench {
-        /// Virtual duration of the traffic (e.g. 1h, 10h).
-        #[arg(long, default_value = "1h", value_parser = parse_duration)]
-        duration: Duration,
-        /// Arrivals per second.
-        #[arg(long, default_value_t = 50.0)]
-        rate: f64,
-        /// Routing strategy of the benchmark router.
-        #[arg(long, default_value = "simple-shuffle")]
-        strategy: String,
-        /// Which per-request traces to write.
-        #[arg(long, value_enum, default_value_t = Trace::All)]
-        trace: Trace,
-        /// Report directory of the benchmark run.
-        #[arg(long, default_value = "reports/bench")]
-        out: PathBuf,
-        /// Runs of each kind; the fastest of each is reported.
-        #[arg(long, default_value_t = 3)]
-        repeat: u32,
-        /// Share of streamed requests (0 to 1).
-        #[arg(long, default_value_t = 0.0)]
-        stream_share: f64,
-    },
+    Bench(BenchArgs),
+    /// Run every scenario in a directory for each seed; a verdict for CI, with junit.xml.
+    Check(CheckArgs),
+    /// Run a grid of settings on the same seeds and compare them.
+    Sweep(SweepArgs),
+    /// Join the sweep.csv files of `sweep --shard` runs into one.
+    Merge(MergeArgs),
+    /// Compare two reports: summary metrics and the first request that went differently.
+    Diff(DiffArgs),
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -83,100 +161,12 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Run {
-            scenario,
-            seed,
-            out,
-            trace,
-        } => {
-            let options = RunOptions {
-                seed,
-                out_dir: out,
-                no_trace: trace == Trace::None,
-            };
-            match run_file(&scenario, &options) {
-                Ok(report) => {
-                    for warning in &report.warnings {
-                        eprintln!("warning: router config: {warning}");
-                    }
-                    if !report.ignored_keys.is_empty() {
-                        eprintln!(
-                            "note: router config keys not modelled (ignored): {}",
-                            report.ignored_keys.join(", ")
-                        );
-                    }
-                    let mut stdout = std::io::stdout().lock();
-                    let _ = print_summary(&report.summary, &mut stdout);
-                    if !report.expectations.is_empty() {
-                        let _ = writeln!(stdout, "expect:");
-                        for result in &report.expectations {
-                            let _ = writeln!(stdout, "  {result}");
-                        }
-                    }
-                    let _ = writeln!(stdout, "report: {}", report.out_dir.display());
-                    if report.passed() {
-                        ExitCode::SUCCESS
-                    } else {
-                        let failed = report.failures().count();
-                        eprintln!("{failed} expectation(s) failed:");
-                        for result in report.failures() {
-                            eprintln!("  {result}");
-                        }
-                        ExitCode::from(EXIT_EXPECT_FAILED)
-                    }
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(EXIT_ERROR)
-                }
-            }
-        }
-        Command::Bench {
-            duration,
-            rate,
-            strategy,
-            trace,
-            out,
-            repeat,
-            stream_share,
-        } => {
-            let options = BenchOptions {
-                duration,
-                rate,
-                strategy,
-                trace: trace == Trace::All,
-                out_dir: out,
-                repeat,
-                stream_share,
-            };
-            match run_bench(&options) {
-                Ok(result) => {
-                    println!("requests simulated:     {}", result.requests);
-                    println!(
-                        "harness:                {:.3} s wall, {:.0} simulated req/s (traces {})",
-                        result.sim_wall_secs,
-                        result.sim_rate(),
-                        if options.trace { "on" } else { "off" }
-                    );
-                    println!(
-                        "floor (sleep+record):   {:.3} s wall, {:.0} simulated req/s",
-                        result.floor_wall_secs,
-                        result.floor_rate()
-                    );
-                    println!("ratio harness/floor:    {:.3}", result.ratio());
-                    if let Some(kib) = result.peak_rss_kib {
-                        println!("peak RSS after harness: {:.1} MiB", kib as f64 / 1024.0);
-                    }
-                    println!("report: {}", result.report.out_dir.display());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(EXIT_ERROR)
-                }
-            }
-        }
+    match Cli::parse().command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Bench(args) => commands::bench::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Merge(args) => commands::sweep::merge(args),
+        Command::Diff(args) => commands::diff::run(args),
     }
 }

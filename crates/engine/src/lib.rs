@@ -1,12 +1,13 @@
 //! # routersim-engine
 //!
 //! A production-shaped LLM router engine that implements LiteLLM's reliability rules —
-//! retries, fallbacks, order fallbacks, weighted failover and cooldowns — generic over a
+//! retries, fallbacks, order fallbacks, weighted failover, cooldowns and stream recovery —
+//! and DeltaLLM's strategies, half-open recovery and failure classification, generic over a
 //! [`Provider`](provider::Provider) (one call per attempt) and a [`Clock`](clock::Clock)
 //! (tokio's, so paused time drives it). It knows nothing of simulation: the simulator drives
 //! this same code with fake providers.
 //!
-//! ```ignore
+//! ```no_run
 //! # async fn demo<P: routersim_engine::provider::Provider>(config: routersim_engine::config::RouterConfig, provider: P) {
 //! use routersim_engine::{Router, request::Request};
 //! let router = Router::from_config(config, provider);
@@ -14,6 +15,8 @@
 //! println!("{:?} after {} attempts", result.outcome, result.attempts.len());
 //! # }
 //! ```
+
+#![warn(missing_docs)]
 
 pub mod backoff;
 pub mod classify;

@@ -1,4 +1,4 @@
-//! Loading LiteLLM's proxy `config.yaml` into a [`RouterConfig`](super::RouterConfig).
+//! Loading LiteLLM's proxy `config.yaml` into a [`RouterConfig`].
 //!
 //! Two phases: the YAML text is parsed (PyYAML-compatible where real configs need it: anchors,
 //! merge keys, duplicate keys with the last one winning) into a [`serde_json::Value`], and that

@@ -1,14 +1,153 @@
-//! `routersim diff A B` (being written).
+//! `routersim diff REPORT_A REPORT_B`: summary metrics side by side, and the first request
+//! whose attempts differ. Differences are not an error (exit 0); unreadable input is (exit 2).
 
+use std::io::Write;
 use std::process::ExitCode;
+
+use routersim_sim::diff::{Attempts, MetricChange, diff_reports};
 
 use crate::{DiffArgs, EXIT_ERROR};
 
+/// A number as compact text: integers without decimals, others with up to six.
+fn number(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        let s = format!("{x:.6}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s == "-0" { "0".into() } else { s.into() }
+    }
+}
+
+fn signed(x: f64) -> String {
+    let s = number(x);
+    if x > 0.0 { format!("+{s}") } else { s }
+}
+
+fn relative(m: &MetricChange) -> String {
+    if m.a == m.b {
+        "=".into()
+    } else {
+        match m.relative() {
+            Some(r) => format!("{:+.1}%", r * 100.0),
+            None => "n/a".into(),
+        }
+    }
+}
+
+fn sequence(attempts: &[String]) -> String {
+    if attempts.is_empty() {
+        "(no attempts)".into()
+    } else {
+        attempts.join(" -> ")
+    }
+}
+
 /// Compares two reports.
 pub fn run(args: DiffArgs) -> ExitCode {
-    eprintln!(
-        "error: `diff` is not built yet ({})",
-        args.report_a.display()
-    );
-    ExitCode::from(EXIT_ERROR)
+    let diff = match diff_reports(&args.report_a, &args.report_b) {
+        Ok(diff) => diff,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    for (label, dir, s) in [
+        ("A", &args.report_a, &diff.a),
+        ("B", &args.report_b, &diff.b),
+    ] {
+        let _ = writeln!(
+            out,
+            "{label}: {} ({}, seed {})",
+            dir.display(),
+            s.scenario,
+            s.seed
+        );
+    }
+    if diff.a.scenario != diff.b.scenario || diff.a.seed != diff.b.seed {
+        let _ = writeln!(
+            out,
+            "note: different scenarios or seeds: the same request id is not the same request"
+        );
+    }
+    let _ = writeln!(out);
+    let rows: Vec<[String; 5]> = diff
+        .metrics
+        .iter()
+        .map(|m| {
+            [
+                m.name.clone(),
+                number(m.a),
+                number(m.b),
+                signed(m.change()),
+                relative(m),
+            ]
+        })
+        .collect();
+    let header = ["metric", "A", "B", "change", "relative"].map(String::from);
+    let width = |col: usize| {
+        rows.iter()
+            .chain(std::iter::once(&header))
+            .map(|r| r[col].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..5).map(width).collect();
+    for row in std::iter::once(&header).chain(&rows) {
+        let _ = writeln!(
+            out,
+            "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4]
+        );
+    }
+    let changed = diff.metrics.iter().filter(|m| m.a != m.b).count();
+    let _ = writeln!(out, "{changed} of {} metrics changed", diff.metrics.len());
+    let _ = writeln!(out);
+    match &diff.attempts {
+        Attempts::Missing { reports } => {
+            let dirs: Vec<String> = reports.iter().map(|d| d.display().to_string()).collect();
+            let _ = writeln!(
+                out,
+                "attempts: not compared: no attempts.csv in {} (written with `--trace none`); \
+                 only the summaries were compared",
+                dirs.join(" and ")
+            );
+        }
+        Attempts::Compared {
+            requests_a,
+            requests_b,
+            first: None,
+        } => {
+            let _ = writeln!(
+                out,
+                "attempts: no request differs ({requests_a} requests with attempts in A, \
+                 {requests_b} in B)"
+            );
+        }
+        Attempts::Compared {
+            requests_a,
+            requests_b,
+            first: Some(first),
+        } => {
+            let _ = writeln!(
+                out,
+                "attempts: first request that differs: {} ({requests_a} requests with attempts \
+                 in A, {requests_b} in B)",
+                first.request_id
+            );
+            let _ = writeln!(out, "  A: {}", sequence(&first.a));
+            let _ = writeln!(out, "  B: {}", sequence(&first.b));
+        }
+    }
+    ExitCode::SUCCESS
 }

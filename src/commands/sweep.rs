@@ -1,20 +1,122 @@
-//! `routersim sweep` and `routersim merge` (being written).
+//! `routersim sweep SCENARIO --set KEY=V1,V2 … --seeds A..B` and `routersim merge SHARD…`.
 
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use routersim_sim::sweep::{
+    self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_seeds, parse_set_args,
+    parse_shard, prepare, worker_count, write_outputs,
+};
 
 use crate::{EXIT_ERROR, MergeArgs, SweepArgs};
 
-/// Runs a grid of settings.
-pub fn run(args: SweepArgs) -> ExitCode {
-    eprintln!(
-        "error: `sweep` is not built yet ({})",
-        args.scenario.display()
-    );
+fn fail(e: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {e}");
     ExitCode::from(EXIT_ERROR)
 }
 
-/// Joins shards.
+/// A progress bar on stderr when it is a terminal, hidden otherwise.
+fn progress_bar(total: usize) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} runs (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Runs the grid (or a shard of it), writes runs.csv, sweep.csv, sweep.svg and sweep.json,
+/// and prints a table of the combinations.
+pub fn run(args: SweepArgs) -> ExitCode {
+    let keys = match parse_set_args(&args.set) {
+        Ok(keys) => keys,
+        Err(e) => return fail(e),
+    };
+    let seeds = match parse_seeds(&args.seeds) {
+        Ok(seeds) => seeds,
+        Err(e) => return fail(e),
+    };
+    let shard = match args.shard.as_deref().map(parse_shard).transpose() {
+        Ok(shard) => shard,
+        Err(e) => return fail(e),
+    };
+    let sweep = match prepare(&args.scenario, keys, seeds, shard) {
+        Ok(sweep) => sweep,
+        Err(e) => return fail(e),
+    };
+    let manifest = &sweep.manifest;
+    let jobs = sweep.jobs();
+    let workers = match worker_count(args.jobs, jobs.len()) {
+        Ok(n) => n,
+        Err(e) => return fail(e),
+    };
+    let out = args
+        .out
+        .unwrap_or_else(|| default_out_dir(&manifest.scenario, shard));
+    let combos = manifest.combinations().len();
+    let shard_note = shard.map_or(String::new(), |s| format!(", shard {s}"));
+    eprintln!(
+        "sweep {}: {combos} combination(s) × {} seed(s){shard_note}: {} run(s) on {workers} worker(s)",
+        manifest.scenario,
+        manifest.seeds.len(),
+        jobs.len()
+    );
+    let bar = progress_bar(jobs.len());
+    let started = Instant::now();
+    let result = sweep.run_jobs(&jobs, workers, &out, &|done| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    let rows = match result {
+        Ok(rows) => rows,
+        Err(e) => return fail(e),
+    };
+    let elapsed = started.elapsed();
+    let stats = match write_outputs(&out, manifest, &rows) {
+        Ok(stats) => stats,
+        Err(e) => return fail(e),
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = write!(stdout, "{}", format_table(manifest, &stats));
+    let _ = writeln!(
+        stdout,
+        "{} run(s) in {:.1} s; {} and {}: mean and 95% interval over seeds",
+        rows.len(),
+        elapsed.as_secs_f64(),
+        SWEEP_CSV,
+        SWEEP_SVG
+    );
+    if let Some(s) = shard {
+        let _ = writeln!(
+            stdout,
+            "shard {s}: join the shards with `routersim merge SHARD_DIR… --out DIR`"
+        );
+    }
+    let _ = writeln!(stdout, "report: {}", out.display());
+    ExitCode::SUCCESS
+}
+
+/// Joins shards' runs.csv and recomputes sweep.csv and sweep.svg.
 pub fn merge(args: MergeArgs) -> ExitCode {
-    eprintln!("error: `merge` is not built yet ({})", args.out.display());
-    ExitCode::from(EXIT_ERROR)
+    let merged = match sweep::merge(&args.shards, &args.out) {
+        Ok(merged) => merged,
+        Err(e) => return fail(e),
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = write!(stdout, "{}", format_table(&merged.manifest, &merged.stats));
+    let _ = writeln!(
+        stdout,
+        "merged {} shard(s): {} run(s) of sweep {}",
+        args.shards.len(),
+        merged.rows.len(),
+        merged.manifest.scenario
+    );
+    let _ = writeln!(stdout, "report: {}", args.out.display());
+    ExitCode::SUCCESS
 }

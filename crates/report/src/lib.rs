@@ -8,7 +8,9 @@
 //! - [`record::Recorder`] is the event sink: it streams `requests.csv`, `attempts.csv` and
 //!   `events.csv` as events arrive and aggregates the rest, so memory stays flat in the number of
 //!   requests; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm`,
-//!   `ttft.hgrm`, `inter_token.hgrm` and `summary.json`.
+//!   `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, and the SVG plots ([`plot`]).
+//! - [`html::write_report_html`] writes `report.html`: the summary, the `expect` results and
+//!   the plots on one self-contained page.
 //! - [`hgrm::write_hgrm`] prints an HdrHistogram percentile distribution (the crate has none).
 //! - [`summary::Summary`] is `summary.json`, with [`summary::Summary::metric`] for scenario
 //!   `expect` lines and [`summary::print_summary`] for the terminal.
@@ -18,6 +20,8 @@
 
 mod error;
 pub mod hgrm;
+pub mod html;
+pub mod plot;
 pub mod record;
 mod streams;
 pub mod summary;
@@ -25,6 +29,8 @@ mod timeseries;
 mod units;
 
 pub use error::ReportError;
+pub use html::{ExpectRow, PageTitle, REPORT_HTML, write_report_html};
+pub use plot::{DeploymentLane, FaultWindow, PlotContext};
 pub use record::{Recorder, RecorderOptions, RunMeta};
 pub use summary::{
     METRICS, StreamSummary, Summary, describe_metrics, is_known_metric, print_summary,

@@ -5,7 +5,13 @@
 //! summary needs is folded into counters, three HdrHistograms (latency, TTFT, inter-token gap),
 //! per-deployment cooldown state and one small row per virtual second (see `timeseries`).
 //! [`Recorder::finish`] flushes the traces and writes `timeseries.csv`, `latency.hgrm`,
-//! `ttft.hgrm`, `inter_token.hgrm` and `summary.json`.
+//! `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, then the plots (`deployments.svg`,
+//! `timeline.svg`, `latency.svg`, `attempts.svg`; see [`crate::plot`]) unless
+//! [`Recorder::without_plots`] turned them off. For the plots the recorder also keeps each
+//! deployment's cooling and half-open intervals (capped, see
+//! [`crate::plot::MAX_INTERVALS_PER_DEPLOYMENT`]), a fixed array of attempt counts and one
+//! counter per fallback pair; [`Recorder::with_plot_context`] names every deployment (so a
+//! lane shows even for one that never cooled) and the fault windows.
 //!
 //! Streams: `requests.csv` ends with `stream,stream_outcome,ttft_ms,tokens_delivered,
 //! tokens_billed`; a non-streamed request prints `false` and leaves the other four empty, a
@@ -38,6 +44,8 @@ use tokio::time::Instant;
 
 use crate::error::ReportError;
 use crate::hgrm::write_hgrm;
+use crate::plot::collect::RenderInput;
+use crate::plot::{Distribution, PlotContext, PlotRecorder};
 use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
 use crate::summary::{
     AttemptStats, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats, HalfOpenStats,
@@ -174,13 +182,32 @@ impl Recorder {
                 latency,
                 ttft,
                 inter_token,
+                plots: PlotRecorder::default(),
             }),
         })
     }
 
+    /// Names every deployment (in `model_list` order, with its model group) and the fault
+    /// windows, for the plots. Without it the lanes are the deployments seen cooling.
+    pub fn with_plot_context(mut self, context: PlotContext) -> Self {
+        self.state_mut().plots.set_context(context);
+        self
+    }
+
+    /// Skips the SVG plots in [`finish`](Self::finish) (the other files are unchanged).
+    pub fn without_plots(mut self) -> Self {
+        self.state_mut().plots.enabled = false;
+        self
+    }
+
+    fn state_mut(&mut self) -> &mut State {
+        self.state.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm`, `ttft.hgrm`,
-    /// `inter_token.hgrm` and `summary.json`, and returns the summary. The first error of the
-    /// whole run, if any, is returned instead.
+    /// `inter_token.hgrm`, `summary.json` and the four SVG plots (unless
+    /// [`without_plots`](Self::without_plots)), and returns the summary. The first error of
+    /// the whole run, if any, is returned instead.
     pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {
         let state = self
             .state
@@ -460,6 +487,8 @@ struct State {
     ttft: Histogram<u64>,
     /// Gaps between consecutive streamed tokens, µs.
     inter_token: Histogram<u64>,
+    /// What the plots need beyond the above.
+    plots: PlotRecorder,
 }
 
 impl State {
@@ -483,11 +512,13 @@ impl State {
                 self.agg.retries += 1;
                 self.series.count(second, Count::Retry);
             }
-            EventKind::Fallback { .. } => {
+            EventKind::Fallback { source, target, .. } => {
                 self.agg.fallbacks += 1;
                 self.series.count(second, Count::Fallback);
+                self.plots.fallback(source, target);
             }
             EventKind::CooldownSet {
+                model_group,
                 deployment_id,
                 until,
                 ..
@@ -497,6 +528,8 @@ impl State {
                     h.end(at, &mut self.series);
                 }
                 let until = self.us(*until);
+                self.plots
+                    .cooldown_set(model_group, deployment_id, at, until);
                 self.cooldowns
                     .entry(deployment_id.clone())
                     .or_default()
@@ -506,9 +539,14 @@ impl State {
                 if let Some(d) = self.cooldowns.get_mut(deployment_id) {
                     d.end(at, &mut self.series);
                 }
+                self.plots.cooldown_end(deployment_id, at);
             }
             EventKind::AllCooled { .. } => self.agg.all_cooled += 1,
-            EventKind::HalfOpen { deployment_id, .. } => {
+            EventKind::HalfOpen {
+                model_group,
+                deployment_id,
+            } => {
+                self.plots.half_open(model_group, deployment_id, at);
                 self.half_open
                     .entry(deployment_id.clone())
                     .or_insert_with(|| DeploymentCooldowns::in_lane(Lane::HalfOpen))
@@ -516,6 +554,7 @@ impl State {
             }
             EventKind::Recovered { deployment_id, .. } => {
                 self.agg.recovered += 1;
+                self.plots.recovered(deployment_id, at);
                 if let Some(h) = self.half_open.get_mut(deployment_id) {
                     h.end(at, &mut self.series);
                 }
@@ -595,6 +634,7 @@ impl State {
         agg.with_retry += u64::from(*retries > 0);
         agg.attempts += u64::from(*attempts);
         agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
+        self.plots.request_end(*attempts);
         agg.latency_sum_us += u128::from(latency);
         agg.latency_max_us = agg.latency_max_us.max(latency);
         record_us(&mut self.latency, latency, 1);
@@ -876,7 +916,12 @@ impl State {
         }
 
         let path = self.dir.join(TIMESERIES_CSV);
-        write_file(&path, |w| self.series.write_csv(w))?;
+        // Kept in memory too: the timeline plot draws exactly these rows.
+        let mut timeseries_csv = Vec::new();
+        self.series
+            .write_csv(&mut timeseries_csv)
+            .map_err(|e| ReportError::io(&path, e))?;
+        write_file(&path, |w| w.write_all(&timeseries_csv))?;
         for (file, hist) in [
             (LATENCY_HGRM, &self.latency),
             (TTFT_HGRM, &self.ttft),
@@ -897,6 +942,34 @@ impl State {
         w.write_all(b"\n")
             .and_then(|()| w.flush())
             .map_err(|e| ReportError::io(&path, e))?;
+
+        let plots = std::mem::take(&mut self.plots);
+        if plots.enabled {
+            let input = RenderInput {
+                run_end_us: run_end,
+                timeseries_csv: &timeseries_csv,
+                latency: Distribution::from_histogram(
+                    &self.latency,
+                    self.agg.latency_max_us,
+                    vec![
+                        ("p50", summary.latency_ms.p50, 0.5),
+                        ("p90", summary.latency_ms.p90, 0.9),
+                        ("p99", summary.latency_ms.p99, 0.99),
+                        ("p99.9", summary.latency_ms.p99_9, 0.999),
+                    ],
+                ),
+                ttft: Distribution::from_histogram(
+                    &self.ttft,
+                    self.agg.ttft_max_us,
+                    vec![
+                        ("p50", summary.streams.ttft_ms.p50, 0.5),
+                        ("p90", summary.streams.ttft_ms.p90, 0.9),
+                        ("p99", summary.streams.ttft_ms.p99, 0.99),
+                    ],
+                ),
+            };
+            plots.render(&self.dir, &input)?;
+        }
         Ok(summary)
     }
 

@@ -6,9 +6,13 @@
 //! benchmark ([`bench`](mod@bench)).
 
 pub mod bench;
+pub mod check;
+pub mod diff;
 pub mod discover;
 pub mod expect;
 pub mod run;
 pub mod scenario;
+pub mod sweep;
+pub mod sweep_plot;
 pub mod traffic;
 pub mod yaml;

@@ -6,6 +6,12 @@
 //! sockets, no `spawn_blocking`). Randomness comes from per-purpose ChaCha streams derived from
 //! the seed (`router`, `provider/<id>/…`, `traffic/<i>`), so the same scenario, seed and
 //! version give byte-identical reports.
+//!
+//! Besides the recorder's files, every run writes the plots (`deployments.svg`,
+//! `timeline.svg`, `latency.svg`, `attempts.svg`: the recorder draws them, told every
+//! deployment and fault window here) and, once the `expect` lines are checked,
+//! `report.html`. [`run_with_rendering`] with [`Rendering::DataOnly`] skips both (the
+//! benchmark's timing should not include drawing).
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -16,8 +22,14 @@ use routersim_engine::Router;
 use routersim_engine::clock::TokioClock;
 use routersim_mock_providers::provider::FakeProviders;
 use routersim_mock_providers::rng::seeded_rng;
+use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
+use routersim_mock_providers::{FaultSpec, duration::format_duration};
+use routersim_report::plot::PLOT_FILES;
 use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
 use routersim_report::summary::Summary;
+use routersim_report::{
+    DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, REPORT_HTML, write_report_html,
+};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -102,8 +114,29 @@ pub fn run_file(path: &Path, options: &RunOptions) -> Result<RunReport, RunError
     run(&scenario, options)
 }
 
-/// Runs a scenario and writes its report.
+/// Which of the report's pictures a run draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rendering {
+    /// The SVG plots and `report.html` (what `routersim run` writes).
+    #[default]
+    Full,
+    /// Only the data files (traces, histograms, `timeseries.csv`, `summary.json`): for callers
+    /// that time the harness or only read the summary. Plots and a page left in the
+    /// directory by an earlier run are removed.
+    DataOnly,
+}
+
+/// Runs a scenario and writes its report, plots and `report.html` included.
 pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<RunReport, RunError> {
+    run_with_rendering(scenario, options, Rendering::Full)
+}
+
+/// Runs a scenario and writes its report, drawing what `rendering` asks for.
+pub fn run_with_rendering(
+    scenario: &Scenario,
+    options: &RunOptions,
+    rendering: Rendering,
+) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let out_dir = options
@@ -116,13 +149,42 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<RunReport, RunEr
             let _ = std::fs::remove_file(out_dir.join(stale));
         }
     }
+    if rendering == Rendering::DataOnly {
+        for stale in PLOT_FILES.iter().chain([&REPORT_HTML]) {
+            let _ = std::fs::remove_file(out_dir.join(stale));
+        }
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let summary = local.block_on(&runtime, simulate(scenario, seed, &out_dir, options))?;
+    let summary = local.block_on(
+        &runtime,
+        simulate(scenario, seed, &out_dir, options, rendering),
+    )?;
     let expectations = expect::evaluate(&scenario.expect, &summary);
+    if rendering == Rendering::Full {
+        let rows: Vec<ExpectRow> = expectations
+            .iter()
+            .map(|e| ExpectRow {
+                metric: e.expectation.metric.clone(),
+                min: e.expectation.min,
+                max: e.expectation.max,
+                measured: e.measured,
+                passed: e.passed,
+            })
+            .collect();
+        write_report_html(
+            &out_dir,
+            &summary,
+            &rows,
+            PageTitle {
+                title: &scenario.name,
+                description: &scenario.description,
+            },
+        )?;
+    }
     Ok(RunReport {
         summary,
         out_dir,
@@ -138,15 +200,20 @@ async fn simulate(
     seed: u64,
     out_dir: &Path,
     options: &RunOptions,
+    rendering: Rendering,
 ) -> Result<Summary, RunError> {
     let start = Instant::now();
-    let recorder = Arc::new(Recorder::new(
+    let recorder = Recorder::new(
         out_dir,
         start,
         RecorderOptions {
             trace: !options.no_trace,
         },
-    )?);
+    )?;
+    let recorder = Arc::new(match rendering {
+        Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
+        Rendering::DataOnly => recorder.without_plots(),
+    });
     let providers = FakeProviders::new(
         &scenario.router,
         &scenario.providers,
@@ -206,4 +273,76 @@ async fn simulate(
         version: VERSION.to_string(),
         end,
     })?)
+}
+
+/// Every deployment (lanes, in `model_list` order) and every fault window, for the plots.
+pub fn plot_context(scenario: &Scenario) -> PlotContext {
+    let deployments: Vec<DeploymentLane> = scenario
+        .router
+        .deployments
+        .iter()
+        .map(|d| DeploymentLane {
+            id: d.id.to_string(),
+            model_group: d.model_name.to_string(),
+        })
+        .collect();
+    let faults = scenario
+        .faults
+        .iter()
+        .map(|fault| {
+            let (target, ids) = match &fault.target {
+                FaultTarget::Deployment(id) => (id.clone(), vec![id.clone()]),
+                FaultTarget::ModelGroup(group) => (
+                    format!("{group} (all)"),
+                    deployments
+                        .iter()
+                        .filter(|d| d.model_group == *group)
+                        .map(|d| d.id.clone())
+                        .collect(),
+                ),
+            };
+            FaultWindow {
+                label: format!("{target}: {}", fault_label(fault)),
+                deployments: ids,
+                from: fault.from,
+                to: fault.to,
+            }
+        })
+        .collect();
+    PlotContext {
+        deployments,
+        faults,
+    }
+}
+
+/// What a fault does, briefly: `rate_limit 90%`, `slow p50 5s`, `stream_break`.
+fn fault_label(fault: &FaultSpec) -> String {
+    let what = match &fault.effect {
+        FaultEffect::Error(e) => match e.status {
+            Some(status) => format!("{} {status}", e.kind),
+            None => e.kind.to_string(),
+        },
+        FaultEffect::Slowdown(latency) => match latency {
+            LatencySpec::Fixed(d) => format!("slow {}", format_duration(*d)),
+            LatencySpec::LogNormal { p50, .. } => format!("slow p50 {}", format_duration(*p50)),
+            LatencySpec::Uniform { min, max } => {
+                format!("slow {}-{}", format_duration(*min), format_duration(*max))
+            }
+        },
+        FaultEffect::Stream(stream) => match stream {
+            StreamFault::Break { .. } => "stream_break",
+            StreamFault::ErrorFrame { .. } => "stream_error_frame",
+            StreamFault::Truncated { .. } => "stream_truncated",
+            StreamFault::Stall { .. } => "stream_stall",
+            StreamFault::Empty(_) => "stream_empty",
+        }
+        .to_string(),
+    };
+    if fault.probability < 1.0 {
+        let pct = format!("{:.2}", fault.probability * 100.0);
+        let pct = pct.trim_end_matches('0').trim_end_matches('.');
+        format!("{what} {pct}%")
+    } else {
+        what
+    }
 }

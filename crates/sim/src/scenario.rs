@@ -173,6 +173,59 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
 
 /// Parses and validates scenario text; `file` names it in errors and anchors `router_file`.
 pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+    parse_with_extra_set(text, file, &[])
+}
+
+/// Reads a scenario file and applies `extra` `set` entries after the file's own (see
+/// [`parse_scenario_with_set`]).
+pub fn load_scenario_with_set(
+    path: &Path,
+    extra: &[(String, Value)],
+) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        path: String::new(),
+        message: format!("cannot read the file: {e}"),
+    })?;
+    parse_scenario_with_set(&text, path, extra)
+}
+
+/// [`parse_scenario`] with `extra` `set` entries (path, value) applied after the file's own
+/// `set`, in order, as if appended to it (a later entry wins): `routersim sweep --set`.
+///
+/// The file is first validated on its own, so its own mistakes keep their line and column. A
+/// mistake of an extra entry (a path that does not fit the router config, a value the engine
+/// rejects) is reported at `set.<path>` without a line or column (it is not in the file);
+/// [`Scenario::set`] lists the file's entries, then the extra ones.
+pub fn parse_scenario_with_set(
+    text: &str,
+    file: &Path,
+    extra: &[(String, Value)],
+) -> Result<Scenario, ScenarioError> {
+    if extra.is_empty() {
+        return parse_scenario(text, file);
+    }
+    parse_scenario(text, file)?;
+    parse_with_extra_set(text, file, extra).map_err(|mut e| {
+        let from_extra = e
+            .path
+            .strip_prefix("set.")
+            .is_some_and(|key| extra.iter().any(|(k, _)| k == key));
+        if from_extra {
+            e.line = None;
+            e.column = None;
+        }
+        e
+    })
+}
+
+fn parse_with_extra_set(
+    text: &str,
+    file: &Path,
+    extra: &[(String, Value)],
+) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx::new(file, text);
     let raw: RawScenario = yaml::from_str(text).map_err(|e| ctx.located(e))?;
 
@@ -188,7 +241,9 @@ pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError
         )
     })?;
 
-    let set: Vec<(String, Value)> = raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
+    let mut set: Vec<(String, Value)> =
+        raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
+    set.extend(extra.iter().cloned());
     let (router, router_source) = match (raw.router, raw.router_file) {
         (Some(mut value), None) => {
             apply_sets(&ctx, &mut value, &set)?;

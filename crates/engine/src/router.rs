@@ -442,12 +442,18 @@ impl<P: Provider, C: Clock> Router<P, C> {
     /// Whether `deployment` cannot take a request now: cooling, or half-open with its one
     /// trial already in flight.
     fn is_unavailable(&self, deployment: usize, now: Instant) -> bool {
-        self.is_cooling(deployment, now) || lock(&self.half_open)[deployment].trial_in_flight
+        self.is_cooling(deployment, now)
+            || (self.config.settings.recovery == Recovery::HalfOpen
+                && lock(&self.half_open)[deployment].trial_in_flight)
     }
 
     /// Claims the half-open trial of `deployment`, if it is half-open: the attempt about to
     /// start is then the trial.
     fn claim_trial(&self, deployment: usize) -> bool {
+        if self.config.settings.recovery != Recovery::HalfOpen {
+            // Only half-open recovery has trials; probes never leave one behind.
+            return false;
+        }
         let mut states = lock(&self.half_open);
         let state = &mut states[deployment];
         if state.active && !state.trial_in_flight {

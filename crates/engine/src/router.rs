@@ -374,8 +374,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     fn emit(&self, request_id: Option<u64>, kind: EventKind) {
+        self.emit_at(self.clock.now(), request_id, kind);
+    }
+
+    /// Emits with a time the caller already read (reading the clock is not free: it is the
+    /// hot path of every simulated request).
+    fn emit_at(&self, at: Instant, request_id: Option<u64>, kind: EventKind) {
         self.sink.emit(&RoutingEvent {
-            at: self.clock.now(),
+            at,
             request_id,
             kind,
         });
@@ -754,7 +760,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let stream = request
             .stream
             .then(|| self.stream_stats(&run, outcome.is_ok()));
-        self.emit(
+        self.emit_at(
+            end,
             Some(request.id),
             EventKind::RequestEnd {
                 model: request.model.clone(),
@@ -1010,7 +1017,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 return Err(failed);
             }
             let candidates = candidates.as_slice();
-            let deployment = candidates[self.pick_position(candidates, request)];
+            let deployment = candidates[self.pick_position(candidates, request, now)];
             if let Some(&excluded) = tried.last() {
                 self.emit(
                     Some(request.id),
@@ -1035,8 +1042,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 
-    fn pick_position(&self, candidates: &[usize], request: &Request) -> usize {
-        let minute = self.load.minute_of(self.clock.now());
+    fn pick_position(&self, candidates: &[usize], request: &Request, now: Instant) -> usize {
+        let minute = self.load.minute_of(now);
         let pos = self.load.read(|load| {
             let ctx = PickContext {
                 deployments: &self.config.deployments,
@@ -1104,7 +1111,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 })
             } else {
                 let slice = candidates.as_slice();
-                let deployment = slice[self.pick_position(slice, request)];
+                let deployment = slice[self.pick_position(slice, request, now)];
                 if !tried.contains(&deployment) {
                     tried.push(deployment);
                 }
@@ -1157,7 +1164,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 .or_else(|| self.retry.not_worth_retrying(&failed.failure, &ctx))
                 .or((retries_done >= budget).then_some(GiveUpReason::RetriesExhausted));
             if let Some(reason) = give_up {
-                self.emit(
+                self.emit_at(
+                    now,
                     Some(request.id),
                     EventKind::GiveUp {
                         model_group: g.name.clone(),
@@ -1182,7 +1190,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
             retries_done += 1;
             run.retries += 1;
-            self.emit(
+            self.emit_at(
+                now,
                 Some(request.id),
                 EventKind::Retry {
                     model_group: g.name.clone(),
@@ -1192,7 +1201,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 },
             );
             if let Some(reason) = reason {
-                self.emit(
+                self.emit_at(
+                    now,
                     Some(request.id),
                     EventKind::Wait {
                         duration: wait,
@@ -1201,7 +1211,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 );
             }
             if !wait.is_zero() {
-                self.clock.sleep_until(self.clock.now() + wait).await;
+                self.clock.sleep_until(now + wait).await;
             }
             run.pending_wait = wait;
         }
@@ -1223,7 +1233,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run.last_group = Some(g.name.clone());
         run.last_deployment = Some(deployment.id.clone());
         run.last_deployment_index = Some(deployment_index);
-        self.emit(
+        self.emit_at(
+            start,
             Some(request.id),
             EventKind::AttemptStart {
                 attempt,
@@ -1310,7 +1321,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             Ok(_) => (None, Some(200)),
             Err(f) => (Some(f.kind), f.status),
         };
-        self.emit(
+        self.emit_at(
+            end,
             Some(request.id),
             EventKind::AttemptEnd {
                 attempt,
@@ -1550,7 +1562,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let Some((g, target, candidates)) = target else {
             return Err(broken.into_router_failure());
         };
-        let deployment = candidates[self.pick_position(&candidates, request)];
+        let deployment = candidates[self.pick_position(&candidates, request, now)];
         let delivered = run.stream.delivered;
         let mut hop = apply_overrides(request, target);
         hop.prefill_tokens += delivered;

@@ -72,7 +72,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "reports/bench")]
     pub out: PathBuf,
     /// Runs of each kind; the fastest of each is reported.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     pub repeat: u32,
     /// Share of streamed requests (0 to 1).
     #[arg(long, default_value_t = 0.0)]

@@ -23,6 +23,8 @@ pub struct DeploymentLoad {
     /// Some attempt on it has ended (with or without a latency sample).
     tried: bool,
     latencies: [Duration; LATENCY_SAMPLES],
+    /// Sum of the samples in `latencies` (kept as they change: the mean is read every pick).
+    latency_sum: Duration,
     samples: usize,
     next_sample: usize,
     minute: u64,
@@ -34,7 +36,7 @@ impl DeploymentLoad {
     /// Mean of the recent latency samples; `None` until the first.
     pub fn mean_latency(&self) -> Option<Duration> {
         let n = self.samples.min(LATENCY_SAMPLES);
-        (n > 0).then(|| self.latencies[..n].iter().sum::<Duration>() / n as u32)
+        (n > 0).then(|| self.latency_sum / n as u32)
     }
 
     /// Whether any attempt on it has ended. A deployment that was tried but has no latency
@@ -137,7 +139,8 @@ impl LoadTracker {
                 e.roll(minute);
                 e.tokens += u64::from(output_tokens);
                 if let Some(latency) = latency {
-                    e.latencies[e.next_sample] = latency;
+                    let replaced = std::mem::replace(&mut e.latencies[e.next_sample], latency);
+                    e.latency_sum = e.latency_sum.saturating_sub(replaced) + latency;
                     e.next_sample = (e.next_sample + 1) % LATENCY_SAMPLES;
                     e.samples += 1;
                 }

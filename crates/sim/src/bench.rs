@@ -52,7 +52,7 @@ impl Default for BenchOptions {
             stream_share: 0.0,
             trace: true,
             out_dir: PathBuf::from("reports/bench"),
-            repeat: 3,
+            repeat: 5,
         }
     }
 }

@@ -907,3 +907,17 @@ fn deltallm_keys_and_profiles_load() {
     let err = load_router_config_str(&bad).expect_err("rejected");
     assert_eq!(err.path, "router_settings.profile");
 }
+
+#[test]
+fn an_absurd_retry_count_is_an_error_not_an_hours_long_spin() {
+    let yaml = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\nrouter_settings:\n  num_retries: 4000000000\n";
+    let err = routersim_engine::config::load_router_config_str(yaml).expect_err("rejected");
+    assert_eq!(err.path, "router_settings.num_retries");
+    assert!(err.message.contains("at most 1000"), "{}", err.message);
+    let policy = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\nrouter_settings:\n  retry_policy: {RateLimitErrorRetries: 5000}\n";
+    let err = routersim_engine::config::load_router_config_str(policy).expect_err("rejected");
+    assert_eq!(
+        err.path,
+        "router_settings.retry_policy.RateLimitErrorRetries"
+    );
+}

@@ -721,6 +721,17 @@ fn validate_traffic(
             ),
         ));
     }
+    if let Some(n) = raw.num_retries
+        && n > routersim_engine::config::load::MAX_NUM_RETRIES
+    {
+        return Err(ctx.error(
+            &at("num_retries"),
+            format!(
+                "a retry count of at most {} is expected, found {n}",
+                routersim_engine::config::load::MAX_NUM_RETRIES
+            ),
+        ));
+    }
     for (j, target) in raw.fallbacks.iter().flatten().enumerate() {
         if !model_known(router, &target.0.model) {
             return Err(ctx.error(

@@ -45,6 +45,9 @@ impl ConfigError {
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
+/// The largest retry count accepted anywhere (`num_retries`, `retry_policy`).
+pub const MAX_NUM_RETRIES: u32 = 1000;
+
 /// The path used for errors about the YAML text itself (it does not parse).
 pub const YAML_PATH: &str = "(yaml)";
 /// The path used for errors about the document as a whole (it is not a mapping).
@@ -516,7 +519,7 @@ impl Loader {
                 "rpm" => d.rpm = opt(value, |v| uint64(v, &at))?,
                 "tpm" => d.tpm = opt(value, |v| uint64(v, &at))?,
                 "cooldown_time" => d.cooldown_time = opt(value, |v| duration(v, &at))?,
-                "num_retries" => d.num_retries = opt(value, |v| uint32(v, &at))?,
+                "num_retries" => d.num_retries = opt(value, |v| retries(v, &at))?,
                 "timeout" => d.timeout = opt(value, |v| duration(v, &at))?,
                 "stream_timeout" => d.stream_timeout = opt(value, |v| duration(v, &at))?,
                 "input_cost_per_token" => {
@@ -655,7 +658,7 @@ impl Loader {
         if let Some(v) = r("routing_strategy") {
             s.routing_strategy = strategy(v, "router_settings.routing_strategy")?;
         }
-        if let Some(n) = self.either(router, litellm, "num_retries", uint32, |_| true)? {
+        if let Some(n) = self.either(router, litellm, "num_retries", retries, |_| true)? {
             s.num_retries = n;
         }
         if let Some(d) = self.either(router, litellm, "retry_after", duration, |_| true)? {
@@ -1220,7 +1223,12 @@ fn kind_policy(v: &Value, path: &str, unit: PolicyUnit) -> Result<Option<KindPol
             ));
         }
         seen.push((slot, key));
-        let Some(count) = opt(value, |v| uint32(v, &at))? else {
+        let read = if matches!(unit, PolicyUnit::Retries) {
+            retries
+        } else {
+            uint32
+        };
+        let Some(count) = opt(value, |v| read(v, &at))? else {
             continue;
         };
         match slot {
@@ -1330,6 +1338,18 @@ fn float_to_u64(f: f64) -> Option<u64> {
     // 2^64 is exactly representable; anything below it with no fraction fits.
     (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0)
         .then_some(f as u64)
+}
+
+/// A retry count: a larger one is a typo, and would spin a failing deployment for hours.
+fn retries(v: &Value, path: &str) -> Result<u32> {
+    let n = uint32(v, path)?;
+    if n > MAX_NUM_RETRIES {
+        return Err(ConfigError::new(
+            path,
+            format!("a retry count of at most {MAX_NUM_RETRIES} is expected, found {n}"),
+        ));
+    }
+    Ok(n)
 }
 
 fn uint32(v: &Value, path: &str) -> Result<u32> {

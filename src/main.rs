@@ -45,7 +45,7 @@ pub struct RunArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Report directory (default: reports/<name>/seed-<N>/).
+    /// Report directory (default: reports/NAME/seed-N/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Which per-request traces to write.
@@ -108,7 +108,7 @@ pub struct SweepArgs {
     /// Seeds, the same for every combination: `1..20` (inclusive) or `1,2,7`.
     #[arg(long, default_value = "1..10")]
     pub seeds: String,
-    /// Output directory (default: reports/sweep/<name>/).
+    /// Output directory (default: reports/sweep/NAME/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Run only a deterministic slice `K/N` of the grid (K from 1); `routersim merge` joins

@@ -2,7 +2,7 @@
 //!
 //! A capacity planner asks "what would `allowed_fails` 0, 1, 3 or 5 have done to this
 //! incident?". A sweep answers with every combination of the swept values (`--set
-//! KEY=V1,V2,…`, one key per `--set`, any router config path [`apply_set`] accepts), each run on
+//! KEY=V1,V2,…`, one key per `--set`, any router config path [`apply_set`](crate::scenario::apply_set) accepts), each run on
 //! the same seeds, so the differences between combinations come from the settings, not from
 //! the traffic's noise.
 //!

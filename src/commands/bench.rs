@@ -33,7 +33,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
             );
             println!("ratio harness/floor:    {:.3}", result.ratio());
             if let Some(kib) = result.peak_rss_kib {
-                println!("peak RSS after harness: {:.1} MiB", kib as f64 / 1024.0);
+                println!("peak RSS of the process: {:.1} MiB", kib as f64 / 1024.0);
             }
             println!("report: {}", result.report.out_dir.display());
             ExitCode::SUCCESS

@@ -214,6 +214,28 @@ pub struct ErrorSpec {
 }
 
 impl ErrorSpec {
+    /// An error from the keys a script entry or a fault window writes, validated.
+    fn from_keys(
+        kind: FailureKind,
+        status: Option<u16>,
+        retry_after: Option<HumanDuration>,
+        retry_after_format: Option<RetryAfterFormat>,
+        latency: Option<LatencySpec>,
+    ) -> Result<Self, String> {
+        if retry_after_format.is_some() && retry_after.is_none() {
+            return Err("retry_after_format needs a retry_after".into());
+        }
+        let spec = ErrorSpec {
+            kind,
+            status,
+            retry_after: retry_after.map(|d| d.0),
+            retry_after_format: retry_after_format.unwrap_or_default(),
+            latency,
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+
     /// An error of `kind` with its usual status, no Retry-After, no latency of its own.
     pub fn new(kind: FailureKind) -> Self {
         Self {
@@ -423,20 +445,13 @@ impl TryFrom<RawOutcome> for OutcomeSpec {
                     latency: ok.and_then(|o| o.latency),
                 })
             }
-            (None, Some(kind)) => {
-                if raw.retry_after_format.is_some() && raw.retry_after.is_none() {
-                    return Err("retry_after_format needs a retry_after".into());
-                }
-                let spec = ErrorSpec {
-                    kind,
-                    status: raw.status,
-                    retry_after: raw.retry_after.map(|d| d.0),
-                    retry_after_format: raw.retry_after_format.unwrap_or_default(),
-                    latency: raw.latency,
-                };
-                spec.check()?;
-                Ok(OutcomeSpec::Error(spec))
-            }
+            (None, Some(kind)) => Ok(OutcomeSpec::Error(ErrorSpec::from_keys(
+                kind,
+                raw.status,
+                raw.retry_after,
+                raw.retry_after_format,
+                raw.latency,
+            )?)),
             (Some(_), Some(_)) => Err("an outcome is either `ok` or `error`, not both".into()),
             (None, None) => Err(OUTCOME_EXPECTED.into()),
         }
@@ -1005,20 +1020,13 @@ impl TryFrom<RawFault> for FaultSpec {
                 }
                 FaultEffect::Stream(fault)
             }
-            (Some(kind), None) => {
-                if raw.retry_after_format.is_some() && raw.retry_after.is_none() {
-                    return Err("retry_after_format needs a retry_after".into());
-                }
-                let spec = ErrorSpec {
-                    kind,
-                    status: raw.status,
-                    retry_after: raw.retry_after.map(|d| d.0),
-                    retry_after_format: raw.retry_after_format.unwrap_or_default(),
-                    latency: raw.latency,
-                };
-                spec.check()?;
-                FaultEffect::Error(spec)
-            }
+            (Some(kind), None) => FaultEffect::Error(ErrorSpec::from_keys(
+                kind,
+                raw.status,
+                raw.retry_after,
+                raw.retry_after_format,
+                raw.latency,
+            )?),
             (None, None) => {
                 if raw.status.is_some()
                     || raw.retry_after.is_some()

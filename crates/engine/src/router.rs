@@ -570,31 +570,27 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
         let minute = self.load.minute_of(now);
         let (mut over_limits, mut too_large) = (false, false);
-        let kept: Vec<usize> = self.load.read(|load| {
-            out.as_slice()
-                .iter()
-                .copied()
-                .filter(|&d| {
-                    let dep = &deployments[d];
-                    if dep
-                        .max_input_tokens
-                        .is_some_and(|m| request.input_tokens > m)
-                    {
-                        too_large = true;
-                        return false;
-                    }
-                    let (requests, tokens) = load[d].usage(minute);
-                    let over = dep.rpm.is_some_and(|rpm| requests >= rpm)
-                        || dep
-                            .tpm
-                            .is_some_and(|tpm| tokens + u64::from(request.input_tokens) > tpm);
-                    over_limits |= over;
-                    !over
-                })
-                .collect()
+        let mut kept = Indices::new();
+        self.load.read(|load| {
+            kept.extend(out.as_slice().iter().copied().filter(|&d| {
+                let dep = &deployments[d];
+                if dep
+                    .max_input_tokens
+                    .is_some_and(|m| request.input_tokens > m)
+                {
+                    too_large = true;
+                    return false;
+                }
+                let (requests, tokens) = load[d].usage(minute);
+                let over = dep.rpm.is_some_and(|rpm| requests >= rpm)
+                    || dep
+                        .tpm
+                        .is_some_and(|tpm| tokens + u64::from(request.input_tokens) > tpm);
+                over_limits |= over;
+                !over
+            }));
         });
-        out.clear();
-        out.extend(kept);
+        *out = kept;
         if out.is_empty() {
             if over_limits {
                 let retry_after = self.load.until_next_minute(now);

@@ -135,12 +135,8 @@ pub fn uniform_among(positions: &[usize], rng: &mut ChaCha8Rng) -> usize {
     }
 }
 
-/// The positions in `ctx.candidates` whose `key` is the smallest, in candidate order.
-pub fn lowest_positions<K: Ord>(ctx: &PickContext<'_>, key: impl FnMut(usize) -> K) -> Vec<usize> {
-    lowest(ctx, key).as_slice().to_vec()
-}
-
-/// [`lowest_positions`] on the stack (every pick of the load-aware strategies runs this).
+/// The positions in `ctx.candidates` whose `key` is the smallest, in candidate order (on the
+/// stack: every pick of the load-aware strategies runs this).
 fn lowest<K: Ord>(ctx: &PickContext<'_>, mut key: impl FnMut(usize) -> K) -> Indices {
     let mut best: Option<K> = None;
     let mut positions = Indices::new();
@@ -316,7 +312,7 @@ mod tests {
             minute: 0,
         };
         let keys = [3, 1, 2, 1];
-        assert_eq!(lowest_positions(&ctx, |p| keys[p]), vec![1, 3]);
+        assert_eq!(lowest(&ctx, |p| keys[p]).as_slice(), &[1, 3]);
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut seen = [0u32; 4];
         for _ in 0..1000 {

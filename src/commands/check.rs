@@ -56,6 +56,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
     let not_passed: Vec<&CaseResult> = report
         .cases
         .iter()

@@ -22,6 +22,9 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
     for warning in &report.warnings {
         eprintln!("warning: router config: {warning}");
     }

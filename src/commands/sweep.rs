@@ -7,7 +7,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routersim_sim::sweep::{
     self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_seeds, parse_set_args,
-    parse_shard, prepare, worker_count, write_outputs,
+    parse_shard, prepare, worker_count,
 };
 
 use crate::{EXIT_ERROR, MergeArgs, SweepArgs};
@@ -71,17 +71,16 @@ pub fn run(args: SweepArgs) -> ExitCode {
     );
     let bar = progress_bar(jobs.len());
     let started = Instant::now();
-    let result = sweep.run_jobs(&jobs, workers, &out, &|done| bar.set_position(done as u64));
+    let result = sweep.run_into_folder(&out, workers, &|done| bar.set_position(done as u64));
     bar.finish_and_clear();
-    let rows = match result {
-        Ok(rows) => rows,
+    let sweep::SweepOutput { rows, stats, notes } = match result {
+        Ok(output) => output,
         Err(e) => return fail(e),
     };
     let elapsed = started.elapsed();
-    let stats = match write_outputs(&out, manifest, &rows) {
-        Ok(stats) => stats,
-        Err(e) => return fail(e),
-    };
+    for note in &notes {
+        eprintln!("note: {note}");
+    }
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{}", format_table(manifest, &stats));
     let _ = writeln!(
@@ -108,6 +107,9 @@ pub fn merge(args: MergeArgs) -> ExitCode {
         Ok(merged) => merged,
         Err(e) => return fail(e),
     };
+    for note in &merged.notes {
+        eprintln!("note: {note}");
+    }
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{}", format_table(&merged.manifest, &merged.stats));
     let _ = writeln!(

@@ -6,11 +6,17 @@
 //! a golden is not JSON) or the run cannot happen. A scenario that does not load is one case
 //! named `load` (its seed is unknown); the others still run.
 //!
-//! - **Reports**: `<out>/<scenario path relative to DIR, without extension>/seed-<N>/`, and
-//!   `<out>/junit.xml` ([`junit_xml`]).
+//! - **Discovery** ([`discover_cases`]): every YAML file under DIR is a case, except router
+//!   configs a scenario there references; one that cannot be a scenario (unreadable, not
+//!   UTF-8, a router config nothing references) is an error case, never skipped.
+//! - **Reports**: `<out>/<scenario path relative to DIR, without extension>/seed-<N>/` (with
+//!   the extension when `x.yaml` and `x.yml` sit side by side), and `<out>/junit.xml`
+//!   ([`junit_xml`]). The whole of `<out>` is written at once ([`ReportDir`]): staged and
+//!   renamed into place when every case has run, so no report of an earlier check survives.
 //! - **Goldens** sit beside the scenario: `<stem>.golden.json` for the scenario's own `seed:`,
-//!   `<stem>.seed-<N>.golden.json` for any other seed ([`golden_path`]), so a plain `check` and a
-//!   `check --seeds …` read the same file for the same run. A golden is the run's
+//!   `<stem>.seed-<N>.golden.json` for any other seed ([`golden_path`]; `<stem>` is the file
+//!   name with its extension when `x.yaml` and `x.yml` sit side by side), so a plain `check`
+//!   and a `check --seeds …` read the same file for the same run. A golden is the run's
 //!   `summary.json`; the comparison ([`diff_summaries`]) ignores `routersim_version`, so a
 //!   version bump alone never fails a golden. No golden is not a failure. `bless` writes the
 //!   golden of every run that happened (expectations are still checked and reported).
@@ -24,9 +30,10 @@ use std::path::{Path, PathBuf};
 use routersim_report::summary::Summary;
 use serde_json::Value;
 
-use crate::discover::discover_scenarios;
+use crate::discover::{discover_cases, problem};
 use crate::expect::{self, ExpectationResult, format_value};
-use crate::run::{RunOptions, run};
+use crate::report_dir::{ReportDir, ReportDirError, mark_complete};
+use crate::run::{Rendering, run_into};
 use crate::scenario::load_scenario;
 
 /// Most seeds one `--seeds` may name.
@@ -64,13 +71,18 @@ pub enum CheckError {
     #[error("{}: no scenario files (*.yaml, *.yml) found", .0.display())]
     NoScenarios(PathBuf),
     /// junit.xml could not be written.
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {source}; {note}", path.display())]
     Write {
         /// The file.
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+        /// What became of the output folder.
+        note: String,
     },
+    /// The output folder cannot be written (another check writes it, it is not a report).
+    #[error("{0}")]
+    Output(#[from] ReportDirError),
 }
 
 /// Parses `--seeds`: comma-separated items, each a seed (`3`) or an inclusive range (`1..5`,
@@ -126,19 +138,55 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
     Ok(seeds)
 }
 
-/// The golden summary of a scenario run with `seed`: `<stem>.golden.json` beside the scenario
-/// for its own seed, `<stem>.seed-<N>.golden.json` for another.
-pub fn golden_path(scenario_file: &Path, seed: u64, own_seed: u64) -> PathBuf {
-    let stem = scenario_file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = if seed == own_seed {
+/// The other spelling of a scenario file that sits beside it (`x.yml` for `x.yaml`), if any.
+fn same_stem_sibling(file: &Path) -> Option<PathBuf> {
+    let other = match file.extension()?.to_str()? {
+        "yaml" => "yml",
+        "yml" => "yaml",
+        _ => return None,
+    };
+    let sibling = file.with_extension(other);
+    sibling.is_file().then_some(sibling)
+}
+
+fn golden_file_name(stem: &str, seed: u64, own_seed: u64) -> String {
+    if seed == own_seed {
         format!("{stem}.golden.json")
     } else {
         format!("{stem}.seed-{seed}.golden.json")
-    };
-    scenario_file.with_file_name(name)
+    }
+}
+
+/// The golden summary of a scenario run with `seed`: `<stem>.golden.json` beside the scenario
+/// for its own seed, `<stem>.seed-<N>.golden.json` for another. `<stem>` is the file's stem,
+/// or its whole name when `x.yaml` and `x.yml` sit side by side (so they never share one).
+pub fn golden_path(scenario_file: &Path, seed: u64, own_seed: u64) -> PathBuf {
+    let stem = if same_stem_sibling(scenario_file).is_some() {
+        scenario_file.file_name()
+    } else {
+        scenario_file.file_stem()
+    }
+    .map(|s| s.to_string_lossy().into_owned())
+    .unwrap_or_default();
+    scenario_file.with_file_name(golden_file_name(&stem, seed, own_seed))
+}
+
+/// A golden named after the bare stem where `x.yaml` and `x.yml` sit side by side: it could
+/// be either's, so it is an error rather than silently ignored.
+fn ambiguous_golden(scenario_file: &Path, seed: u64, own_seed: u64) -> Option<String> {
+    let sibling = same_stem_sibling(scenario_file)?;
+    let stem = scenario_file.file_stem()?.to_string_lossy().into_owned();
+    let bare = scenario_file.with_file_name(golden_file_name(&stem, seed, own_seed));
+    bare.exists().then(|| {
+        format!(
+            "{} is ambiguous: both {} and {} exist; rename it to {} or {}",
+            bare.display(),
+            scenario_file.display(),
+            sibling.display(),
+            golden_path(scenario_file, seed, own_seed).display(),
+            golden_path(&sibling, seed, own_seed).display()
+        )
+    })
 }
 
 /// One metric that differs between a golden and a new summary.
@@ -378,6 +426,8 @@ pub struct CheckReport {
     pub junit_path: PathBuf,
     /// The output directory.
     pub out_dir: PathBuf,
+    /// What writing the output folder had to tidy up first, for the user.
+    pub notes: Vec<String>,
 }
 
 impl CheckReport {
@@ -395,9 +445,10 @@ impl CheckReport {
     }
 }
 
-/// The scenarios `check` would run: [`discover_scenarios`], and an error when there are none.
+/// The cases `check` would run ([`discover_cases`]: scenarios, and the files that cannot be
+/// one, which become error cases), and an error when there are none.
 pub fn find_scenarios(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
-    let found = discover_scenarios(dir).map_err(|source| CheckError::Discover {
+    let found = discover_cases(dir).map_err(|source| CheckError::Discover {
         dir: dir.to_path_buf(),
         source,
     })?;
@@ -407,7 +458,8 @@ pub fn find_scenarios(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
     Ok(found)
 }
 
-/// Where a scenario's reports go: `<out>/<path relative to root, without extension>/`.
+/// Where a scenario's reports go: `<out>/<path relative to root, without extension>/` (with
+/// its extension when `x.yaml` and `x.yml` sit side by side).
 pub fn case_root(root: &Path, scenario: &Path, out_dir: &Path) -> PathBuf {
     let relative = scenario
         .strip_prefix(root)
@@ -415,36 +467,45 @@ pub fn case_root(root: &Path, scenario: &Path, out_dir: &Path) -> PathBuf {
         .filter(|r| !r.as_os_str().is_empty())
         .or_else(|| scenario.file_name().map(Path::new))
         .unwrap_or(scenario);
-    out_dir.join(relative.with_extension(""))
+    if same_stem_sibling(scenario).is_some() {
+        out_dir.join(relative)
+    } else {
+        out_dir.join(relative.with_extension(""))
+    }
 }
 
 /// Runs every scenario (as found by [`find_scenarios`] under `root`) for each seed, calling
-/// `on_case` as each case ends, and writes `junit.xml` into the output directory.
+/// `on_case` as each case ends, and writes `junit.xml` into the output directory. The output
+/// directory is replaced as a whole when everything is written ([`ReportDir`]).
 pub fn check(
     root: &Path,
     scenarios: &[PathBuf],
     options: &CheckOptions,
     mut on_case: impl FnMut(&CaseResult),
 ) -> Result<CheckReport, CheckError> {
+    let staged = ReportDir::begin(&options.out_dir)?;
     let mut cases = Vec::new();
     for file in scenarios {
-        for case in check_scenario(root, file, options) {
+        for case in check_scenario(root, file, options, staged.path()) {
             on_case(&case);
             cases.push(case);
         }
     }
     let junit_path = options.out_dir.join(JUNIT_XML);
-    let report = CheckReport {
+    let mut report = CheckReport {
         cases,
         junit_path: junit_path.clone(),
         out_dir: options.out_dir.clone(),
+        notes: Vec::new(),
     };
-    std::fs::create_dir_all(&options.out_dir)
-        .and_then(|()| std::fs::write(&junit_path, junit_xml(&report)))
-        .map_err(|source| CheckError::Write {
+    std::fs::write(staged.path().join(JUNIT_XML), junit_xml(&report)).map_err(|source| {
+        CheckError::Write {
             path: junit_path,
             source,
-        })?;
+            note: staged.untouched(),
+        }
+    })?;
+    report.notes = staged.commit()?;
     Ok(report)
 }
 
@@ -461,8 +522,16 @@ fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
     }
 }
 
-/// One scenario, every seed.
-fn check_scenario(root: &Path, file: &Path, options: &CheckOptions) -> Vec<CaseResult> {
+/// One scenario, every seed; its reports go under `staging` (the output folder being written).
+fn check_scenario(
+    root: &Path,
+    file: &Path,
+    options: &CheckOptions,
+    staging: &Path,
+) -> Vec<CaseResult> {
+    if let Some(why) = problem(file) {
+        return vec![error_case(file, None, format!("{}: {why}", file.display()))];
+    }
     let scenario = match load_scenario(file) {
         Ok(scenario) => scenario,
         Err(e) => return vec![error_case(file, None, e.to_string())],
@@ -472,22 +541,30 @@ fn check_scenario(root: &Path, file: &Path, options: &CheckOptions) -> Vec<CaseR
     }
     let seeds = options.seeds.clone().unwrap_or_else(|| vec![scenario.seed]);
     let dir = case_root(root, file, &options.out_dir);
+    let staged_dir = case_root(root, file, staging);
     seeds
         .into_iter()
         .map(|seed| {
             let out_dir = dir.join(format!("seed-{seed}"));
-            let report = match run(
-                &scenario,
-                &RunOptions {
-                    seed: Some(seed),
-                    out_dir: Some(out_dir.clone()),
-                    no_trace: false,
-                },
-            ) {
+            let staged = staged_dir.join(format!("seed-{seed}"));
+            let report = match run_into(&scenario, seed, &staged, false, Rendering::Full)
+                .map_err(|e| e.to_string())
+                .and_then(|report| {
+                    mark_complete(&staged)
+                        .map(|()| report)
+                        .map_err(|e| e.to_string())
+                }) {
                 Ok(report) => report,
-                Err(e) => return error_case(file, Some(seed), e.to_string()),
+                Err(e) => {
+                    // No half-written report in the output: the error row says what happened.
+                    let _ = std::fs::remove_dir_all(&staged);
+                    return error_case(file, Some(seed), e);
+                }
             };
             let golden_file = golden_path(file, seed, scenario.seed);
+            if let Some(why) = ambiguous_golden(file, seed, scenario.seed) {
+                return error_case(file, Some(seed), why);
+            }
             let golden = if options.bless {
                 bless(&golden_file, &report.summary)
             } else {

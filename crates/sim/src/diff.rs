@@ -11,19 +11,27 @@
 //!
 //! `attempts.csv` can be large, so it is read streaming, twice. The first pass folds each
 //! request's rows into a 64-bit fingerprint (an order-independent sum of a hash of each
-//! `(attempt, deployment_id, outcome)`), stored in a vector indexed by request id (ids are
-//! dense from 0): 8 bytes per request and file, whatever the number of attempts. The lowest id
-//! whose fingerprints differ is the first differing request; a second pass collects only that
-//! request's rows to print them. A request with no rows has the empty sequence. (Two different
-//! sequences with equal fingerprints would go unnoticed with probability about 2⁻⁶⁴.)
+//! `(attempt, deployment_id, outcome)`), kept in an ordered map keyed by request id: memory
+//! grows with the requests the file holds (a few tens of bytes each, whatever the number of
+//! attempts), never with a number read from it, so a `request_id` of 2⁶⁴−1 is just another
+//! key. The lowest id whose fingerprints differ is the first differing request; a second pass
+//! collects only that request's rows to print them. A request with no rows has the empty
+//! sequence. (Two different sequences with equal fingerprints would go unnoticed with
+//! probability about 2⁻⁶⁴.)
 //!
-//! Without `attempts.csv` (a report written with `--trace none`) only the summaries are
-//! compared ([`Attempts::Missing`]).
+//! Only complete reports are compared: both folders must hold the completion marker
+//! ([`COMPLETE`](crate::report_dir::COMPLETE)), which a run writes last. Without
+//! `attempts.csv` (a report written with `--trace none`) only the summaries are compared
+//! ([`Attempts::Missing`]).
+
+use std::collections::BTreeMap;
 
 use std::path::{Path, PathBuf};
 
 use routersim_report::Summary;
 use routersim_report::record::ATTEMPTS_CSV;
+
+use crate::report_dir::{ReportDirError, require_complete};
 
 /// The summary file of a report.
 pub const SUMMARY_JSON: &str = "summary.json";
@@ -39,6 +47,9 @@ pub enum DiffError {
         /// What went wrong.
         message: String,
     },
+    /// A report folder is not complete.
+    #[error("{0}")]
+    Incomplete(#[from] ReportDirError),
 }
 
 fn unreadable(path: &Path, message: impl ToString) -> DiffError {
@@ -206,6 +217,8 @@ pub struct ReportDiff {
 pub fn diff_reports(a: &Path, b: &Path) -> Result<ReportDiff, DiffError> {
     let summary_a = read_summary(a)?;
     let summary_b = read_summary(b)?;
+    require_complete(a)?;
+    require_complete(b)?;
     let metrics = compare_summaries(&summary_a, &summary_b);
     let (path_a, path_b) = (a.join(ATTEMPTS_CSV), b.join(ATTEMPTS_CSV));
     let missing: Vec<PathBuf> = [(a, &path_a), (b, &path_b)]
@@ -297,26 +310,36 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Per-request fingerprints of a file, indexed by request id, and how many requests had rows.
-fn fingerprints(path: &Path) -> Result<(Vec<u64>, u64), DiffError> {
-    let mut prints: Vec<u64> = Vec::new();
-    let mut seen: Vec<bool> = Vec::new();
-    let mut requests = 0u64;
+/// Per-request fingerprints of a file, by request id (only ids that have rows).
+fn fingerprints(path: &Path) -> Result<BTreeMap<u64, u64>, DiffError> {
+    let mut prints: BTreeMap<u64, u64> = BTreeMap::new();
     for_each_row(path, |id, attempt, deployment, outcome| {
-        let i = id as usize;
-        if i >= prints.len() {
-            prints.resize(i + 1, 0);
-            seen.resize(i + 1, false);
-        }
-        if !seen[i] {
-            seen[i] = true;
-            requests += 1;
-        }
         let h = mix(fnv1a(&[deployment, outcome]) ^ mix(attempt.wrapping_add(1)));
-        // Never 0, so a request with rows never looks like one without.
-        prints[i] = prints[i].wrapping_add(h | 1);
+        let print = prints.entry(id).or_insert(0);
+        *print = print.wrapping_add(h | 1);
     })?;
-    Ok((prints, requests))
+    Ok(prints)
+}
+
+/// The lowest id whose fingerprint differs (or that only one side has rows for).
+fn lowest_difference(a: &BTreeMap<u64, u64>, b: &BTreeMap<u64, u64>) -> Option<u64> {
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    loop {
+        match (a.peek().copied(), b.peek().copied()) {
+            (None, None) => return None,
+            (Some((&id, _)), None) | (None, Some((&id, _))) => return Some(id),
+            (Some((&ia, &pa)), Some((&ib, &pb))) => {
+                if ia != ib {
+                    return Some(ia.min(ib));
+                }
+                if pa != pb {
+                    return Some(ia);
+                }
+                a.next();
+                b.next();
+            }
+        }
+    }
 }
 
 /// One request's attempts, `deployment_id:outcome` in attempt order.
@@ -340,24 +363,19 @@ fn sequence(path: &Path, request_id: u64) -> Result<Vec<String>, DiffError> {
 
 /// Compares two `attempts.csv` files request by request (see the module docs).
 pub fn first_difference(a: &Path, b: &Path) -> Result<Attempts, DiffError> {
-    let (prints_a, requests_a) = fingerprints(a)?;
-    let (prints_b, requests_b) = fingerprints(b)?;
-    let len = prints_a.len().max(prints_b.len());
-    let at = |p: &[u64], i: usize| p.get(i).copied().unwrap_or(0);
-    let first = match (0..len).find(|&i| at(&prints_a, i) != at(&prints_b, i)) {
+    let prints_a = fingerprints(a)?;
+    let prints_b = fingerprints(b)?;
+    let first = match lowest_difference(&prints_a, &prints_b) {
         None => None,
-        Some(i) => {
-            let id = i as u64;
-            Some(FirstDifference {
-                request_id: id,
-                a: sequence(a, id)?,
-                b: sequence(b, id)?,
-            })
-        }
+        Some(id) => Some(FirstDifference {
+            request_id: id,
+            a: sequence(a, id)?,
+            b: sequence(b, id)?,
+        }),
     };
     Ok(Attempts::Compared {
-        requests_a,
-        requests_b,
+        requests_a: prints_a.len() as u64,
+        requests_b: prints_b.len() as u64,
         first,
     })
 }

@@ -10,6 +10,8 @@ pub mod check;
 pub mod diff;
 pub mod discover;
 pub mod expect;
+pub mod hash;
+pub mod report_dir;
 pub mod run;
 pub mod scenario;
 pub mod sweep;

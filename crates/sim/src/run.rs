@@ -24,16 +24,16 @@ use routersim_mock_providers::provider::FakeProviders;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
 use routersim_mock_providers::{FaultSpec, duration::format_duration};
-use routersim_report::plot::PLOT_FILES;
 use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
 use routersim_report::summary::Summary;
 use routersim_report::{
-    DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, REPORT_HTML, write_report_html,
+    DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, write_report_html,
 };
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::expect::{self, ExpectationResult};
+use crate::report_dir::{ReportDir, ReportDirError};
 use crate::scenario::{Scenario, ScenarioError, load_scenario};
 
 /// routersim's version, written into every summary.
@@ -65,6 +65,9 @@ pub struct RunReport {
     pub ignored_keys: Vec<String>,
     /// Router config lines that load but look wrong.
     pub warnings: Vec<String>,
+    /// What writing the report folder had to tidy up first (an interrupted run's leftovers,
+    /// a dead writer's lock), for the user.
+    pub notes: Vec<String>,
 }
 
 impl RunReport {
@@ -96,6 +99,17 @@ pub enum RunError {
     /// Writing the report failed.
     #[error("{0}")]
     Report(#[from] routersim_report::ReportError),
+    /// The report folder cannot be written (another process writes it, it is not a report).
+    #[error("{0}")]
+    Output(#[from] ReportDirError),
+    /// The run failed after its report was begun: nothing of it is kept.
+    #[error("{source}; {note}")]
+    NotWritten {
+        /// Why it failed.
+        source: Box<RunError>,
+        /// What became of the target folder.
+        note: String,
+    },
     /// The runtime could not start.
     #[error("could not start the simulation runtime: {0}")]
     Runtime(#[from] std::io::Error),
@@ -121,8 +135,7 @@ pub enum Rendering {
     #[default]
     Full,
     /// Only the data files (traces, histograms, `timeseries.csv`, `summary.json`): for callers
-    /// that time the harness or only read the summary. Plots and a page left in the
-    /// directory by an earlier run are removed.
+    /// that time the harness or only read the summary.
     DataOnly,
 }
 
@@ -132,6 +145,11 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<RunReport, RunEr
 }
 
 /// Runs a scenario and writes its report, drawing what `rendering` asks for.
+///
+/// The report is all or nothing ([`ReportDir`]): it is written into a staging folder beside
+/// the target and renamed into place when complete, replacing the previous report as a whole;
+/// if the run fails, the previous report is left untouched. A second process writing the same
+/// folder meanwhile is refused.
 pub fn run_with_rendering(
     scenario: &Scenario,
     options: &RunOptions,
@@ -143,26 +161,39 @@ pub fn run_with_rendering(
         .out_dir
         .clone()
         .unwrap_or_else(|| default_out_dir(scenario, seed));
-    if options.no_trace {
-        // A report directory reused from a traced run must not keep stale traces.
-        for stale in ["requests.csv", "attempts.csv"] {
-            let _ = std::fs::remove_file(out_dir.join(stale));
+    let staged = ReportDir::begin(&out_dir)?;
+    let mut report = match run_into(scenario, seed, staged.path(), options.no_trace, rendering) {
+        Ok(report) => report,
+        Err(source) => {
+            return Err(RunError::NotWritten {
+                note: staged.untouched(),
+                source: Box::new(source),
+            });
         }
-    }
-    if rendering == Rendering::DataOnly {
-        for stale in PLOT_FILES.iter().chain([&REPORT_HTML]) {
-            let _ = std::fs::remove_file(out_dir.join(stale));
-        }
-    }
+    };
+    report.notes = staged.commit()?;
+    report.out_dir = out_dir;
+    Ok(report)
+}
+
+/// Runs a scenario with `seed` and writes its report straight into `dir`, which the caller
+/// owns: a fresh folder inside a [`ReportDir`]'s staging folder (each run of a sweep or a
+/// check). No lock, no rename, no completion marker (see
+/// [`mark_complete`](crate::report_dir::mark_complete)).
+pub fn run_into(
+    scenario: &Scenario,
+    seed: u64,
+    dir: &Path,
+    no_trace: bool,
+    rendering: Rendering,
+) -> Result<RunReport, RunError> {
+    expect::validate(&scenario.expect, &scenario.file)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let summary = local.block_on(
-        &runtime,
-        simulate(scenario, seed, &out_dir, options, rendering),
-    )?;
+    let summary = local.block_on(&runtime, simulate(scenario, seed, dir, no_trace, rendering))?;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {
         let rows: Vec<ExpectRow> = expectations
@@ -176,7 +207,7 @@ pub fn run_with_rendering(
             })
             .collect();
         write_report_html(
-            &out_dir,
+            dir,
             &summary,
             &rows,
             PageTitle {
@@ -187,11 +218,12 @@ pub fn run_with_rendering(
     }
     Ok(RunReport {
         summary,
-        out_dir,
+        out_dir: dir.to_path_buf(),
         seed,
         expectations,
         ignored_keys: scenario.router.ignored_keys.clone(),
         warnings: scenario.router.warnings.clone(),
+        notes: Vec::new(),
     })
 }
 
@@ -199,17 +231,11 @@ async fn simulate(
     scenario: &Scenario,
     seed: u64,
     out_dir: &Path,
-    options: &RunOptions,
+    no_trace: bool,
     rendering: Rendering,
 ) -> Result<Summary, RunError> {
     let start = Instant::now();
-    let recorder = Recorder::new(
-        out_dir,
-        start,
-        RecorderOptions {
-            trace: !options.no_trace,
-        },
-    )?;
+    let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?;
     let recorder = Arc::new(match rendering {
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),

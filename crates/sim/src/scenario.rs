@@ -310,11 +310,21 @@ fn parse_with_extra_set(
         })
         .collect::<Result<Vec<_>, _>>()?;
 
+    let named = raw.name.is_some();
     let name = raw.name.unwrap_or_else(|| {
         file.file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
+    // The name is a folder under reports/: it must not lead anywhere else.
+    if let Err(why) = crate::report_dir::check_folder_name(&name) {
+        let why = if named {
+            why
+        } else {
+            format!("the name defaults to the file's stem, and {why}; set `name:`")
+        };
+        return Err(ctx.error("name", why));
+    }
     Ok(Scenario {
         file: file.to_path_buf(),
         name,

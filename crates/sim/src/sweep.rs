@@ -28,8 +28,15 @@
 //! - `sweep.svg`: see [`sweep_plot`](crate::sweep_plot).
 //! - `runs/c<NNN>/seed-<S>/summary.json`: each run's summary (`NNN` is the combination's
 //!   1-based grid position, zero-padded to 3). A run writes its report there with
-//!   `no_trace`; everything but `summary.json` is deleted when the run ends, so a sweep of
-//!   hundreds of runs stays small. Each run directory is cleared before its run.
+//!   `no_trace`; everything but `summary.json` (and the completion marker) is deleted when the
+//!   run ends, so a sweep of hundreds of runs stays small.
+//!
+//! The folder is written whole ([`ReportDir`]): into a staging folder renamed into place when
+//! every run and file is done, replacing the previous sweep's folder as a whole (no run of an
+//! earlier, larger grid survives); a failed sweep leaves the previous one untouched. `merge`
+//! reads only complete shard folders and records, like a sweep, a content hash of the scenario
+//! file (and its `router_file`) in `sweep.json`, so shards made from different contents are
+//! refused.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -41,8 +48,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::run::{Rendering, RunError, RunOptions, VERSION, run_with_rendering};
-use crate::scenario::{Scenario, ScenarioError, parse_scenario_with_set, parse_set_value};
+use crate::hash::content_hash;
+use crate::report_dir::{ReportDir, ReportDirError, mark_complete, require_complete};
+use crate::run::{Rendering, RunError, VERSION, run_into};
+use crate::scenario::{
+    RouterSource, Scenario, ScenarioError, parse_scenario_with_set, parse_set_value,
+};
 
 /// The metrics a sweep records per run, in column order (names of
 /// [`Summary::metric`](routersim_report::Summary::metric)).
@@ -113,6 +124,17 @@ pub enum SweepError {
     /// Shards that do not belong together, or rows that do not fit their sweep.
     #[error("{0}")]
     Merge(String),
+    /// The output folder cannot be written, or a shard folder is not complete.
+    #[error("{0}")]
+    Output(#[from] ReportDirError),
+    /// The sweep failed after its folder was begun: nothing of it is kept.
+    #[error("{source}; {note}")]
+    NotWritten {
+        /// Why it failed.
+        source: Box<SweepError>,
+        /// What became of the target folder.
+        note: String,
+    },
 }
 
 fn file_error(path: &Path, e: impl fmt::Display) -> SweepError {
@@ -286,6 +308,13 @@ pub struct Manifest {
     pub scenario: String,
     /// The scenario file, as given.
     pub scenario_file: String,
+    /// A content hash of the scenario file's bytes ([`content_hash`]): shards of one sweep
+    /// must have the same.
+    #[serde(default)]
+    pub scenario_hash: String,
+    /// The same for its `router_file`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_file_hash: Option<String>,
     /// routersim's version.
     pub routersim_version: String,
     /// The swept keys, in `--set` order.
@@ -392,9 +421,17 @@ pub fn prepare(
                 .collect::<Result<Vec<_>, _>>()
         })
         .collect::<Result<_, _>>()?;
+    let router_file_hash = match &base.router_source {
+        RouterSource::Inline => None,
+        RouterSource::File(path) => Some(content_hash(
+            &std::fs::read(path).map_err(|e| file_error(path, e))?,
+        )),
+    };
     let manifest = Manifest {
         scenario: base.name.clone(),
         scenario_file: scenario_file.display().to_string(),
+        scenario_hash: content_hash(text.as_bytes()),
+        router_file_hash,
         routersim_version: VERSION.to_string(),
         keys,
         seeds,
@@ -454,7 +491,8 @@ impl Sweep {
     /// Runs `jobs` on `workers` threads (at least 1), each run's report under
     /// `out/runs/c<NNN>/seed-<S>/` (only `summary.json` is kept). `progress` is called after
     /// each run with the number done so far. The first failure (in job order among those that
-    /// failed) stops the sweep.
+    /// failed) stops the sweep. `out` must be a fresh folder, such as a [`ReportDir`]'s staging
+    /// folder: runs write straight into it ([`Sweep::run_into_folder`] does all of that).
     pub fn run_jobs(
         &self,
         jobs: &[usize],
@@ -499,25 +537,47 @@ impl Sweep {
         Ok(results.into_iter().flatten().collect())
     }
 
+    /// Runs the sweep (or its shard) and writes the whole output folder `out`, all or nothing
+    /// (see the module docs): `runs/`, `sweep.json`, `runs.csv`, `sweep.csv`, `sweep.svg`.
+    pub fn run_into_folder(
+        &self,
+        out: &Path,
+        workers: usize,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<SweepOutput, SweepError> {
+        let staged = ReportDir::begin(out)?;
+        let written = self
+            .run_jobs(&self.jobs(), workers, staged.path(), progress)
+            .and_then(|rows| {
+                let stats = write_outputs(staged.path(), &self.manifest, &rows)?;
+                Ok((rows, stats))
+            });
+        let (rows, stats) = written.map_err(|source| SweepError::NotWritten {
+            note: staged.untouched(),
+            source: Box::new(source),
+        })?;
+        let notes = staged.commit()?;
+        Ok(SweepOutput { rows, stats, notes })
+    }
+
     fn run_one(&self, combo: usize, seed_index: usize, out: &Path) -> Result<RunRow, SweepError> {
         let seed = self.manifest.seeds[seed_index];
         let dir = run_dir(out, combo, seed);
         let settings = || self.manifest.describe(&self.combos[combo]);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| file_error(&dir, e))?;
-        }
-        let options = RunOptions {
-            seed: Some(seed),
-            out_dir: Some(dir.clone()),
-            no_trace: true,
-        };
-        // A sweep keeps only each run's summary: no plots or page to draw.
-        let report = run_with_rendering(&self.scenarios[combo], &options, Rendering::DataOnly)
-            .map_err(|source| SweepError::Run {
-                settings: settings(),
-                seed,
-                source: Box::new(source),
-            })?;
+        // A sweep keeps only each run's summary: no traces, plots or page. `out` is a fresh
+        // staging folder, so the run writes straight into it.
+        let report = run_into(
+            &self.scenarios[combo],
+            seed,
+            &dir,
+            true,
+            Rendering::DataOnly,
+        )
+        .map_err(|source| SweepError::Run {
+            settings: settings(),
+            seed,
+            source: Box::new(source),
+        })?;
         // Keep summary.json only.
         let entries = std::fs::read_dir(&dir).map_err(|e| file_error(&dir, e))?;
         for entry in entries {
@@ -527,6 +587,7 @@ impl Sweep {
                 std::fs::remove_file(&path).map_err(|e| file_error(&path, e))?;
             }
         }
+        mark_complete(&dir)?;
         let metrics = METRICS
             .iter()
             .map(|m| report.summary.metric(m).unwrap_or(f64::NAN))
@@ -538,6 +599,17 @@ impl Sweep {
             metrics,
         })
     }
+}
+
+/// What [`Sweep::run_into_folder`] produced.
+#[derive(Clone, Debug)]
+pub struct SweepOutput {
+    /// Every run, sorted by (combination, seed index).
+    pub rows: Vec<RunRow>,
+    /// Per-combination statistics.
+    pub stats: Vec<ComboStats>,
+    /// What writing the folder had to tidy up first, for the user.
+    pub notes: Vec<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -914,6 +986,8 @@ pub struct Merged {
     pub rows: Vec<RunRow>,
     /// Per-combination statistics.
     pub stats: Vec<ComboStats>,
+    /// What writing the folder had to tidy up first, for the user.
+    pub notes: Vec<String>,
 }
 
 /// `routersim merge`: joins the shards' `runs.csv` (checking they are shards of one sweep, all
@@ -922,7 +996,16 @@ pub struct Merged {
 pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
     let mut manifests = Vec::new();
     for dir in shard_dirs {
-        manifests.push((dir, read_manifest(dir)?));
+        let manifest = read_manifest(dir)?;
+        require_complete(dir)?;
+        if same_folder(dir, out) {
+            return Err(SweepError::Usage(format!(
+                "merge: --out {} is one of the shards; the merged sweep replaces its folder as a \
+                 whole, so give another --out",
+                out.display()
+            )));
+        }
+        manifests.push((dir, manifest));
     }
     let Some((first_dir, first)) = manifests.first().cloned() else {
         return Err(SweepError::Usage("merge: no shard directory given".into()));
@@ -944,6 +1027,21 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
                 "scenario",
                 first.scenario.clone(),
                 m.scenario.clone(),
+            ));
+        }
+        if m.scenario_hash != first.scenario_hash {
+            return Err(differs(
+                "scenario contents",
+                format!("{} ({})", first.scenario_hash, first.scenario_file),
+                format!("{} ({})", m.scenario_hash, m.scenario_file),
+            ));
+        }
+        if m.router_file_hash != first.router_file_hash {
+            let show = |h: &Option<String>| h.clone().unwrap_or_else(|| "none (inline)".into());
+            return Err(differs(
+                "router file contents",
+                show(&first.router_file_hash),
+                show(&m.router_file_hash),
             ));
         }
         if m.keys != first.keys {
@@ -1024,12 +1122,27 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
             whole.job_count()
         )));
     }
-    let stats = write_outputs(out, &whole, &rows)?;
+    let staged = ReportDir::begin(out)?;
+    let stats =
+        write_outputs(staged.path(), &whole, &rows).map_err(|source| SweepError::NotWritten {
+            note: staged.untouched(),
+            source: Box::new(source),
+        })?;
+    let notes = staged.commit()?;
     Ok(Merged {
         manifest: whole,
         rows,
         stats,
+        notes,
     })
+}
+
+/// Whether two paths name the same existing folder.
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// A one-line-per-combination text table of the main metrics, for the terminal.
@@ -1138,6 +1251,8 @@ mod tests {
         let m = Manifest {
             scenario: "s".into(),
             scenario_file: "s.yaml".into(),
+            scenario_hash: content_hash(b"s"),
+            router_file_hash: None,
             routersim_version: VERSION.into(),
             keys: vec![
                 SweepKey {

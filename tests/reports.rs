@@ -233,6 +233,34 @@ fn a_smaller_sweep_replaces_the_whole_folder() -> TestResult {
     );
     assert!(out.join("report.complete").is_file());
     assert_eq!(names(&dir), ["out", "s.yaml"]);
+
+    // A shard in its default place inside the sweep's folder survives the sweep's replacement.
+    let sweep = |extra: &[&str], out: &Path| {
+        let out = path(out);
+        let mut args = vec![
+            "sweep",
+            "--set",
+            "router_settings.allowed_fails=0,1",
+            "--seeds",
+            "1",
+            "--out",
+            &out,
+        ];
+        let file = path(&file);
+        args.insert(1, &file);
+        args.extend(extra);
+        let output = routersim(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", text(output.stderr));
+    };
+    let shard = out.join("shard-1-of-2");
+    sweep(&["--shard", "1/2"], &shard);
+    let shard_files = snapshot(&shard);
+    sweep(&[], &out);
+    assert!(
+        snapshot(&shard) == shard_files,
+        "the shard was kept as it was"
+    );
+    assert!(out.join("runs/c002/seed-1/summary.json").is_file());
     Ok(())
 }
 

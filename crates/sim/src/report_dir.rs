@@ -24,7 +24,9 @@
 //!
 //! **What is replaced.** Only a folder routersim wrote: empty, or holding [`COMPLETE`], or an
 //! older routersim's report (`summary.json`, `sweep.json` or `junit.xml` at its top). Anything
-//! else (`--out ~`, a folder of notes) is refused, never deleted.
+//! else (`--out ~`, a folder of notes) is refused, never deleted. A writer may name subfolders
+//! that are other reports nested in its own by default layout ([`ReportDir::begin_keeping`]:
+//! a sweep's `shard-K-of-N/`): those move into the new folder instead of being deleted.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -154,6 +156,7 @@ pub struct ReportDir {
     previous: bool,
     notes: Vec<String>,
     committed: bool,
+    keep: fn(&str) -> bool,
     // Declared last: released after the staging folder is cleaned up.
     _lock: Lock,
 }
@@ -162,6 +165,14 @@ impl ReportDir {
     /// Takes `target`'s lock, cleans what an interrupted writer of it left, checks that
     /// `target` (if it exists) is a routersim report, and creates the staging folder.
     pub fn begin(target: &Path) -> Result<Self, ReportDirError> {
+        Self::begin_keeping(target, |_| false)
+    }
+
+    /// [`begin`](Self::begin), but the previous folder's subfolders whose names `keep`
+    /// accepts are other reports nested inside it (a sweep's `shard-K-of-N/`): they do not
+    /// make it foreign, and on commit they move into the new folder (unless it has its own)
+    /// rather than being deleted with the old one.
+    pub fn begin_keeping(target: &Path, keep: fn(&str) -> bool) -> Result<Self, ReportDirError> {
         let name = target
             .file_name()
             .and_then(|n| n.to_str())
@@ -174,7 +185,7 @@ impl ReportDir {
         fs::create_dir_all(&parent).map_err(|e| io_error(&parent, e))?;
         let (lock, mut notes) = Lock::acquire(&parent.join(format!(".{name}.lock")), target)?;
         notes.extend(clean_leftovers(&parent, &name, target)?);
-        let previous = replaceable(target)?;
+        let previous = replaceable(target, keep)?;
         let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
         fs::create_dir(&staging).map_err(|e| io_error(&staging, e))?;
         Ok(Self {
@@ -185,6 +196,7 @@ impl ReportDir {
             previous,
             notes,
             committed: false,
+            keep,
             _lock: lock,
         })
     }
@@ -231,7 +243,15 @@ impl ReportDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
             Err(e) => return Err(failed(&self, &self.target, e)),
         };
+        let carried = if moved_aside {
+            self.carry_over(&old)
+        } else {
+            Vec::new()
+        };
         if let Err(e) = fs::rename(&self.staging, &self.target) {
+            for name in &carried {
+                let _ = fs::rename(self.staging.join(name), old.join(name));
+            }
             if moved_aside {
                 let _ = fs::rename(&old, &self.target);
             }
@@ -247,6 +267,48 @@ impl ReportDir {
         }
         Ok(std::mem::take(&mut self.notes))
     }
+
+    /// Moves the kept subfolders of the previous folder (moved aside to `old`) into the
+    /// staging folder; returns their names.
+    fn carry_over(&self, old: &Path) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(old) else {
+            return Vec::new();
+        };
+        let mut carried = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir
+                && (self.keep)(&name)
+                && !self.staging.join(&name).exists()
+                && fs::rename(entry.path(), self.staging.join(&name)).is_ok()
+            {
+                carried.push(name);
+            }
+        }
+        carried
+    }
+}
+
+/// Whether an entry of a report folder is a nested report `keep` accepts, or what the writer
+/// of one leaves beside it (`.<name>.lock`, `.<name>.tmp-<pid>`, `.<name>.old-<pid>`).
+fn kept_entry(name: &str, keep: fn(&str) -> bool) -> bool {
+    if keep(name) {
+        return true;
+    }
+    let Some(hidden) = name.strip_prefix('.') else {
+        return false;
+    };
+    if let Some(base) = hidden.strip_suffix(".lock") {
+        return keep(base);
+    }
+    [".tmp-", ".old-"].iter().any(|marker| {
+        hidden.rsplit_once(marker).is_some_and(|(base, pid)| {
+            !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) && keep(base)
+        })
+    })
 }
 
 impl Drop for ReportDir {
@@ -259,7 +321,7 @@ impl Drop for ReportDir {
 
 /// `Ok(true)` when `target` is a routersim report folder to replace, `Ok(false)` when there is
 /// none; an error when something else stands there.
-fn replaceable(target: &Path) -> Result<bool, ReportDirError> {
+fn replaceable(target: &Path, keep: fn(&str) -> bool) -> Result<bool, ReportDirError> {
     let foreign = |why: &str| ReportDirError::Foreign {
         target: target.to_path_buf(),
         why: why.to_string(),
@@ -275,8 +337,18 @@ fn replaceable(target: &Path) -> Result<bool, ReportDirError> {
     if !meta.is_dir() {
         return Err(foreign("exists and is not a folder"));
     }
-    let mut entries = fs::read_dir(target).map_err(|e| io_error(target, e))?;
-    let empty = entries.next().is_none();
+    let mut empty = true;
+    for entry in fs::read_dir(target).map_err(|e| io_error(target, e))? {
+        let entry = entry.map_err(|e| io_error(target, e))?;
+        if !entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| kept_entry(name, keep))
+        {
+            empty = false;
+            break;
+        }
+    }
     if empty || is_complete(target) || LEGACY_REPORT_FILES.iter().any(|f| target.join(f).is_file())
     {
         Ok(true)
@@ -546,6 +618,31 @@ mod tests {
         );
         drop(w);
         assert!(dir.join(".out.tmp-7.tmp-9").exists());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn kept_nested_reports_move_into_the_new_folder() {
+        let dir = scratch("keep");
+        let target = dir.join("sweep");
+        let keep: fn(&str) -> bool = |name| name.starts_with("shard-");
+        // A folder holding only a nested report (and its writer's lock) is not foreign.
+        fs::create_dir_all(target.join("shard-1-of-2")).unwrap();
+        fs::write(target.join("shard-1-of-2/summary.json"), "shard").unwrap();
+        fs::write(target.join(".shard-2-of-2.lock"), "").unwrap();
+        assert!(ReportDir::begin(&target).is_err());
+        let w = ReportDir::begin_keeping(&target, keep).unwrap();
+        fs::create_dir_all(w.path().join("runs/c001")).unwrap();
+        w.commit().unwrap();
+        assert_eq!(names(&target), [COMPLETE, "runs", "shard-1-of-2"]);
+        assert_eq!(
+            fs::read_to_string(target.join("shard-1-of-2/summary.json")).unwrap(),
+            "shard"
+        );
+        // The next write replaces the rest as a whole and keeps the shard again.
+        let w = ReportDir::begin_keeping(&target, keep).unwrap();
+        w.commit().unwrap();
+        assert_eq!(names(&target), [COMPLETE, "shard-1-of-2"]);
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -545,7 +545,7 @@ impl Sweep {
         workers: usize,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<SweepOutput, SweepError> {
-        let staged = ReportDir::begin(out)?;
+        let staged = ReportDir::begin_keeping(out, is_shard_folder)?;
         let written = self
             .run_jobs(&self.jobs(), workers, staged.path(), progress)
             .and_then(|rows| {
@@ -621,6 +621,15 @@ pub fn run_dir(out: &Path, combo: usize, seed: u64) -> PathBuf {
     out.join(RUNS_DIR)
         .join(format!("c{:03}", combo + 1))
         .join(format!("seed-{seed}"))
+}
+
+/// Whether a folder name is a shard's default folder, `shard-K-of-N`: shards run on one
+/// machine sit inside the whole sweep's default folder, and survive its replacement.
+pub fn is_shard_folder(name: &str) -> bool {
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    name.strip_prefix("shard-")
+        .and_then(|rest| rest.split_once("-of-"))
+        .is_some_and(|(k, n)| number(k) && number(n))
 }
 
 /// The default output directory: `reports/sweep/<name>/`, or
@@ -1122,7 +1131,7 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
             whole.job_count()
         )));
     }
-    let staged = ReportDir::begin(out)?;
+    let staged = ReportDir::begin_keeping(out, is_shard_folder)?;
     let stats =
         write_outputs(staged.path(), &whole, &rows).map_err(|source| SweepError::NotWritten {
             note: staged.untouched(),

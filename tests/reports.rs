@@ -115,8 +115,17 @@ fn an_interrupted_run_leaves_the_previous_report_byte_identical_and_a_second_wri
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
-    // Let it start writing.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Wait until it is writing its report (into its staging folder).
+    let started = std::time::Instant::now();
+    let staging = dir.join(format!(".out.tmp-{}", long.id()));
+    while !staging.join("events.csv").is_file() {
+        assert!(
+            started.elapsed() < Duration::from_secs(120) && long.try_wait()?.is_none(),
+            "the long run never started writing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
     assert!(
         long.try_wait()?.is_none(),
         "the long run must still be running when it is interrupted"

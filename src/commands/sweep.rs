@@ -10,6 +10,8 @@ use routersim_sim::sweep::{
     parse_shard, prepare, worker_count, write_outputs,
 };
 
+use routersim_sim::config_keys::{config_lines, strict_errors};
+
 use crate::{EXIT_ERROR, MergeArgs, SweepArgs};
 
 fn fail(e: impl std::fmt::Display) -> ExitCode {
@@ -52,6 +54,19 @@ pub fn run(args: SweepArgs) -> ExitCode {
         Ok(sweep) => sweep,
         Err(e) => return fail(e),
     };
+    let scenario = sweep.scenario(0);
+    if args.strict {
+        let errors = strict_errors(scenario);
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        if !errors.is_empty() {
+            return ExitCode::from(EXIT_ERROR);
+        }
+    }
+    for line in config_lines(&scenario.router) {
+        eprintln!("{line}");
+    }
     let manifest = &sweep.manifest;
     let jobs = sweep.jobs();
     let workers = match worker_count(args.jobs, jobs.len()) {

@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod config_keys;
 pub mod diff;
 pub mod discover;
 pub mod expect;

@@ -41,6 +41,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config_keys::set_does_nothing;
 use crate::run::{Rendering, RunError, RunOptions, VERSION, run_with_rendering};
 use crate::scenario::{Scenario, ScenarioError, parse_scenario_with_set, parse_set_value};
 
@@ -431,6 +432,15 @@ pub fn prepare(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // A swept key that LiteLLM would not know, or that routersim does not model, would give
+    // every value the same runs: a comparison of nothing.
+    for scenario in &scenarios {
+        for key in &manifest.keys {
+            if let Some(why) = set_does_nothing(&scenario.router, &base.router, &key.path) {
+                return Err(SweepError::Usage(format!("--set {}: {why}", key.path)));
+            }
+        }
+    }
     Ok(Sweep {
         manifest,
         combos,

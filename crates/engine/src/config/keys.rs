@@ -163,26 +163,26 @@ pub struct UnknownKey {
     pub suggestion: Option<String>,
 }
 
+impl UnknownKey {
+    /// What is wrong with it, without its path: "LiteLLM's Router has no such setting (…);
+    /// did you mean …?".
+    pub fn message(&self) -> String {
+        let mut text = if self.path.contains('.') {
+            "LiteLLM's Router has no such setting (its proxy ignores it, and so does routersim)"
+                .to_string()
+        } else {
+            "not a section LiteLLM's proxy reads (ignored, by routersim too)".to_string()
+        };
+        if let Some(suggestion) = &self.suggestion {
+            text.push_str(&format!("; did you mean {suggestion}?"));
+        }
+        text
+    }
+}
+
 impl fmt::Display for UnknownKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.contains('.') {
-            write!(
-                f,
-                "{}: LiteLLM's Router has no such setting (its proxy ignores it, and so does \
-                 routersim)",
-                self.path
-            )?;
-        } else {
-            write!(
-                f,
-                "{}: not a section LiteLLM's proxy reads (ignored, by routersim too)",
-                self.path
-            )?;
-        }
-        if let Some(suggestion) = &self.suggestion {
-            write!(f, "; did you mean {suggestion}?")?;
-        }
-        Ok(())
+        write!(f, "{}: {}", self.path, self.message())
     }
 }
 

@@ -7,8 +7,9 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routersim_sim::sweep::{
     self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_seeds, parse_set_args,
-    parse_shard, prepare, worker_count, write_outputs,
+    parse_shard, prepare, run_dir, worker_count, write_outputs,
 };
+use routersim_sim::sweep_effect::no_effect_lines;
 
 use routersim_sim::config_keys::{config_lines, strict_errors};
 
@@ -93,12 +94,23 @@ pub fn run(args: SweepArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let elapsed = started.elapsed();
+    let mut manifest = manifest.clone();
+    if shard.is_none() {
+        let seeds = manifest.seeds.clone();
+        manifest.no_effect = no_effect_lines(&manifest, &|job| {
+            run_dir(&out, job / seeds.len(), seeds[job % seeds.len()])
+        });
+    }
+    let manifest = &manifest;
     let stats = match write_outputs(&out, manifest, &rows) {
         Ok(stats) => stats,
         Err(e) => return fail(e),
     };
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{}", format_table(manifest, &stats));
+    for line in &manifest.no_effect {
+        let _ = writeln!(stdout, "note: {line}");
+    }
     let _ = writeln!(
         stdout,
         "{} run(s) in {:.1} s; {} and {}: mean and 95% interval over seeds",
@@ -125,6 +137,9 @@ pub fn merge(args: MergeArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{}", format_table(&merged.manifest, &merged.stats));
+    for line in &merged.manifest.no_effect {
+        let _ = writeln!(stdout, "note: {line}");
+    }
     let _ = writeln!(
         stdout,
         "merged {} shard(s): {} run(s) of sweep {}",

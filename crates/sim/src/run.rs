@@ -34,6 +34,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::expect::{self, ExpectationResult};
+use crate::facts::{FactsSink, RunFacts};
 use crate::scenario::{Scenario, ScenarioError, load_scenario};
 
 /// routersim's version, written into every summary.
@@ -65,6 +66,8 @@ pub struct RunReport {
     pub ignored_keys: Vec<String>,
     /// Router config lines that load but look wrong.
     pub warnings: Vec<String>,
+    /// What the run's events say about which settings could have mattered.
+    pub facts: RunFacts,
 }
 
 impl RunReport {
@@ -159,7 +162,7 @@ pub fn run_with_rendering(
         .start_paused(true)
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let summary = local.block_on(
+    let (summary, facts) = local.block_on(
         &runtime,
         simulate(scenario, seed, &out_dir, options, rendering),
     )?;
@@ -192,6 +195,7 @@ pub fn run_with_rendering(
         expectations,
         ignored_keys: scenario.router.ignored_keys.clone(),
         warnings: scenario.router.warnings.clone(),
+        facts,
     })
 }
 
@@ -201,7 +205,7 @@ async fn simulate(
     out_dir: &Path,
     options: &RunOptions,
     rendering: Rendering,
-) -> Result<Summary, RunError> {
+) -> Result<(Summary, RunFacts), RunError> {
     let start = Instant::now();
     let recorder = Recorder::new(
         out_dir,
@@ -226,11 +230,12 @@ async fn simulate(
         file: scenario.file.clone(),
         source,
     })?;
+    let sink = Arc::new(FactsSink::new(recorder.clone()));
     let router = Rc::new(
         Router::builder(scenario.router.clone(), providers)
             .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
             .rng(seeded_rng(seed, "router"))
-            .sink(recorder.clone())
+            .sink(sink.clone())
             .build(),
     );
     let sweeper = tokio::task::spawn_local({
@@ -264,15 +269,18 @@ async fn simulate(
     probes.abort();
     let _ = probes.await;
     drop(router);
+    let facts = sink.facts();
+    drop(sink);
     let recorder = Arc::try_unwrap(recorder).map_err(|_| {
         routersim_report::ReportError::Histogram("the recorder is still shared".into())
     })?;
-    Ok(recorder.finish(RunMeta {
+    let summary = recorder.finish(RunMeta {
         scenario: scenario.name.clone(),
         seed,
         version: VERSION.to_string(),
         end,
-    })?)
+    })?;
+    Ok((summary, facts))
 }
 
 /// Every deployment (lanes, in `model_list` order) and every fault window, for the plots.

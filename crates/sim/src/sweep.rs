@@ -29,7 +29,9 @@
 //! - `runs/c<NNN>/seed-<S>/summary.json`: each run's summary (`NNN` is the combination's
 //!   1-based grid position, zero-padded to 3). A run writes its report there with
 //!   `no_trace`; everything but `summary.json` is deleted when the run ends, so a sweep of
-//!   hundreds of runs stays small. Each run directory is cleared before its run.
+//!   hundreds of runs stays small. Each run directory is cleared before its run. Beside it,
+//!   `facts.json`: counts from the run's events ([`RunFacts`](crate::facts::RunFacts)) that
+//!   say why a key changed nothing ([`sweep_effect`](crate::sweep_effect)).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -44,6 +46,7 @@ use serde_json::Value;
 use crate::config_keys::set_does_nothing;
 use crate::run::{Rendering, RunError, RunOptions, VERSION, run_with_rendering};
 use crate::scenario::{Scenario, ScenarioError, parse_scenario_with_set, parse_set_value};
+use crate::sweep_effect::{no_effect_lines, write_facts};
 
 /// The metrics a sweep records per run, in column order (names of
 /// [`Summary::metric`](routersim_report::Summary::metric)).
@@ -297,6 +300,10 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The shard this directory holds; `None` for the whole sweep (or a merge).
     pub shard: Option<Shard>,
+    /// The swept keys that changed no run's summary, each with why where the engine can tell
+    /// ([`no_effect_lines`]); empty (and absent from the file) for a shard.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_effect: Vec<String>,
 }
 
 impl Manifest {
@@ -401,6 +408,7 @@ pub fn prepare(
         seeds,
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
         shard,
+        no_effect: Vec::new(),
     };
     let combos = manifest.combinations();
     let scenarios = combos
@@ -528,7 +536,7 @@ impl Sweep {
                 seed,
                 source: Box::new(source),
             })?;
-        // Keep summary.json only.
+        // Keep summary.json, and the facts that say why a key changed nothing.
         let entries = std::fs::read_dir(&dir).map_err(|e| file_error(&dir, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| file_error(&dir, e))?;
@@ -537,6 +545,7 @@ impl Sweep {
                 std::fs::remove_file(&path).map_err(|e| file_error(&path, e))?;
             }
         }
+        write_facts(&dir, &report.facts).map_err(|e| file_error(&dir, e))?;
         let metrics = METRICS
             .iter()
             .map(|m| report.summary.metric(m).unwrap_or(f64::NAN))
@@ -1011,6 +1020,11 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
         rows.extend(read_runs(dir, m)?);
     }
     rows.sort_by_key(|r| (r.combo, r.seed_index));
+    let shard_of = |job: usize| owners[&(job % count + 1)].as_path();
+    let seeds = whole.seeds.len();
+    whole.no_effect = no_effect_lines(&whole, &|job| {
+        run_dir(shard_of(job), job / seeds, whole.seeds[job % seeds])
+    });
     if rows.len() != whole.job_count() {
         let have: std::collections::HashSet<usize> = rows
             .iter()
@@ -1162,6 +1176,7 @@ mod tests {
             seeds: vec![1, 2],
             metrics: vec![],
             shard: None,
+            no_effect: vec![],
         };
         let c = m.combinations();
         assert_eq!(c.len(), 6);

@@ -32,41 +32,57 @@ pub fn write_facts(dir: &Path, facts: &RunFacts) -> std::io::Result<()> {
 /// run directory (combination `j / seeds`, seed index `j % seeds`). Nothing is claimed when a
 /// run's summary cannot be read.
 pub fn no_effect_lines(manifest: &Manifest, run_dir: &dyn Fn(usize) -> PathBuf) -> Vec<String> {
-    let jobs = manifest.job_count();
     let seeds = manifest.seeds.len();
-    let mut summaries = Vec::with_capacity(jobs);
-    for job in 0..jobs {
-        match std::fs::read(run_dir(job).join(SUMMARY_JSON)) {
-            Ok(bytes) => summaries.push(bytes),
-            Err(_) => return Vec::new(),
-        }
-    }
-    let facts = total_facts(jobs, run_dir);
+    // Read on demand (memory stays flat however many runs); a key with an effect usually
+    // shows it in its first few comparisons.
+    let summary = |job: usize| std::fs::read(run_dir(job).join(SUMMARY_JSON)).ok();
     let sizes: Vec<usize> = manifest.keys.iter().map(|k| k.values.len()).collect();
     let combos = manifest.combinations();
-    let mut lines = Vec::new();
+    let mut unmoved = Vec::new();
     for (k, key) in manifest.keys.iter().enumerate() {
         if sizes[k] < 2 {
             continue;
         }
         let stride: usize = sizes[k + 1..].iter().product();
-        let same = combos.iter().enumerate().all(|(c, values)| {
-            values[k] != 0
-                || (1..sizes[k]).all(|v| {
-                    let other = c + v * stride;
-                    (0..seeds).all(|s| summaries[c * seeds + s] == summaries[other * seeds + s])
-                })
-        });
+        let mut same = true;
+        'combos: for (c, values) in combos.iter().enumerate() {
+            if values[k] != 0 {
+                continue;
+            }
+            for s in 0..seeds {
+                let Some(first) = summary(c * seeds + s) else {
+                    return Vec::new();
+                };
+                for v in 1..sizes[k] {
+                    let Some(other) = summary((c + v * stride) * seeds + s) else {
+                        return Vec::new();
+                    };
+                    if other != first {
+                        same = false;
+                        break 'combos;
+                    }
+                }
+            }
+        }
         if same {
-            let mut line = format!("{}: no effect on any metric in this scenario", key.path);
-            if let Some(why) = facts.as_ref().and_then(|f| reason(&key.path, f)) {
+            unmoved.push(key.path.as_str());
+        }
+    }
+    if unmoved.is_empty() {
+        return Vec::new();
+    }
+    let facts = total_facts(manifest.job_count(), run_dir);
+    unmoved
+        .into_iter()
+        .map(|path| {
+            let mut line = format!("{path}: no effect on any metric in this scenario");
+            if let Some(why) = facts.as_ref().and_then(|f| reason(path, f)) {
                 line.push_str("; ");
                 line.push_str(why);
             }
-            lines.push(line);
-        }
-    }
-    lines
+            line
+        })
+        .collect()
 }
 
 /// Every run's facts summed; `None` when one cannot be read (a sweep of an older version).

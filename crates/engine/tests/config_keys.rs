@@ -158,3 +158,19 @@ fn edit_distance_counts_a_transposition_as_one() {
     );
     assert_eq!(closest_key("xyz", ["num_retries", "retry_after"]), None);
 }
+
+#[test]
+fn a_misspelt_model_list_is_the_error_not_an_empty_model_list() {
+    let e = match load_router_config_str(
+        "model_lists:\n  - model_name: A\n    litellm_params: {model: openai/a}\n",
+    ) {
+        Ok(_) => panic!("a config without model_list must not load"),
+        Err(e) => e,
+    };
+    assert_eq!(e.path, "model_lists");
+    assert_eq!(
+        e.message,
+        "not a section LiteLLM's proxy reads (ignored, by routersim too); did you mean \
+         model_list? routersim needs the deployments in the file"
+    );
+}

@@ -6,7 +6,9 @@
 //!
 //! Keys the engine does not model are listed once each in
 //! [`RouterConfig::ignored_keys`](super::RouterConfig::ignored_keys) as a path pattern
-//! (`model_list[*].litellm_params.api_key`), never an error. Nothing is ever resolved: an
+//! (`model_list[*].litellm_params.api_key`), and keys LiteLLM itself would not know (a
+//! misspelt `router_settings` key or section, see [`keys`](super::keys)) in
+//! [`RouterConfig::unknown_keys`](super::RouterConfig::unknown_keys); neither is an error. Nothing is ever resolved: an
 //! `os.environ/NAME` value stays that literal string, and no environment variable is read except
 //! LiteLLM's own `ROUTER_MAX_FALLBACKS` default for `max_fallbacks`.
 
@@ -159,6 +161,20 @@ pub fn load_router_config_value(root: &Value) -> Result<RouterConfig> {
         }
     }
 
+    if map.get("model_list").is_none_or(Value::is_null)
+        && let Some(typo) = loader
+            .unknown
+            .iter()
+            .find(|k| k.suggestion.as_deref() == Some("model_list"))
+    {
+        return Err(ConfigError::new(
+            typo.path.clone(),
+            format!(
+                "{} routersim needs the deployments in the file",
+                typo.message()
+            ),
+        ));
+    }
     let deployments = loader.deployments(map.get("model_list"))?;
     let router = section(map, "router_settings")?;
     let litellm = section(map, "litellm_settings")?;

@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Which per-request traces to write.
     #[arg(long, value_enum, default_value_t = Trace::All)]
     pub trace: Trace,
+    /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
+    /// would not know (typos) and keys routersim does not model.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `routersim bench`.
@@ -94,6 +98,10 @@ pub struct CheckArgs {
     /// Write each run's summary beside its scenario as a golden (`*.golden.json`).
     #[arg(long)]
     pub bless: bool,
+    /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
+    /// would not know (typos) and keys routersim does not model.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `routersim sweep`.
@@ -118,6 +126,10 @@ pub struct SweepArgs {
     /// Worker threads (default: every core).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
+    /// would not know (typos) and keys routersim does not model.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// `routersim merge`.

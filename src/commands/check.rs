@@ -32,6 +32,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         seeds,
         out_dir: args.out,
         bless: args.bless,
+        strict: args.strict,
     };
     let width = scenarios
         .iter()
@@ -45,8 +46,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
         "{:<width$}  {:>6}  {:<6}  {:<9}  detail",
         "scenario", "seed", "result", "golden"
     );
+    let mut previous: Option<std::path::PathBuf> = None;
     let report = check(&args.dir, &scenarios, &options, |case| {
         let _ = writeln!(stdout, "{}", row(case, width).trim_end());
+        // What the router config does not use, once per scenario, under its first row.
+        if previous.as_ref() != Some(&case.scenario) {
+            for line in &case.config_lines {
+                let _ = writeln!(stdout, "  {line}");
+            }
+            previous = Some(case.scenario.clone());
+        }
         let _ = stdout.flush();
     });
     let report = match report {

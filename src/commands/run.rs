@@ -4,7 +4,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use routersim_report::print_summary;
-use routersim_sim::run::{RunOptions, run_file};
+use routersim_sim::config_keys::{config_lines, strict_errors};
+use routersim_sim::run::{self as runner, RunOptions};
+use routersim_sim::scenario::load_scenario;
 
 use crate::{EXIT_ERROR, EXIT_EXPECT_FAILED, RunArgs, Trace};
 
@@ -15,7 +17,26 @@ pub fn run(args: RunArgs) -> ExitCode {
         out_dir: args.out,
         no_trace: args.trace == Trace::None,
     };
-    let report = match run_file(&args.scenario, &options) {
+    let scenario = match load_scenario(&args.scenario) {
+        Ok(scenario) => scenario,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    if args.strict {
+        let errors = strict_errors(&scenario);
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        if !errors.is_empty() {
+            return ExitCode::from(EXIT_ERROR);
+        }
+    }
+    for line in config_lines(&scenario.router) {
+        eprintln!("{line}");
+    }
+    let report = match runner::run(&scenario, &options) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: {e}");
@@ -24,15 +45,6 @@ pub fn run(args: RunArgs) -> ExitCode {
     };
     for note in &report.notes {
         eprintln!("note: {note}");
-    }
-    for warning in &report.warnings {
-        eprintln!("warning: router config: {warning}");
-    }
-    if !report.ignored_keys.is_empty() {
-        eprintln!(
-            "note: router config keys not modelled (ignored): {}",
-            report.ignored_keys.join(", ")
-        );
     }
     let mut stdout = std::io::stdout().lock();
     let _ = print_summary(&report.summary, &mut stdout);

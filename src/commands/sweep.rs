@@ -10,6 +10,8 @@ use routersim_sim::sweep::{
     parse_shard, prepare, worker_count,
 };
 
+use routersim_sim::config_keys::{config_lines, strict_errors};
+
 use crate::{EXIT_ERROR, MergeArgs, SweepArgs};
 
 fn fail(e: impl std::fmt::Display) -> ExitCode {
@@ -52,6 +54,19 @@ pub fn run(args: SweepArgs) -> ExitCode {
         Ok(sweep) => sweep,
         Err(e) => return fail(e),
     };
+    let scenario = sweep.scenario(0);
+    if args.strict {
+        let errors = strict_errors(scenario);
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        if !errors.is_empty() {
+            return ExitCode::from(EXIT_ERROR);
+        }
+    }
+    for line in config_lines(&scenario.router) {
+        eprintln!("{line}");
+    }
     let manifest = &sweep.manifest;
     let jobs = sweep.jobs();
     let workers = match worker_count(args.jobs, jobs.len()) {
@@ -73,7 +88,12 @@ pub fn run(args: SweepArgs) -> ExitCode {
     let started = Instant::now();
     let result = sweep.run_into_folder(&out, workers, &|done| bar.set_position(done as u64));
     bar.finish_and_clear();
-    let sweep::SweepOutput { rows, stats, notes } = match result {
+    let sweep::SweepOutput {
+        rows,
+        stats,
+        notes,
+        manifest,
+    } = match result {
         Ok(output) => output,
         Err(e) => return fail(e),
     };
@@ -82,7 +102,10 @@ pub fn run(args: SweepArgs) -> ExitCode {
         eprintln!("note: {note}");
     }
     let mut stdout = std::io::stdout().lock();
-    let _ = write!(stdout, "{}", format_table(manifest, &stats));
+    let _ = write!(stdout, "{}", format_table(&manifest, &stats));
+    for line in &manifest.no_effect {
+        let _ = writeln!(stdout, "note: {line}");
+    }
     let _ = writeln!(
         stdout,
         "{} run(s) in {:.1} s; {} and {}: mean and 95% interval over seeds",
@@ -112,6 +135,9 @@ pub fn merge(args: MergeArgs) -> ExitCode {
     }
     let mut stdout = std::io::stdout().lock();
     let _ = write!(stdout, "{}", format_table(&merged.manifest, &merged.stats));
+    for line in &merged.manifest.no_effect {
+        let _ = writeln!(stdout, "note: {line}");
+    }
     let _ = writeln!(
         stdout,
         "merged {} shard(s): {} run(s) of sweep {}",

@@ -23,7 +23,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::config::{Deployment, RouterSettings};
-use crate::event::CooldownReason;
+use crate::event::{CooldownReason, CooldownSource};
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::state::StateStore;
 
@@ -78,6 +78,8 @@ pub struct CooldownDecision {
     pub reason: CooldownReason,
     /// For how long.
     pub duration: Duration,
+    /// Where that length came from.
+    pub source: CooldownSource,
 }
 
 /// Decides cooldowns from failures (and learns from successes).
@@ -100,10 +102,20 @@ pub fn cooldown_time(
     retry_after: Option<Duration>,
     settings: &RouterSettings,
 ) -> Duration {
-    deployment
-        .cooldown_time
-        .or(retry_after)
-        .unwrap_or(settings.cooldown_time)
+    cooldown_length(deployment, retry_after, settings).0
+}
+
+/// [`cooldown_time`], and which of the three it came from.
+pub fn cooldown_length(
+    deployment: &Deployment,
+    retry_after: Option<Duration>,
+    settings: &RouterSettings,
+) -> (Duration, CooldownSource) {
+    match (deployment.cooldown_time, retry_after) {
+        (Some(own), _) => (own, CooldownSource::Deployment),
+        (None, Some(retry_after)) => (retry_after, CooldownSource::RetryAfter),
+        (None, None) => (settings.cooldown_time, CooldownSource::Router),
+    }
 }
 
 /// The allowed-fails limit for a failure kind, if one applies.
@@ -205,12 +217,13 @@ impl CooldownTrigger for LiteLlmCooldown {
         if ctx.settings.disable_cooldowns || !ctx.counts_against_health {
             return None;
         }
-        let duration = cooldown_time(ctx.deployment, ctx.retry_after, ctx.settings);
+        let (duration, source) = cooldown_length(ctx.deployment, ctx.retry_after, ctx.settings);
         if let Some(limit) = allowed_fails_limit(ctx.deployment, ctx.failure.kind, ctx.settings) {
             let count = store.increment_allowed_fails(ctx.deployment_index, ctx.now, duration);
             return (count > limit).then_some(CooldownDecision {
                 reason: CooldownReason::AllowedFailsExceeded,
                 duration,
+                source,
             });
         }
         let (successes, failures) = self.window.record(ctx.deployment_index, ctx.now, true);
@@ -231,7 +244,11 @@ impl CooldownTrigger for LiteLlmCooldown {
                 && f64::from(failures) / f64::from(total) > ERROR_RATE_THRESHOLD)
                 .then_some(CooldownReason::ErrorRate)
         };
-        reason.map(|reason| CooldownDecision { reason, duration })
+        reason.map(|reason| CooldownDecision {
+            reason,
+            duration,
+            source,
+        })
     }
 }
 

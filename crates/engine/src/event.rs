@@ -56,6 +56,30 @@ pub enum CooldownReason {
     ProbeFailed,
 }
 
+/// Where a cooldown's length came from, in LiteLLM's order of precedence: the deployment's
+/// own `cooldown_time`, else the provider's Retry-After, else the router's `cooldown_time`.
+/// (So a router `cooldown_time` can only matter for cooldowns of the third kind.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CooldownSource {
+    /// The deployment's own `cooldown_time` (`litellm_params` or `model_info`).
+    Deployment,
+    /// The provider's Retry-After.
+    RetryAfter,
+    /// The router's `cooldown_time` (default 5 s).
+    Router,
+}
+
+impl CooldownSource {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CooldownSource::Deployment => "deployment_cooldown_time",
+            CooldownSource::RetryAfter => "retry_after",
+            CooldownSource::Router => "router_cooldown_time",
+        }
+    }
+}
+
 /// How a deployment became healthy again before its cooldown would have ended it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecoveredVia {
@@ -273,6 +297,8 @@ pub enum EventKind {
         failure: FailureKind,
         /// How long this cooldown asks for.
         duration: Duration,
+        /// Where that length came from.
+        source: CooldownSource,
         /// When the deployment is eligible again (the later of old and new deadlines).
         until: Instant,
     },

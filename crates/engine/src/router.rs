@@ -29,9 +29,9 @@ use crate::classify::{FailureClassifier, RecoveryScope};
 use crate::clock::{Clock, TokioClock};
 use crate::config::Recovery;
 use crate::config::{Deployment, FallbackTarget, RouterConfig, RoutingStrategyName};
-use crate::cooldown::cooldown_time;
+use crate::cooldown::cooldown_length;
 use crate::cooldown::{CooldownTrigger, FailureContext, LiteLlmCooldown};
-use crate::event::{CooldownReason, RecoveredVia};
+use crate::event::{CooldownReason, CooldownSource, RecoveredVia};
 use crate::event::{EventKind, EventSink, GiveUpReason, NullSink, RoutingEvent};
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::fallback;
@@ -499,7 +499,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
     fn cool(
         &self,
         deployment: usize,
-        duration: Duration,
+        (duration, source): (Duration, CooldownSource),
         reason: CooldownReason,
         failure: FailureKind,
         request_id: Option<u64>,
@@ -519,6 +519,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 reason,
                 failure,
                 duration,
+                source,
                 until,
             },
         );
@@ -710,12 +711,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         .retry_after
                         .as_ref()
                         .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis()));
-                    let duration = cooldown_time(deployment, retry_after, &self.config.settings);
+                    let length = cooldown_length(deployment, retry_after, &self.config.settings);
                     // A probe during a half-open period takes the trial's place.
                     lock(&self.half_open)[deployment_index] = HalfOpen::default();
                     self.cool(
                         deployment_index,
-                        duration,
+                        length,
                         CooldownReason::ProbeFailed,
                         failure.kind,
                         None,
@@ -1357,11 +1358,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     // anything about the deployment; otherwise the next request is the trial.
                     lock(&self.half_open)[deployment_index].trial_in_flight = false;
                     if counts && !self.config.settings.disable_cooldowns {
-                        let duration =
-                            cooldown_time(deployment, retry_after, &self.config.settings);
+                        let length =
+                            cooldown_length(deployment, retry_after, &self.config.settings);
                         self.cool(
                             deployment_index,
-                            duration,
+                            length,
                             CooldownReason::HalfOpenTrialFailed,
                             failure.kind,
                             Some(request.id),
@@ -1381,7 +1382,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     if let Some(decision) = self.cooldown.on_failure(&ctx, self.state.as_ref()) {
                         self.cool(
                             deployment_index,
-                            decision.duration,
+                            (decision.duration, decision.source),
                             decision.reason,
                             failure.kind,
                             Some(request.id),

@@ -800,6 +800,9 @@ impl State {
                 failure,
                 duration,
                 until,
+                // Not in events.csv: its bytes stay as they were (the sweep reads the source
+                // from the event itself).
+                source: _,
             } => {
                 let _ = write!(
                     detail,

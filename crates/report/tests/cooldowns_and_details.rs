@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_engine::event::{CooldownReason, EventKind, EventSink, RoutingEvent};
+use routersim_engine::event::{CooldownReason, CooldownSource, EventKind, EventSink, RoutingEvent};
 use routersim_engine::failure::FailureKind;
 use routersim_report::{Recorder, RecorderOptions, ReportError, RunMeta};
 use tokio::time::Instant;
@@ -37,6 +37,7 @@ fn cool(t0: Instant, at: u64, id: &str, until: u64) -> RoutingEvent {
             reason: CooldownReason::AllowedFailsExceeded,
             failure: FailureKind::InternalServer,
             duration: ms(until.saturating_sub(at)),
+            source: CooldownSource::Router,
             until: t0 + ms(until),
         },
     }

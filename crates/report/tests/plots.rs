@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::event::{
-    CooldownReason, EventKind, EventSink, FallbackLevel, RecoveredVia, RoutingEvent,
+    CooldownReason, CooldownSource, EventKind, EventSink, FallbackLevel, RecoveredVia, RoutingEvent,
 };
 use routersim_engine::failure::FailureKind;
 use routersim_engine::stream::{StreamOutcome, StreamStats};
@@ -92,6 +92,7 @@ fn cool(t0: Instant, at: u64, group: &str, id: &str, until: u64) -> RoutingEvent
             reason: CooldownReason::RateLimitInGroup,
             failure: FailureKind::RateLimit,
             duration: ms(until - at),
+            source: CooldownSource::Router,
             until: t0 + ms(until),
         },
     }

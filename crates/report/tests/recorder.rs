@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::event::{
-    CooldownReason, EventKind, EventSink, FallbackLevel, GiveUpReason, RoutingEvent, WaitReason,
+    CooldownReason, CooldownSource, EventKind, EventSink, FallbackLevel, GiveUpReason,
+    RoutingEvent, WaitReason,
 };
 use routersim_engine::failure::FailureKind;
 use routersim_report::{Recorder, RecorderOptions, RunMeta, Summary};
@@ -79,6 +80,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 reason: CooldownReason::RateLimitInGroup,
                 failure: FailureKind::RateLimit,
                 duration: ms(5000),
+                source: CooldownSource::Router,
                 until: t0 + ms(5200),
             },
         ),

@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use routersim_report::summary::Summary;
 use serde_json::Value;
 
+use crate::config_keys::{config_lines, strict_errors};
 use crate::discover::{discover_cases, problem};
 use crate::expect::{self, ExpectationResult, format_value};
 use crate::report_dir::{ReportDir, ReportDirError, mark_complete};
@@ -54,6 +55,9 @@ pub struct CheckOptions {
     pub out_dir: PathBuf,
     /// Write each run's summary beside its scenario as its golden, instead of comparing.
     pub bless: bool,
+    /// A router config key routersim does not use (a typo, or a key it does not model) makes
+    /// the scenario an error case instead of a warning.
+    pub strict: bool,
 }
 
 /// Why a check could not happen at all (as opposed to a case that failed).
@@ -308,6 +312,9 @@ pub struct CaseResult {
     pub error: Option<String>,
     /// The run's summary.
     pub summary: Option<Summary>,
+    /// What the scenario's router config does not use ([`config_lines`]): printed under the
+    /// case and in its `<system-out>`.
+    pub config_lines: Vec<String>,
 }
 
 impl CaseResult {
@@ -349,7 +356,13 @@ impl CaseResult {
     /// assertion with its measured value, the golden's first differences, or the error.
     pub fn headline(&self) -> String {
         if let Some(error) = &self.error {
-            return error.clone();
+            // One line in the table; every line is in the failure list.
+            let mut lines = error.lines();
+            let first = lines.next().unwrap_or_default().to_string();
+            return match lines.count() {
+                0 => first,
+                more => format!("{first} (+{more} more)"),
+            };
         }
         let mut parts = Vec::new();
         let failed: Vec<&ExpectationResult> = self.failed_expectations().collect();
@@ -388,7 +401,7 @@ impl CaseResult {
     /// golden's differing metrics, or the error.
     pub fn failure_lines(&self) -> Vec<String> {
         if let Some(error) = &self.error {
-            return vec![error.clone()];
+            return error.lines().map(String::from).collect();
         }
         let mut lines: Vec<String> = self.failed_expectations().map(|e| e.to_string()).collect();
         let diffs = self.golden_diffs();
@@ -519,6 +532,7 @@ fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
         expectations: Vec::new(),
         error: Some(error),
         summary: None,
+        config_lines: Vec::new(),
     }
 }
 
@@ -539,6 +553,14 @@ fn check_scenario(
     if let Err(e) = expect::validate(&scenario.expect, &scenario.file) {
         return vec![error_case(file, None, e.to_string())];
     }
+    if options.strict {
+        let errors = strict_errors(&scenario);
+        if !errors.is_empty() {
+            let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return vec![error_case(file, None, lines.join("\n"))];
+        }
+    }
+    let notes = config_lines(&scenario.router);
     let seeds = options.seeds.clone().unwrap_or_else(|| vec![scenario.seed]);
     let dir = case_root(root, file, &options.out_dir);
     let staged_dir = case_root(root, file, staging);
@@ -583,6 +605,7 @@ fn check_scenario(
                 expectations: report.expectations,
                 error,
                 summary: Some(report.summary),
+                config_lines: notes.clone(),
             }
         })
         .collect()
@@ -722,6 +745,7 @@ fn system_out(case: &CaseResult) -> Option<String> {
     if let Some(out) = &case.out_dir {
         lines.push(format!("report: {}", out.display()));
     }
+    lines.extend(case.config_lines.iter().cloned());
     lines.extend(case.expectations.iter().map(|e| e.to_string()));
     let golden = case
         .golden_path

@@ -7,14 +7,17 @@
 
 pub mod bench;
 pub mod check;
+pub mod config_keys;
 pub mod diff;
 pub mod discover;
 pub mod expect;
+pub mod facts;
 pub mod hash;
 pub mod report_dir;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
+pub mod sweep_effect;
 pub mod sweep_plot;
 pub mod traffic;
 pub mod yaml;

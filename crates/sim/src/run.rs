@@ -33,6 +33,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::expect::{self, ExpectationResult};
+use crate::facts::{FactsSink, RunFacts};
 use crate::report_dir::{ReportDir, ReportDirError};
 use crate::scenario::{Scenario, ScenarioError, load_scenario};
 
@@ -68,6 +69,8 @@ pub struct RunReport {
     /// What writing the report folder had to tidy up first (an interrupted run's leftovers,
     /// a dead writer's lock), for the user.
     pub notes: Vec<String>,
+    /// What the run's events say about which settings could have mattered.
+    pub facts: RunFacts,
 }
 
 impl RunReport {
@@ -193,7 +196,8 @@ pub fn run_into(
         .start_paused(true)
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let summary = local.block_on(&runtime, simulate(scenario, seed, dir, no_trace, rendering))?;
+    let (summary, facts) =
+        local.block_on(&runtime, simulate(scenario, seed, dir, no_trace, rendering))?;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {
         let rows: Vec<ExpectRow> = expectations
@@ -224,6 +228,7 @@ pub fn run_into(
         ignored_keys: scenario.router.ignored_keys.clone(),
         warnings: scenario.router.warnings.clone(),
         notes: Vec::new(),
+        facts,
     })
 }
 
@@ -233,7 +238,7 @@ async fn simulate(
     out_dir: &Path,
     no_trace: bool,
     rendering: Rendering,
-) -> Result<Summary, RunError> {
+) -> Result<(Summary, RunFacts), RunError> {
     let start = Instant::now();
     let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?;
     let recorder = Arc::new(match rendering {
@@ -252,11 +257,12 @@ async fn simulate(
         file: scenario.file.clone(),
         source,
     })?;
+    let sink = Arc::new(FactsSink::new(recorder.clone()));
     let router = Rc::new(
         Router::builder(scenario.router.clone(), providers)
             .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
             .rng(seeded_rng(seed, "router"))
-            .sink(recorder.clone())
+            .sink(sink.clone())
             .build(),
     );
     let sweeper = tokio::task::spawn_local({
@@ -290,15 +296,18 @@ async fn simulate(
     probes.abort();
     let _ = probes.await;
     drop(router);
+    let facts = sink.facts();
+    drop(sink);
     let recorder = Arc::try_unwrap(recorder).map_err(|_| {
         routersim_report::ReportError::Histogram("the recorder is still shared".into())
     })?;
-    Ok(recorder.finish(RunMeta {
+    let summary = recorder.finish(RunMeta {
         scenario: scenario.name.clone(),
         seed,
         version: VERSION.to_string(),
         end,
-    })?)
+    })?;
+    Ok((summary, facts))
 }
 
 /// Every deployment (lanes, in `model_list` order) and every fault window, for the plots.

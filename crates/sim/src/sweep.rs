@@ -29,7 +29,9 @@
 //! - `runs/c<NNN>/seed-<S>/summary.json`: each run's summary (`NNN` is the combination's
 //!   1-based grid position, zero-padded to 3). A run writes its report there with
 //!   `no_trace`; everything but `summary.json` (and the completion marker) is deleted when the
-//!   run ends, so a sweep of hundreds of runs stays small.
+//!   run ends, so a sweep of hundreds of runs stays small. Beside it, `facts.json`: counts
+//!   from the run's events ([`RunFacts`](crate::facts::RunFacts)) that say why a key changed
+//!   nothing ([`sweep_effect`](crate::sweep_effect)).
 //!
 //! The folder is written whole ([`ReportDir`]): into a staging folder renamed into place when
 //! every run and file is done, replacing the previous sweep's folder as a whole (no run of an
@@ -48,12 +50,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config_keys::set_does_nothing;
 use crate::hash::content_hash;
 use crate::report_dir::{ReportDir, ReportDirError, mark_complete, require_complete};
 use crate::run::{Rendering, RunError, VERSION, run_into};
 use crate::scenario::{
     RouterSource, Scenario, ScenarioError, parse_scenario_with_set, parse_set_value,
 };
+use crate::sweep_effect::{no_effect_lines, write_facts};
 
 /// The metrics a sweep records per run, in column order (names of
 /// [`Summary::metric`](routersim_report::Summary::metric)).
@@ -325,6 +329,10 @@ pub struct Manifest {
     pub metrics: Vec<String>,
     /// The shard this directory holds; `None` for the whole sweep (or a merge).
     pub shard: Option<Shard>,
+    /// The swept keys that changed no run's summary, each with why where the engine can tell
+    /// ([`no_effect_lines`]); empty (and absent from the file) for a shard.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_effect: Vec<String>,
 }
 
 impl Manifest {
@@ -437,6 +445,7 @@ pub fn prepare(
         seeds,
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
         shard,
+        no_effect: Vec::new(),
     };
     let combos = manifest.combinations();
     let scenarios = combos
@@ -468,6 +477,15 @@ pub fn prepare(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    // A swept key that LiteLLM would not know, or that routersim does not model, would give
+    // every value the same runs: a comparison of nothing.
+    for scenario in &scenarios {
+        for key in &manifest.keys {
+            if let Some(why) = set_does_nothing(&scenario.router, &base.router, &key.path) {
+                return Err(SweepError::Usage(format!("--set {}: {why}", key.path)));
+            }
+        }
+    }
     Ok(Sweep {
         manifest,
         combos,
@@ -549,15 +567,28 @@ impl Sweep {
         let written = self
             .run_jobs(&self.jobs(), workers, staged.path(), progress)
             .and_then(|rows| {
-                let stats = write_outputs(staged.path(), &self.manifest, &rows)?;
-                Ok((rows, stats))
+                let mut manifest = self.manifest.clone();
+                if manifest.shard.is_none() {
+                    // A shard lacks the other runs: `merge` makes this check instead.
+                    let seeds = &manifest.seeds;
+                    manifest.no_effect = no_effect_lines(&manifest, &|job| {
+                        run_dir(staged.path(), job / seeds.len(), seeds[job % seeds.len()])
+                    });
+                }
+                let stats = write_outputs(staged.path(), &manifest, &rows)?;
+                Ok((rows, stats, manifest))
             });
-        let (rows, stats) = written.map_err(|source| SweepError::NotWritten {
+        let (rows, stats, manifest) = written.map_err(|source| SweepError::NotWritten {
             note: staged.untouched(),
             source: Box::new(source),
         })?;
         let notes = staged.commit()?;
-        Ok(SweepOutput { rows, stats, notes })
+        Ok(SweepOutput {
+            rows,
+            stats,
+            notes,
+            manifest,
+        })
     }
 
     fn run_one(&self, combo: usize, seed_index: usize, out: &Path) -> Result<RunRow, SweepError> {
@@ -578,7 +609,7 @@ impl Sweep {
             seed,
             source: Box::new(source),
         })?;
-        // Keep summary.json only.
+        // Keep summary.json, and the facts that say why a key changed nothing.
         let entries = std::fs::read_dir(&dir).map_err(|e| file_error(&dir, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| file_error(&dir, e))?;
@@ -587,6 +618,7 @@ impl Sweep {
                 std::fs::remove_file(&path).map_err(|e| file_error(&path, e))?;
             }
         }
+        write_facts(&dir, &report.facts).map_err(|e| file_error(&dir, e))?;
         mark_complete(&dir)?;
         let metrics = METRICS
             .iter()
@@ -606,6 +638,8 @@ impl Sweep {
 pub struct SweepOutput {
     /// Every run, sorted by (combination, seed index).
     pub rows: Vec<RunRow>,
+    /// The manifest as written to `sweep.json` (with its `no_effect` lines).
+    pub manifest: Manifest,
     /// Per-combination statistics.
     pub stats: Vec<ComboStats>,
     /// What writing the folder had to tidy up first, for the user.
@@ -1108,6 +1142,11 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
         rows.extend(read_runs(dir, m)?);
     }
     rows.sort_by_key(|r| (r.combo, r.seed_index));
+    let shard_of = |job: usize| owners[&(job % count + 1)].as_path();
+    let seeds = whole.seeds.len();
+    whole.no_effect = no_effect_lines(&whole, &|job| {
+        run_dir(shard_of(job), job / seeds, whole.seeds[job % seeds])
+    });
     if rows.len() != whole.job_count() {
         let have: std::collections::HashSet<usize> = rows
             .iter()
@@ -1276,6 +1315,7 @@ mod tests {
             seeds: vec![1, 2],
             metrics: vec![],
             shard: None,
+            no_effect: vec![],
         };
         let c = m.combinations();
         assert_eq!(c.len(), 6);

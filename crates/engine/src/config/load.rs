@@ -6,7 +6,9 @@
 //!
 //! Keys the engine does not model are listed once each in
 //! [`RouterConfig::ignored_keys`](super::RouterConfig::ignored_keys) as a path pattern
-//! (`model_list[*].litellm_params.api_key`), never an error. Nothing is ever resolved: an
+//! (`model_list[*].litellm_params.api_key`), and keys LiteLLM itself would not know (a
+//! misspelt `router_settings` key or section, see [`keys`](super::keys)) in
+//! [`RouterConfig::unknown_keys`](super::RouterConfig::unknown_keys); neither is an error. Nothing is ever resolved: an
 //! `os.environ/NAME` value stays that literal string, and no environment variable is read except
 //! LiteLLM's own `ROUTER_MAX_FALLBACKS` default for `max_fallbacks`.
 
@@ -17,6 +19,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::keys::{
+    MAX_SECTION_TYPO, MODELLED_LITELLM_KEYS as LITELLM_ROUTER_KEYS,
+    MODELLED_ROUTER_KEYS as ROUTER_KEYS, MODELLED_SECTIONS, UnknownKey, closest_key,
+    closest_within, is_known_router_key, known_router_keys,
+};
 use super::{
     Classification, Deployment, FallbackMap, FallbackTarget, KindPolicy, MAX_FALLBACKS_ENV,
     Profile, Recovery, RouterConfig, RouterSettings, RoutingStrategyName, resolve_max_fallbacks,
@@ -54,50 +61,6 @@ pub const YAML_PATH: &str = "(yaml)";
 pub const ROOT_PATH: &str = "(root)";
 
 const EMPTY_MODEL_LIST: &str = "model_list is empty: routersim needs the deployments in the file";
-
-/// `router_settings` keys the engine models.
-const ROUTER_KEYS: [&str; 27] = [
-    "enable_pre_call_checks",
-    "recovery",
-    "classification",
-    "health_check_interval",
-    "profile",
-    "stream_timeout",
-    "stream_stall_timeout",
-    "enable_mid_stream_fallback_continuation",
-    "stream_recovery",
-    "routing_strategy",
-    "num_retries",
-    "retry_after",
-    "cooldown_time",
-    "allowed_fails",
-    "allowed_fails_policy",
-    "retry_policy",
-    "model_group_retry_policy",
-    "fallbacks",
-    "context_window_fallbacks",
-    "content_policy_fallbacks",
-    "default_fallbacks",
-    "max_fallbacks",
-    "enable_weighted_failover",
-    "disable_cooldowns",
-    "enable_health_check_routing",
-    "timeout",
-    "model_group_alias",
-];
-
-/// Router keys that are also read from `litellm_settings` (where real configs often put them).
-const LITELLM_ROUTER_KEYS: [&str; 9] = [
-    "request_timeout",
-    "fallbacks",
-    "context_window_fallbacks",
-    "content_policy_fallbacks",
-    "default_fallbacks",
-    "num_retries",
-    "allowed_fails",
-    "cooldown_time",
-    "retry_after",
-];
 
 /// Parses a LiteLLM proxy config.
 ///
@@ -194,10 +157,24 @@ pub fn load_router_config_value(root: &Value) -> Result<RouterConfig> {
                     ));
                 }
             }
-            _ => loader.ignore(key.clone()),
+            _ => loader.section_key(key),
         }
     }
 
+    if map.get("model_list").is_none_or(Value::is_null)
+        && let Some(typo) = loader
+            .unknown
+            .iter()
+            .find(|k| k.suggestion.as_deref() == Some("model_list"))
+    {
+        return Err(ConfigError::new(
+            typo.path.clone(),
+            format!(
+                "{} routersim needs the deployments in the file",
+                typo.message()
+            ),
+        ));
+    }
     let deployments = loader.deployments(map.get("model_list"))?;
     let router = section(map, "router_settings")?;
     let litellm = section(map, "litellm_settings")?;
@@ -207,6 +184,7 @@ pub fn load_router_config_value(root: &Value) -> Result<RouterConfig> {
         deployments,
         settings,
         ignored_keys: loader.ignored.into_iter().collect(),
+        unknown_keys: loader.unknown.into_iter().collect(),
         warnings: loader.warnings,
     })
 }
@@ -332,6 +310,7 @@ fn resolve_includes(
 #[derive(Default)]
 struct Loader {
     ignored: BTreeSet<String>,
+    unknown: BTreeSet<UnknownKey>,
     warnings: Vec<String>,
 }
 
@@ -385,6 +364,35 @@ impl Loader {
 
     fn warn(&mut self, warning: String) {
         self.warnings.push(warning);
+    }
+
+    /// A top-level key other than the sections read: a misspelt section, or a note.
+    fn section_key(&mut self, key: &str) {
+        match closest_within(key, MODELLED_SECTIONS, MAX_SECTION_TYPO) {
+            Some(section) => {
+                self.unknown.insert(UnknownKey {
+                    path: key.to_string(),
+                    suggestion: Some(section.to_string()),
+                });
+            }
+            None => self.ignore(key.to_string()),
+        }
+    }
+
+    /// A `router_settings` key: modelled, LiteLLM's but not modelled (a note), or unknown to
+    /// LiteLLM (a typo, with the closest known key).
+    fn router_key(&mut self, key: &str) {
+        if ROUTER_KEYS.contains(&key) {
+            return;
+        }
+        let path = format!("router_settings.{key}");
+        if is_known_router_key(key) {
+            self.ignore(path);
+        } else {
+            let suggestion = closest_key(key, known_router_keys())
+                .map(|known| format!("router_settings.{known}"));
+            self.unknown.insert(UnknownKey { path, suggestion });
+        }
     }
 
     // -- model_list ---------------------------------------------------------------------------
@@ -639,9 +647,7 @@ impl Loader {
     ) -> Result<RouterSettings> {
         if let Some(router) = router {
             for key in router.keys() {
-                if !ROUTER_KEYS.contains(&key.as_str()) {
-                    self.ignore(format!("router_settings.{key}"));
-                }
+                self.router_key(key);
             }
         }
         if let Some(litellm) = litellm {

@@ -3,8 +3,11 @@
 //! Read in two phases (as TensorZero does): [`load`] parses LiteLLM's proxy `config.yaml` shape
 //! into a raw tree and walks it into these validated types, naming the YAML path of anything
 //! wrong. Everything the engine decides from lives here; keys it does not model are listed in
-//! [`RouterConfig::ignored_keys`], never resolved (no `os.environ/…` secret is ever read).
+//! [`RouterConfig::ignored_keys`] and keys LiteLLM itself would not know (typos) in
+//! [`RouterConfig::unknown_keys`] (see [`keys`]); values are never resolved (no `os.environ/…`
+//! secret is ever read).
 
+pub mod keys;
 pub mod load;
 
 use std::collections::BTreeMap;
@@ -34,8 +37,12 @@ pub struct RouterConfig {
     pub deployments: Vec<Deployment>,
     /// The router-wide settings.
     pub settings: RouterSettings,
-    /// YAML paths of keys the engine does not model (listed once, never an error).
+    /// YAML paths of keys LiteLLM knows but the engine does not model (listed once, never an
+    /// error).
     pub ignored_keys: Vec<String>,
+    /// Keys LiteLLM itself would not know (a misspelt `router_settings` key or section), each
+    /// with the closest known key; they load, and do nothing.
+    pub unknown_keys: Vec<keys::UnknownKey>,
     /// Things that load but look wrong (a fallback to an unknown group, a self-reference).
     pub warnings: Vec<String>,
 }

@@ -1,0 +1,176 @@
+//! Router config keys in two classes: keys LiteLLM itself would not know (a typo, with the
+//! closest known key) and keys LiteLLM knows but routersim does not model (a note). Both load.
+
+use routersim_engine::config::keys::{UnknownKey, closest_key, edit_distance};
+use routersim_engine::config::{RouterConfig, load_router_config_str};
+
+const MODELS: &str = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\n";
+
+fn load(extra: &str) -> RouterConfig {
+    let yaml = format!("{MODELS}{extra}");
+    match load_router_config_str(&yaml) {
+        Ok(config) => config,
+        Err(e) => panic!("should load: {e}\n{yaml}"),
+    }
+}
+
+fn unknown(path: &str, suggestion: Option<&str>) -> UnknownKey {
+    UnknownKey {
+        path: path.to_string(),
+        suggestion: suggestion.map(str::to_string),
+    }
+}
+
+#[test]
+fn a_misspelt_router_setting_is_unknown_with_the_closest_litellm_key() {
+    let c = load("router_settings:\n  allowed_fail: 3\n  cooldown_tme: 10\n");
+    assert_eq!(
+        c.unknown_keys,
+        [
+            unknown(
+                "router_settings.allowed_fail",
+                Some("router_settings.allowed_fails")
+            ),
+            unknown(
+                "router_settings.cooldown_tme",
+                Some("router_settings.cooldown_time")
+            ),
+        ]
+    );
+    assert_eq!(c.ignored_keys, Vec::<String>::new());
+    // The setting it meant is not applied: the typo is a no-op, said loudly.
+    assert_eq!(c.settings.allowed_fails, None);
+    assert_eq!(
+        c.unknown_keys[0].to_string(),
+        "router_settings.allowed_fail: LiteLLM's Router has no such setting (its proxy ignores \
+         it, and so does routersim); did you mean router_settings.allowed_fails?"
+    );
+}
+
+#[test]
+fn keys_litellm_knows_but_routersim_does_not_model_stay_a_note() {
+    let c = load(
+        "router_settings:\n  redis_host: localhost\n  cache_responses: true\n  \
+         routing_strategy_args: {ttl: 60}\n",
+    );
+    assert_eq!(c.unknown_keys, Vec::<UnknownKey>::new());
+    assert_eq!(
+        c.ignored_keys,
+        [
+            "router_settings.cache_responses",
+            "router_settings.redis_host",
+            "router_settings.routing_strategy_args",
+        ]
+    );
+}
+
+#[test]
+fn routersims_own_extension_keys_are_modelled_not_typos() {
+    let c = load(
+        "router_settings:\n  profile: deltallm\n  recovery: half_open\n  \
+         classification: deltallm\n  stream_stall_timeout: 5s\n  stream_recovery: multigrid\n  \
+         health_check_interval: 30s\n  enable_weighted_failover: true\n",
+    );
+    assert_eq!(c.unknown_keys, Vec::<UnknownKey>::new());
+    assert_eq!(c.ignored_keys, Vec::<String>::new());
+}
+
+#[test]
+fn an_unknown_router_key_far_from_every_known_one_has_no_suggestion() {
+    let c = load("router_settings:\n  redis_enabled: true\n  zzz: 1\n");
+    assert_eq!(
+        c.unknown_keys,
+        [
+            unknown("router_settings.redis_enabled", None),
+            unknown("router_settings.zzz", None),
+        ]
+    );
+    assert_eq!(
+        c.unknown_keys[1].to_string(),
+        "router_settings.zzz: LiteLLM's Router has no such setting (its proxy ignores it, and \
+         so does routersim)"
+    );
+}
+
+#[test]
+fn suggestions_found_in_real_configs() {
+    // Keys seen in public proxy configs that LiteLLM's Router does not have.
+    let c = load("router_settings:\n  enable_cooldowns: false\n  max_retries: 3\n");
+    assert_eq!(
+        c.unknown_keys,
+        [
+            unknown(
+                "router_settings.enable_cooldowns",
+                Some("router_settings.disable_cooldowns")
+            ),
+            unknown(
+                "router_settings.max_retries",
+                Some("router_settings.num_retries")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_misspelt_top_level_section_is_unknown_and_other_sections_are_a_note() {
+    let c = load(
+        "router_setting:\n  num_retries: 0\ngeneral_settings: {master_key: x}\n\
+         litelm_settings: {num_retries: 0}\n",
+    );
+    assert_eq!(
+        c.unknown_keys,
+        [
+            unknown("litelm_settings", Some("litellm_settings")),
+            unknown("router_setting", Some("router_settings")),
+        ]
+    );
+    assert_eq!(c.ignored_keys, ["general_settings"]);
+    // The misspelt section's settings are not applied.
+    assert_eq!(c.settings.num_retries, 2);
+    assert_eq!(
+        c.unknown_keys[1].to_string(),
+        "router_setting: not a section LiteLLM's proxy reads (ignored, by routersim too); did \
+         you mean router_settings?"
+    );
+}
+
+#[test]
+fn litellm_settings_and_deployment_keys_stay_notes() {
+    // LiteLLM sets any litellm_settings key on its module and forwards litellm_params to the
+    // provider: no list of "known" keys can be sourced, so these are never called typos.
+    let c = load("litellm_settings:\n  callbacks: [x]\n  drop_params: true\n");
+    assert_eq!(c.unknown_keys, Vec::<UnknownKey>::new());
+    assert_eq!(
+        c.ignored_keys,
+        ["litellm_settings.callbacks", "litellm_settings.drop_params"]
+    );
+}
+
+#[test]
+fn edit_distance_counts_a_transposition_as_one() {
+    assert_eq!(edit_distance("allowed_fail", "allowed_fails"), 1);
+    assert_eq!(edit_distance("cooldonw_time", "cooldown_time"), 1);
+    assert_eq!(edit_distance("", "abc"), 3);
+    assert_eq!(edit_distance("kitten", "sitting"), 3);
+    assert_eq!(
+        closest_key("num_retry", ["num_retries", "retry_after"]),
+        Some("num_retries")
+    );
+    assert_eq!(closest_key("xyz", ["num_retries", "retry_after"]), None);
+}
+
+#[test]
+fn a_misspelt_model_list_is_the_error_not_an_empty_model_list() {
+    let e = match load_router_config_str(
+        "model_lists:\n  - model_name: A\n    litellm_params: {model: openai/a}\n",
+    ) {
+        Ok(_) => panic!("a config without model_list must not load"),
+        Err(e) => e,
+    };
+    assert_eq!(e.path, "model_lists");
+    assert_eq!(
+        e.message,
+        "not a section LiteLLM's proxy reads (ignored, by routersim too); did you mean \
+         model_list? routersim needs the deployments in the file"
+    );
+}

@@ -47,9 +47,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use routersim_engine::config::input::read_text_file;
 use routersim_engine::config::{
     ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
-    load::load_router_config_value, load::parse_yaml,
+    load::load_router_config_value, load::parse_yaml_located,
 };
 use routersim_engine::request::ResponseFormat;
 use routersim_engine::retry_after::parse_rfc3339_utc;
@@ -161,14 +162,20 @@ impl Scenario {
 
 /// Reads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let text = read_scenario_text(path)?;
+    parse_scenario(&text, path)
+}
+
+/// Reads a scenario file's text (at most
+/// [`MAX_INPUT_FILE_BYTES`](routersim_engine::config::input::MAX_INPUT_FILE_BYTES)).
+pub fn read_scenario_text(path: &Path) -> Result<String, ScenarioError> {
+    read_text_file(path).map_err(|e| ScenarioError {
         file: path.to_path_buf(),
         line: None,
         column: None,
         path: String::new(),
         message: format!("cannot read the file: {e}"),
-    })?;
-    parse_scenario(&text, path)
+    })
 }
 
 /// Parses and validates scenario text; `file` names it in errors and anchors `router_file`.
@@ -182,13 +189,7 @@ pub fn load_scenario_with_set(
     path: &Path,
     extra: &[(String, Value)],
 ) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: None,
-        column: None,
-        path: String::new(),
-        message: format!("cannot read the file: {e}"),
-    })?;
+    let text = read_scenario_text(path)?;
     parse_scenario_with_set(&text, path, extra)
 }
 
@@ -295,6 +296,17 @@ fn parse_with_extra_set(
         .enumerate()
         .map(|(i, e)| {
             let path = format!("expect[{i}]");
+            for (key, bound) in [("min", e.min), ("max", e.max)] {
+                if let Some(v) = bound.filter(|v| !v.is_finite()) {
+                    return Err(ctx.error(
+                        &format!("{path}.{key}"),
+                        format!("expected a finite number, found {v}"),
+                    ));
+                }
+            }
+            if let Some(message) = crate::expect::unknown_deployment(&e.metric, &router) {
+                return Err(ctx.error(&format!("{path}.metric"), message));
+            }
             match (e.min, e.max) {
                 (None, None) => Err(ctx.error(&path, "set `min`, `max`, or both")),
                 (Some(min), Some(max)) if min > max => Err(ctx.error(
@@ -345,28 +357,41 @@ fn router_path(e: &ConfigError) -> String {
 fn load_router_file(ctx: &Ctx<'_>, path: &Path) -> Result<RouterConfig, ScenarioError> {
     // Read it here too: a missing file is the scenario's mistake (at `router_file`), and the
     // text locates the loader's errors.
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_router_text(ctx, path)?;
+    load_router_config_file(path).map_err(|e| router_file_error(path, &text, e))
+}
+
+fn read_router_text(ctx: &Ctx<'_>, path: &Path) -> Result<String, ScenarioError> {
+    read_text_file(path).map_err(|e| {
         ctx.error(
             "router_file",
             format!("cannot read {}: {e}", path.display()),
         )
-    })?;
-    load_router_config_file(path).map_err(|e| {
-        let origin = path.display().to_string();
-        let in_file = !(e.path.is_empty() || e.path == origin);
-        let (line, column) = if in_file {
-            LocationIndex::new(&text).locate(&e.path).unzip()
-        } else {
-            (None, None)
-        };
-        ScenarioError {
-            file: path.to_path_buf(),
-            line,
-            column,
-            path: if in_file { e.path } else { String::new() },
-            message: e.message,
-        }
     })
+}
+
+/// A router config error as a located error: in the router file (`text`), or in the
+/// included file the loader names (read again to locate the path in it).
+fn router_file_error(path: &Path, text: &str, e: ConfigError) -> ScenarioError {
+    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
+    let origin = path.display().to_string();
+    let whole = e.path.is_empty() || e.path == origin || e.path == YAML_PATH || e.path == ROOT_PATH;
+    let (line, column) = match (e.location, &e.file) {
+        (Some((line, column)), _) => (Some(line), Some(column)),
+        _ if whole => (None, None),
+        (None, None) => LocationIndex::new(text).locate(&e.path).unzip(),
+        (None, Some(included)) => read_text_file(included)
+            .ok()
+            .and_then(|text| LocationIndex::new(&text).locate(&e.path))
+            .unzip(),
+    };
+    ScenarioError {
+        file: e.file.unwrap_or_else(|| path.to_path_buf()),
+        line,
+        column,
+        path: if whole { String::new() } else { e.path },
+        message: e.message,
+    }
 }
 
 /// A `router_file` with `set` overrides: the file's tree is parsed (as the engine's loader
@@ -377,29 +402,9 @@ fn load_router_file_with_set(
     path: &Path,
     set: &[(String, Value)],
 ) -> Result<RouterConfig, ScenarioError> {
-    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ctx.error(
-            "router_file",
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
-    let in_router_file = |e: ConfigError| {
-        let whole = e.path.is_empty() || e.path == YAML_PATH || e.path == ROOT_PATH;
-        let (line, column) = if whole {
-            (None, None)
-        } else {
-            LocationIndex::new(&text).locate(&e.path).unzip()
-        };
-        ScenarioError {
-            file: path.to_path_buf(),
-            line,
-            column,
-            path: if whole { String::new() } else { e.path },
-            message: e.message,
-        }
-    };
-    let mut tree = parse_yaml(&text).map_err(in_router_file)?;
+    let text = read_router_text(ctx, path)?;
+    let in_router_file = |e: ConfigError| router_file_error(path, &text, e);
+    let mut tree = parse_yaml_located(&text).map_err(in_router_file)?;
     let includes = match tree.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(items)) => !items.is_empty(),
@@ -409,7 +414,8 @@ fn load_router_file_with_set(
         return Err(ctx.error(
             "set",
             format!(
-                "`set` cannot yet override a router_file that uses `include` ({}); inline                  the included model_list, or drop `set`",
+                "`set` cannot yet override a router_file that uses `include` ({}); inline \
+                 the included model_list, or drop `set`",
                 path.display()
             ),
         ));
@@ -654,7 +660,7 @@ struct RawTraffic {
     model: String,
     // An explicit request.
     at: Option<HumanDuration>,
-    count: Option<u32>,
+    count: Option<Count>,
     // A stream.
     rate: Option<Rate>,
     from: Option<HumanDuration>,
@@ -809,10 +815,7 @@ fn validate_traffic(
                     ));
                 }
             };
-            let count = raw.count.unwrap_or(1);
-            if count == 0 {
-                return Err(ctx.error(&at("count"), "count must be at least 1"));
-            }
+            let count = raw.count.map_or(1, |c| c.0);
             Ok(TrafficSpec::Request(ExplicitRequest {
                 at: when.0,
                 count,
@@ -870,6 +873,51 @@ fn validate_traffic(
             &path,
             "expected `at: <time>` (an explicit request) or `rate: <n>/s` (a generated stream)",
         )),
+    }
+}
+
+/// `count`: how many copies of an explicit request, from 1 (0 would be a request that never
+/// arrives: a typo, not a way to switch it off).
+struct Count(u32);
+
+fn count_error<E: de::Error>(found: impl fmt::Display) -> E {
+    E::custom(format!(
+        "expected a whole number from 1 to {}, found {found}",
+        u32::MAX
+    ))
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a whole number from 1 to {}", u32::MAX)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Count, E> {
+                match u32::try_from(v) {
+                    Ok(n) if n > 0 => Ok(Count(n)),
+                    _ => Err(count_error(v)),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Count, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Err(count_error(v)),
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Count, E> {
+                Err(count_error(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Count, E> {
+                Err(count_error(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Count, E> {
+                Err(count_error(format_args!("{v:?}")))
+            }
+        }
+        deserializer.deserialize_any(V)
     }
 }
 

@@ -366,15 +366,8 @@ pub fn prepare(
     seeds: Vec<u64>,
     shard: Option<Shard>,
 ) -> Result<Sweep, SweepError> {
-    let text = std::fs::read_to_string(scenario_file).map_err(|e| {
-        SweepError::Scenario(Box::new(ScenarioError {
-            file: scenario_file.to_path_buf(),
-            line: None,
-            column: None,
-            path: String::new(),
-            message: format!("cannot read the file: {e}"),
-        }))
-    })?;
+    let text = crate::scenario::read_scenario_text(scenario_file)
+        .map_err(|e| SweepError::Scenario(Box::new(e)))?;
     if seeds.is_empty() {
         return Err(SweepError::Usage("--seeds: no seed".into()));
     }

@@ -5,6 +5,8 @@
 //! wrong. Everything the engine decides from lives here; keys it does not model are listed in
 //! [`RouterConfig::ignored_keys`], never resolved (no `os.environ/…` secret is ever read).
 
+mod include;
+pub mod input;
 pub mod load;
 
 use std::collections::BTreeMap;

@@ -91,3 +91,37 @@ fn a_golden_over_the_size_limit_is_an_error_row() {
     assert_eq!(output.status.code(), Some(2), "{stdout}");
     assert!(stdout.contains("more than the 64 MiB"), "{stdout}");
 }
+
+#[test]
+fn a_replay_from_traffic_file_runs_every_row() {
+    use std::fmt::Write as _;
+    let dir = scratch_dir("cli-traffic-file");
+    let mut csv = String::from("at,model,stream,output_tokens\n");
+    for i in 0..3000u32 {
+        let _ = writeln!(csv, "{}ms,A,{},{}", i * 3, i % 2 == 0, 20 + i % 7);
+    }
+    std::fs::write(dir.join("requests.csv"), csv).expect("write");
+    let scenario = dir.join("replay.yaml");
+    std::fs::write(
+        &scenario,
+        format!("{HEAD}traffic_file: requests.csv\nexpect:\n  - {{metric: requests, min: 3000, max: 3000}}\n"),
+    )
+    .expect("write");
+    let out = dir.join("out");
+    let output = routersim(&["run", &path(&scenario), "--out", &path(&out)]);
+    let stderr = text(output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let summary = std::fs::read_to_string(out.join("summary.json")).expect("summary");
+    assert!(summary.contains("\"requests\": 3000"), "{summary}");
+
+    // A bad row is exit 2 before anything runs, naming the file, line and column.
+    std::fs::write(dir.join("requests.csv"), "at,model\n1s,A\n2s,B\n").expect("write");
+    let output = routersim(&["run", &path(&scenario), "--out", &path(&dir.join("out2"))]);
+    let stderr = text(output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("requests.csv:3: model: no model group or alias \"B\""),
+        "{stderr}"
+    );
+    assert!(!dir.join("out2").exists(), "nothing ran");
+}

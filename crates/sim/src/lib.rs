@@ -15,4 +15,5 @@ pub mod scenario;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod traffic;
+pub mod traffic_file;
 pub mod yaml;

@@ -66,6 +66,7 @@ use crate::traffic::{
     ArrivalProcess, DEFAULT_INPUT_TOKENS, ExplicitRequest, RequestTemplate, TokenRange,
     TrafficSpec, TrafficStream,
 };
+use crate::traffic_file::TrafficFile;
 use crate::yaml::{self, LocationIndex, YamlError};
 
 /// The wall clock at virtual time 0 when a scenario sets no `epoch`.
@@ -149,6 +150,8 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     /// `traffic`, in file order.
     pub traffic: Vec<TrafficSpec>,
+    /// `traffic_file`, validated (its rows are read again as the run goes).
+    pub traffic_file: Option<TrafficFile>,
     /// `expect`, in file order.
     pub expect: Vec<Expectation>,
 }
@@ -156,7 +159,20 @@ pub struct Scenario {
 impl Scenario {
     /// The traffic, as a lazy time-ordered iterator of requests.
     pub fn arrivals(&self) -> crate::traffic::Arrivals {
-        crate::traffic::Arrivals::new(&self.traffic, self.seed)
+        self.arrivals_with_seed(self.seed)
+    }
+
+    /// The traffic (`traffic`, then `traffic_file`'s rows) under another seed.
+    pub fn arrivals_with_seed(&self, seed: u64) -> crate::traffic::Arrivals {
+        crate::traffic::Arrivals::with_file(&self.traffic, self.traffic_file.as_ref(), seed)
+    }
+
+    /// Requests the traffic is expected to produce: `traffic`
+    /// ([`Arrivals::expected_count`](crate::traffic::Arrivals::expected_count)) plus the
+    /// rows of `traffic_file`.
+    pub fn expected_requests(&self) -> f64 {
+        crate::traffic::Arrivals::expected_count(&self.traffic)
+            + self.traffic_file.as_ref().map_or(0.0, |f| f.rows as f64)
     }
 }
 
@@ -289,6 +305,26 @@ fn parse_with_extra_set(
         .enumerate()
         .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
         .collect::<Result<Vec<_>, _>>()?;
+    let traffic_file = match raw.traffic_file {
+        None => None,
+        Some(relative) => {
+            let path = file.parent().unwrap_or(Path::new("")).join(&relative);
+            // A file that is not there is the scenario's mistake; one that is, answers for its
+            // own lines.
+            std::fs::File::open(&path).map_err(|e| {
+                ctx.error(
+                    "traffic_file",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            Some(crate::traffic_file::validate(
+                &path,
+                duration,
+                |model| model_known(&router, model),
+                || model_groups(&router),
+            )?)
+        }
+    };
 
     let expect = raw
         .expect
@@ -340,6 +376,7 @@ fn parse_with_extra_set(
         providers: raw.providers,
         faults: raw.faults,
         traffic,
+        traffic_file,
         expect,
     })
 }
@@ -641,6 +678,7 @@ struct RawScenario {
     faults: Vec<FaultSpec>,
     #[serde(default)]
     traffic: Vec<RawTraffic>,
+    traffic_file: Option<String>,
     #[serde(default)]
     expect: Vec<RawExpect>,
 }

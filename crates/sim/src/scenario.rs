@@ -28,6 +28,7 @@
 //!   - {model: gpt-4o, rate: 20/s, arrival: poisson, input_tokens: 500..8000}
 //!   - {model: gpt-4o, rate: 5/s, stream: 0.3, output_tokens: 100..800, tools: true}
 //!   - {at: 1.5s, model: gpt-4o, input_tokens: 12000, count: 3, stream: true, response_format: json}
+//! traffic_file: logs/requests.csv  # one request per CSV row, read as the run goes
 //! expect:
 //!   - {metric: success_rate, min: 0.99}
 //! ```

@@ -130,8 +130,8 @@ fn more_explicit_requests_than_the_default_yaml_budget_load() {
 }
 
 /// Incidents are replayed from logs: a million explicit requests must load (and fit in the
-/// 64 MiB file limit: 30 bytes each here). About 3 s in release on an idle core; a minute or
-/// more in debug, so only release runs it (`cargo test --release`).
+/// 64 MiB file limit: 30 bytes each here). About 6 s of CPU in release (9 s wall on a loaded
+/// 2-core machine); over a minute in debug, so only release runs it (`cargo test --release`).
 #[test]
 #[cfg_attr(
     debug_assertions,

@@ -75,8 +75,8 @@ pub struct BenchArgs {
     /// Report directory of the benchmark run.
     #[arg(long, default_value = "reports/bench")]
     pub out: PathBuf,
-    /// Runs of each kind; the fastest of each is reported.
-    #[arg(long, default_value_t = 5)]
+    /// Runs of each kind (at least 1); the fastest of each is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// Share of streamed requests (0 to 1).
     #[arg(long, default_value_t = 0.0)]

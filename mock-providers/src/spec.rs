@@ -283,6 +283,14 @@ impl ErrorSpec {
         {
             return Err(format!("status {status} is not an HTTP status (100..=599)"));
         }
+        if let Some(status) = self.status
+            && status < 400
+        {
+            return Err(format!(
+                "status {status} is not an error status: an injected error is sent with a \
+                 status from 400 to 599"
+            ));
+        }
         Ok(())
     }
 }

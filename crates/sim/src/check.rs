@@ -626,7 +626,7 @@ fn bless(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
 }
 
 fn compare(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
-    let text = match std::fs::read_to_string(golden) {
+    let text = match routersim_engine::config::input::read_text_file(golden) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GoldenStatus::Missing),
         Err(e) => return Err(format!("cannot read the golden {}: {e}", golden.display())),

@@ -62,7 +62,7 @@ fn unreadable(path: &Path, message: impl ToString) -> DiffError {
 /// Reads `dir/summary.json`.
 pub fn read_summary(dir: &Path) -> Result<Summary, DiffError> {
     let path = dir.join(SUMMARY_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = routersim_engine::config::input::read_text_file(&path).map_err(|e| {
         unreadable(
             &path,
             format!("cannot read it ({e}); is this a routersim report directory?"),

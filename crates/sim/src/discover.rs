@@ -44,12 +44,9 @@ fn read_text(path: &Path) -> Result<String, String> {
     if !meta.is_file() {
         return Err("cannot read it: not a regular file".into());
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not UTF-8 text (an invalid byte at offset {}); save it as UTF-8",
-            e.utf8_error().valid_up_to()
-        )
+    routersim_engine::config::input::read_text_file(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => format!("{e}; save it as UTF-8"),
+        _ => format!("cannot read it: {e}"),
     })
 }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::Path;
 
+use routersim_engine::config::RouterConfig;
 use routersim_report::summary::{Summary, describe_metrics, is_known_metric};
 
 use crate::scenario::{Expectation, ScenarioError};
@@ -53,7 +54,7 @@ pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError
     for (i, e) in expect.iter().enumerate() {
         if !is_known_metric(&e.metric) {
             let path = format!("expect[{i}].metric");
-            let (line, column) = std::fs::read_to_string(file)
+            let (line, column) = routersim_engine::config::input::read_text_file(file)
                 .ok()
                 .and_then(|text| LocationIndex::new(&text).locate(&path))
                 .map_or((None, None), |(l, c)| (Some(l), Some(c)));
@@ -71,6 +72,29 @@ pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError
         }
     }
     Ok(())
+}
+
+/// Why a per-deployment metric (`cooldowns.<id>`, `cooled_ms.<id>`) names no deployment of
+/// `router`, listing the ids it could name; `None` when it does, or is not per deployment.
+/// (Such a metric reads 0 for any id, so a typo would pass silently.)
+pub fn unknown_deployment(metric: &str, router: &RouterConfig) -> Option<String> {
+    let (head, id) = metric.split_once('.')?;
+    if !matches!(head, "cooldowns" | "cooled_ms") || id.is_empty() {
+        return None;
+    }
+    if router.deployments.iter().any(|d| *d.id == *id) {
+        return None;
+    }
+    let ids: Vec<&str> = router.deployments.iter().map(|d| &*d.id).collect();
+    let what = if router.deployments.iter().any(|d| *d.model_name == *id) {
+        format!("{id:?} is a model group, not a deployment")
+    } else {
+        format!("no deployment {id:?}")
+    };
+    Some(format!(
+        "{what}; {head}.<id> takes a deployment id: {}",
+        ids.join(", ")
+    ))
 }
 
 /// Checks every `expect` line against a summary.

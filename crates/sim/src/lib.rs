@@ -20,4 +20,5 @@ pub mod sweep;
 pub mod sweep_effect;
 pub mod sweep_plot;
 pub mod traffic;
+pub mod traffic_file;
 pub mod yaml;

@@ -275,7 +275,8 @@ async fn simulate(
     });
     let in_flight = Rc::new(Cell::new(0usize));
     let all_done = Rc::new(Notify::new());
-    for arrival in crate::traffic::Arrivals::new(&scenario.traffic, seed) {
+    let mut arrivals = scenario.arrivals_with_seed(seed);
+    for arrival in arrivals.by_ref() {
         tokio::time::sleep_until(start + arrival.at).await;
         in_flight.set(in_flight.get() + 1);
         let (router, in_flight, all_done) = (router.clone(), in_flight.clone(), all_done.clone());
@@ -286,6 +287,10 @@ async fn simulate(
                 all_done.notify_one();
             }
         });
+    }
+    if let Some(e) = arrivals.take_error() {
+        // A traffic file changed since it was validated: no report of part of the traffic.
+        return Err(e.into());
     }
     while in_flight.get() > 0 {
         all_done.notified().await;

@@ -28,6 +28,7 @@
 //!   - {model: gpt-4o, rate: 20/s, arrival: poisson, input_tokens: 500..8000}
 //!   - {model: gpt-4o, rate: 5/s, stream: 0.3, output_tokens: 100..800, tools: true}
 //!   - {at: 1.5s, model: gpt-4o, input_tokens: 12000, count: 3, stream: true, response_format: json}
+//! traffic_file: logs/requests.csv  # one request per CSV row, read as the run goes
 //! expect:
 //!   - {metric: success_rate, min: 0.99}
 //! ```
@@ -47,9 +48,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use routersim_engine::config::input::read_text_file;
 use routersim_engine::config::{
     ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
-    load::load_router_config_value, load::parse_yaml,
+    load::load_router_config_value, load::parse_yaml_located,
 };
 use routersim_engine::request::ResponseFormat;
 use routersim_engine::retry_after::parse_rfc3339_utc;
@@ -65,6 +67,7 @@ use crate::traffic::{
     ArrivalProcess, DEFAULT_INPUT_TOKENS, ExplicitRequest, RequestTemplate, TokenRange,
     TrafficSpec, TrafficStream,
 };
+use crate::traffic_file::TrafficFile;
 use crate::yaml::{self, LocationIndex, YamlError};
 
 /// The wall clock at virtual time 0 when a scenario sets no `epoch`.
@@ -148,6 +151,8 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     /// `traffic`, in file order.
     pub traffic: Vec<TrafficSpec>,
+    /// `traffic_file`, validated (its rows are read again as the run goes).
+    pub traffic_file: Option<TrafficFile>,
     /// `expect`, in file order.
     pub expect: Vec<Expectation>,
 }
@@ -155,20 +160,39 @@ pub struct Scenario {
 impl Scenario {
     /// The traffic, as a lazy time-ordered iterator of requests.
     pub fn arrivals(&self) -> crate::traffic::Arrivals {
-        crate::traffic::Arrivals::new(&self.traffic, self.seed)
+        self.arrivals_with_seed(self.seed)
+    }
+
+    /// The traffic (`traffic`, then `traffic_file`'s rows) under another seed.
+    pub fn arrivals_with_seed(&self, seed: u64) -> crate::traffic::Arrivals {
+        crate::traffic::Arrivals::with_file(&self.traffic, self.traffic_file.as_ref(), seed)
+    }
+
+    /// Requests the traffic is expected to produce: `traffic`
+    /// ([`Arrivals::expected_count`](crate::traffic::Arrivals::expected_count)) plus the
+    /// rows of `traffic_file`.
+    pub fn expected_requests(&self) -> f64 {
+        crate::traffic::Arrivals::expected_count(&self.traffic)
+            + self.traffic_file.as_ref().map_or(0.0, |f| f.rows as f64)
     }
 }
 
 /// Reads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let text = read_scenario_text(path)?;
+    parse_scenario(&text, path)
+}
+
+/// Reads a scenario file's text (at most
+/// [`MAX_INPUT_FILE_BYTES`](routersim_engine::config::input::MAX_INPUT_FILE_BYTES)).
+pub fn read_scenario_text(path: &Path) -> Result<String, ScenarioError> {
+    read_text_file(path).map_err(|e| ScenarioError {
         file: path.to_path_buf(),
         line: None,
         column: None,
         path: String::new(),
         message: format!("cannot read the file: {e}"),
-    })?;
-    parse_scenario(&text, path)
+    })
 }
 
 /// Parses and validates scenario text; `file` names it in errors and anchors `router_file`.
@@ -182,13 +206,7 @@ pub fn load_scenario_with_set(
     path: &Path,
     extra: &[(String, Value)],
 ) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: None,
-        column: None,
-        path: String::new(),
-        message: format!("cannot read the file: {e}"),
-    })?;
+    let text = read_scenario_text(path)?;
     parse_scenario_with_set(&text, path, extra)
 }
 
@@ -288,6 +306,26 @@ fn parse_with_extra_set(
         .enumerate()
         .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
         .collect::<Result<Vec<_>, _>>()?;
+    let traffic_file = match raw.traffic_file {
+        None => None,
+        Some(relative) => {
+            let path = file.parent().unwrap_or(Path::new("")).join(&relative);
+            // A file that is not there is the scenario's mistake; one that is, answers for its
+            // own lines.
+            std::fs::File::open(&path).map_err(|e| {
+                ctx.error(
+                    "traffic_file",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            Some(crate::traffic_file::validate(
+                &path,
+                duration,
+                |model| model_known(&router, model),
+                || model_groups(&router),
+            )?)
+        }
+    };
 
     let expect = raw
         .expect
@@ -295,6 +333,17 @@ fn parse_with_extra_set(
         .enumerate()
         .map(|(i, e)| {
             let path = format!("expect[{i}]");
+            for (key, bound) in [("min", e.min), ("max", e.max)] {
+                if let Some(v) = bound.filter(|v| !v.is_finite()) {
+                    return Err(ctx.error(
+                        &format!("{path}.{key}"),
+                        format!("expected a finite number, found {v}"),
+                    ));
+                }
+            }
+            if let Some(message) = crate::expect::unknown_deployment(&e.metric, &router) {
+                return Err(ctx.error(&format!("{path}.metric"), message));
+            }
             match (e.min, e.max) {
                 (None, None) => Err(ctx.error(&path, "set `min`, `max`, or both")),
                 (Some(min), Some(max)) if min > max => Err(ctx.error(
@@ -338,6 +387,7 @@ fn parse_with_extra_set(
         providers: raw.providers,
         faults: raw.faults,
         traffic,
+        traffic_file,
         expect,
     })
 }
@@ -355,28 +405,41 @@ fn router_path(e: &ConfigError) -> String {
 fn load_router_file(ctx: &Ctx<'_>, path: &Path) -> Result<RouterConfig, ScenarioError> {
     // Read it here too: a missing file is the scenario's mistake (at `router_file`), and the
     // text locates the loader's errors.
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_router_text(ctx, path)?;
+    load_router_config_file(path).map_err(|e| router_file_error(path, &text, e))
+}
+
+fn read_router_text(ctx: &Ctx<'_>, path: &Path) -> Result<String, ScenarioError> {
+    read_text_file(path).map_err(|e| {
         ctx.error(
             "router_file",
             format!("cannot read {}: {e}", path.display()),
         )
-    })?;
-    load_router_config_file(path).map_err(|e| {
-        let origin = path.display().to_string();
-        let in_file = !(e.path.is_empty() || e.path == origin);
-        let (line, column) = if in_file {
-            LocationIndex::new(&text).locate(&e.path).unzip()
-        } else {
-            (None, None)
-        };
-        ScenarioError {
-            file: path.to_path_buf(),
-            line,
-            column,
-            path: if in_file { e.path } else { String::new() },
-            message: e.message,
-        }
     })
+}
+
+/// A router config error as a located error: in the router file (`text`), or in the
+/// included file the loader names (read again to locate the path in it).
+fn router_file_error(path: &Path, text: &str, e: ConfigError) -> ScenarioError {
+    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
+    let origin = path.display().to_string();
+    let whole = e.path.is_empty() || e.path == origin || e.path == YAML_PATH || e.path == ROOT_PATH;
+    let (line, column) = match (e.location, &e.file) {
+        (Some((line, column)), _) => (Some(line), Some(column)),
+        _ if whole => (None, None),
+        (None, None) => LocationIndex::new(text).locate(&e.path).unzip(),
+        (None, Some(included)) => read_text_file(included)
+            .ok()
+            .and_then(|text| LocationIndex::new(&text).locate(&e.path))
+            .unzip(),
+    };
+    ScenarioError {
+        file: e.file.unwrap_or_else(|| path.to_path_buf()),
+        line,
+        column,
+        path: if whole { String::new() } else { e.path },
+        message: e.message,
+    }
 }
 
 /// A `router_file` with `set` overrides: the file's tree is parsed (as the engine's loader
@@ -387,29 +450,9 @@ fn load_router_file_with_set(
     path: &Path,
     set: &[(String, Value)],
 ) -> Result<RouterConfig, ScenarioError> {
-    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ctx.error(
-            "router_file",
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
-    let in_router_file = |e: ConfigError| {
-        let whole = e.path.is_empty() || e.path == YAML_PATH || e.path == ROOT_PATH;
-        let (line, column) = if whole {
-            (None, None)
-        } else {
-            LocationIndex::new(&text).locate(&e.path).unzip()
-        };
-        ScenarioError {
-            file: path.to_path_buf(),
-            line,
-            column,
-            path: if whole { String::new() } else { e.path },
-            message: e.message,
-        }
-    };
-    let mut tree = parse_yaml(&text).map_err(in_router_file)?;
+    let text = read_router_text(ctx, path)?;
+    let in_router_file = |e: ConfigError| router_file_error(path, &text, e);
+    let mut tree = parse_yaml_located(&text).map_err(in_router_file)?;
     let includes = match tree.get("include") {
         None | Some(Value::Null) => false,
         Some(Value::Array(items)) => !items.is_empty(),
@@ -419,7 +462,8 @@ fn load_router_file_with_set(
         return Err(ctx.error(
             "set",
             format!(
-                "`set` cannot yet override a router_file that uses `include` ({}); inline                  the included model_list, or drop `set`",
+                "`set` cannot yet override a router_file that uses `include` ({}); inline \
+                 the included model_list, or drop `set`",
                 path.display()
             ),
         ));
@@ -645,6 +689,7 @@ struct RawScenario {
     faults: Vec<FaultSpec>,
     #[serde(default)]
     traffic: Vec<RawTraffic>,
+    traffic_file: Option<String>,
     #[serde(default)]
     expect: Vec<RawExpect>,
 }
@@ -664,7 +709,7 @@ struct RawTraffic {
     model: String,
     // An explicit request.
     at: Option<HumanDuration>,
-    count: Option<u32>,
+    count: Option<Count>,
     // A stream.
     rate: Option<Rate>,
     from: Option<HumanDuration>,
@@ -819,10 +864,7 @@ fn validate_traffic(
                     ));
                 }
             };
-            let count = raw.count.unwrap_or(1);
-            if count == 0 {
-                return Err(ctx.error(&at("count"), "count must be at least 1"));
-            }
+            let count = raw.count.map_or(1, |c| c.0);
             Ok(TrafficSpec::Request(ExplicitRequest {
                 at: when.0,
                 count,
@@ -880,6 +922,51 @@ fn validate_traffic(
             &path,
             "expected `at: <time>` (an explicit request) or `rate: <n>/s` (a generated stream)",
         )),
+    }
+}
+
+/// `count`: how many copies of an explicit request, from 1 (0 would be a request that never
+/// arrives: a typo, not a way to switch it off).
+struct Count(u32);
+
+fn count_error<E: de::Error>(found: impl fmt::Display) -> E {
+    E::custom(format!(
+        "expected a whole number from 1 to {}, found {found}",
+        u32::MAX
+    ))
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a whole number from 1 to {}", u32::MAX)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Count, E> {
+                match u32::try_from(v) {
+                    Ok(n) if n > 0 => Ok(Count(n)),
+                    _ => Err(count_error(v)),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Count, E> {
+                match u64::try_from(v) {
+                    Ok(v) => self.visit_u64(v),
+                    Err(_) => Err(count_error(v)),
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Count, E> {
+                Err(count_error(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Count, E> {
+                Err(count_error(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Count, E> {
+                Err(count_error(format_args!("{v:?}")))
+            }
+        }
+        deserializer.deserialize_any(V)
     }
 }
 

@@ -403,15 +403,8 @@ pub fn prepare(
     seeds: Vec<u64>,
     shard: Option<Shard>,
 ) -> Result<Sweep, SweepError> {
-    let text = std::fs::read_to_string(scenario_file).map_err(|e| {
-        SweepError::Scenario(Box::new(ScenarioError {
-            file: scenario_file.to_path_buf(),
-            line: None,
-            column: None,
-            path: String::new(),
-            message: format!("cannot read the file: {e}"),
-        }))
-    })?;
+    let text = crate::scenario::read_scenario_text(scenario_file)
+        .map_err(|e| SweepError::Scenario(Box::new(e)))?;
     if seeds.is_empty() {
         return Err(SweepError::Usage("--seeds: no seed".into()));
     }
@@ -917,7 +910,7 @@ pub fn write_outputs(
 /// Reads a sweep directory's `sweep.json`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     let path = dir.join(SWEEP_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = routersim_engine::config::input::read_text_file(&path).map_err(|e| {
         file_error(
             &path,
             format!("cannot read it ({e}); is this a `routersim sweep` output directory?"),

@@ -25,6 +25,9 @@ use routersim_engine::request::{Request, ResponseFormat};
 use routersim_mock_providers::rng::seeded_rng;
 pub use routersim_mock_providers::spec::TokenRange;
 
+use crate::scenario::ScenarioError;
+use crate::traffic_file::{Row, RowReader, TrafficFile};
+
 /// `input_tokens` when the scenario sets none.
 pub const DEFAULT_INPUT_TOKENS: u32 = 500;
 
@@ -187,6 +190,19 @@ enum Source {
         next: usize,
     },
     Stream(Box<StreamState>),
+    /// A traffic file's rows, with the next one read ahead.
+    File(Box<FileState>),
+}
+
+struct FileState {
+    /// Its index in `traffic` (the tie-break).
+    index: usize,
+    spec: TrafficFile,
+    /// Opened at the first read; `None` before, and once the file is done or failed.
+    reader: Option<RowReader>,
+    opened: bool,
+    next: Option<Row>,
+    rows_read: u64,
 }
 
 struct StreamState {
@@ -211,11 +227,19 @@ pub struct Arrivals {
     /// Copies left of the explicit request being emitted.
     repeat: Option<(Duration, u32, Request)>,
     next_id: u64,
+    /// Why a traffic file stopped before its end (see [`Arrivals::take_error`]).
+    error: Option<ScenarioError>,
 }
 
 impl Arrivals {
     /// The arrivals of `traffic` under `seed`.
     pub fn new(traffic: &[TrafficSpec], seed: u64) -> Self {
+        Self::with_file(traffic, None, seed)
+    }
+
+    /// The arrivals of `traffic` and of a `traffic_file`'s rows (read as they are needed),
+    /// under `seed`.
+    pub fn with_file(traffic: &[TrafficSpec], file: Option<&TrafficFile>, seed: u64) -> Self {
         let mut explicit: Vec<(usize, ExplicitRequest)> = traffic
             .iter()
             .enumerate()
@@ -243,11 +267,23 @@ impl Arrivals {
                 })));
             }
         }
+        if let Some(file) = file {
+            sources.push(Source::File(Box::new(FileState {
+                // After every `traffic` entry: at equal times, they come first.
+                index: traffic.len(),
+                spec: file.clone(),
+                reader: None,
+                opened: false,
+                next: None,
+                rows_read: 0,
+            })));
+        }
         let mut arrivals = Self {
             sources,
             heap: BinaryHeap::new(),
             repeat: None,
             next_id: 0,
+            error: None,
         };
         for s in 0..arrivals.sources.len() {
             arrivals.schedule(s);
@@ -261,9 +297,21 @@ impl Arrivals {
         traffic.iter().map(TrafficSpec::expected_count).sum()
     }
 
+    /// Why the arrivals ended early: a traffic file that no longer reads as it did when the
+    /// scenario was loaded (it changed since). The iterator ends at such an error, so a run
+    /// must check this after it and fail rather than report part of the traffic.
+    pub fn take_error(&mut self) -> Option<ScenarioError> {
+        self.error.take()
+    }
+
     /// Puts source `s`'s next arrival on the heap, if it has one.
     fn schedule(&mut self, s: usize) {
         match &mut self.sources[s] {
+            Source::File(file) => match file.read_ahead() {
+                Ok(Some(at)) => self.heap.push(Reverse((at, file.index, s))),
+                Ok(None) => {}
+                Err(e) => self.error = Some(e),
+            },
             Source::Explicit { items, next } => {
                 if let Some((index, item)) = items.get(*next) {
                     self.heap.push(Reverse((item.at, *index, s)));
@@ -301,6 +349,9 @@ impl Iterator for Arrivals {
     type Item = Arrival;
 
     fn next(&mut self) -> Option<Arrival> {
+        if self.error.is_some() {
+            return None;
+        }
         if let Some((at, left, request)) = &mut self.repeat {
             let mut request = request.clone();
             let at = *at;
@@ -316,6 +367,18 @@ impl Iterator for Arrivals {
         let id = self.next_id;
         self.next_id += 1;
         let request = match &mut self.sources[s] {
+            Source::File(file) => {
+                let row = file.next.take()?;
+                Request {
+                    id,
+                    model: row.model,
+                    input_tokens: row.input_tokens,
+                    stream: row.stream,
+                    output_tokens: row.output_tokens,
+                    tags: row.tags,
+                    ..Request::default()
+                }
+            }
             Source::Explicit { items, next } => {
                 let item = &items[*next].1;
                 *next += 1;
@@ -353,5 +416,54 @@ impl Iterator for Arrivals {
         };
         self.schedule(s);
         Some(Arrival { at, request })
+    }
+}
+
+impl FileState {
+    /// Reads the next row into `next` and returns its time; `None` at the end. The file was
+    /// validated when the scenario was loaded, so an error, or a row count that differs,
+    /// means it changed since.
+    fn read_ahead(&mut self) -> Result<Option<Duration>, ScenarioError> {
+        if !self.opened {
+            self.opened = true;
+            self.reader = Some(RowReader::open(&self.spec.path)?);
+        }
+        let Some(reader) = &mut self.reader else {
+            return Ok(None);
+        };
+        let changed = |now: String| ScenarioError {
+            file: self.spec.path.clone(),
+            line: None,
+            column: None,
+            path: String::new(),
+            message: format!(
+                "the file changed after the scenario was loaded: it had {} rows, now {now}",
+                self.spec.rows
+            ),
+        };
+        match reader.next_row() {
+            Some(Ok(_)) if self.rows_read == self.spec.rows => {
+                self.reader = None;
+                Err(changed("more".to_string()))
+            }
+            Some(Ok(row)) => {
+                self.rows_read += 1;
+                let at = row.at;
+                self.next = Some(row);
+                Ok(Some(at))
+            }
+            Some(Err(e)) => {
+                self.reader = None;
+                Err(e)
+            }
+            None => {
+                self.reader = None;
+                if self.rows_read == self.spec.rows {
+                    Ok(None)
+                } else {
+                    Err(changed(self.rows_read.to_string()))
+                }
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::{MessageFormatter, Spanned};
+use serde_saphyr::Spanned;
 
 /// An error at a place in a YAML text.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +41,7 @@ pub fn options() -> serde_saphyr::Options {
         strict_booleans: true,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
         with_snippet: false,
+        budget: Some(routersim_engine::config::input::yaml_budget()),
     }
 }
 
@@ -55,12 +56,26 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
     });
     result.map_err(|e| {
         let location = e.location().filter(|l| l.line() > 0);
-        let message =
-            friendly(&serde_saphyr::DefaultMessageFormatter.format_message(e.without_snippet()));
+        let mut path = normalize(path.as_deref().unwrap_or(""));
+        let message = match routersim_engine::config::input::original_error(&e) {
+            serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+                // The path ends at the mapping (`?` for the key it never read): name the key.
+                let parent = path.strip_suffix('?').map(|p| p.trim_end_matches('.'));
+                if let (Some(parent), Some(key)) = (parent, key) {
+                    path = if parent.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{parent}.{key}")
+                    };
+                }
+                "this key is set twice in the same mapping; keep one".to_string()
+            }
+            other => friendly(&routersim_engine::config::input::yaml_message(other)),
+        };
         YamlError {
             line: location.map(|l| l.line()),
             column: location.map(|l| l.column()),
-            path: normalize(path.as_deref().unwrap_or("")),
+            path,
             message,
         }
     })

@@ -293,7 +293,7 @@ fn an_unknown_key_at_a_nested_path() {
         "durationn: 1m\n",
         "s.yaml:10:1: durationn: unknown field `durationn`, expected one of \
         name, description, seed, duration, epoch, router, router_file, set, providers, faults, traffic, \
-        expect",
+        traffic_file, expect",
     );
 }
 

@@ -19,6 +19,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::include::resolve_includes;
+use super::input::{read_text_file, yaml_budget, yaml_message};
 use super::keys::{
     MAX_SECTION_TYPO, MODELLED_LITELLM_KEYS as LITELLM_ROUTER_KEYS,
     MODELLED_ROUTER_KEYS as ROUTER_KEYS, MODELLED_SECTIONS, UnknownKey, closest_key,
@@ -33,19 +35,39 @@ use crate::stream::StreamRecovery;
 
 /// A config that cannot be used, naming the YAML path and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
 pub struct ConfigError {
     /// The YAML path, e.g. `router_settings.fallbacks[0].gpt-4o`.
     pub path: String,
     /// What was expected.
     pub message: String,
+    /// The `include:`d file the error is in, when it is not the file being loaded; `path` is
+    /// then a path in that file. Its string values are never quoted in `message` (an
+    /// included file is where secrets live).
+    pub file: Option<PathBuf>,
+    /// Line and column (1-based) when the loader knows them: a YAML syntax error.
+    pub location: Option<(u64, u64)>,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}", file.display())?;
+            if let Some((line, column)) = self.location {
+                write!(f, ":{line}:{column}")?;
+            }
+            write!(f, ": ")?;
+        }
+        write!(f, "{}: {}", self.path, self.message)
+    }
 }
 
 impl ConfigError {
-    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(super) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
+            file: None,
+            location: None,
         }
     }
 }
@@ -74,15 +96,18 @@ pub fn load_router_config_str(yaml: &str) -> Result<RouterConfig> {
 /// Reads a LiteLLM proxy config file, resolving its top-level `include: [other.yaml, …]`
 /// relative to the file (the included files' `model_list` entries are appended; their other
 /// top-level sections are used where the including file has none).
+///
+/// Files over [`MAX_INPUT_FILE_BYTES`](super::input::MAX_INPUT_FILE_BYTES) are refused. An
+/// error in an included file names it in [`ConfigError::file`], with the path in that file.
 pub fn load_router_config_file(path: &Path) -> Result<RouterConfig> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = read_text_file(path)
         .map_err(|e| ConfigError::new(origin.clone(), format!("cannot read the file: {e}")))?;
-    let mut root = parse_yaml_as(&text, &origin)?;
+    let mut root = parse_yaml_located(&text)?;
     let mut warnings = Vec::new();
     let mut stack = vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())];
-    resolve_includes(&mut root, path, &mut stack, &mut warnings)?;
-    let mut config = load_router_config_value(&root)?;
+    let origins = resolve_includes(&mut root, path, &mut stack, &mut warnings)?;
+    let mut config = load_router_config_value(&root).map_err(|e| origins.attribute(e, &root))?;
     warnings.append(&mut config.warnings);
     config.warnings = warnings;
     Ok(config)
@@ -90,12 +115,22 @@ pub fn load_router_config_file(path: &Path) -> Result<RouterConfig> {
 
 /// Parses YAML text the way the loader does (PyYAML-compatible where real configs need it:
 /// merge keys incl. `<<: [*a, *b]`, duplicate keys with the last one winning, non-string keys
-/// turned into strings). A syntax error names its line and column.
+/// turned into strings). A syntax error names its line and column (in the message, and in
+/// [`ConfigError::location`]).
 pub fn parse_yaml(yaml: &str) -> Result<Value> {
-    parse_yaml_as(yaml, YAML_PATH)
+    parse_yaml_located(yaml).map_err(|mut e| {
+        if let Some((line, column)) = e.location {
+            e.message
+                .push_str(&format!(" (at line {line}, column {column})"));
+        }
+        e
+    })
 }
 
-fn parse_yaml_as(yaml: &str, origin: &str) -> Result<Value> {
+/// [`parse_yaml`] for a caller that prints the place itself: a syntax error's line and
+/// column are only in [`ConfigError::location`] (path [`YAML_PATH`]), and its message never
+/// quotes the text.
+pub fn parse_yaml_located(yaml: &str) -> Result<Value> {
     let options = serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
         merge_keys: serde_saphyr::MergeKeyPolicy::Merge,
@@ -106,20 +141,15 @@ fn parse_yaml_as(yaml: &str, origin: &str) -> Result<Value> {
         strict_booleans: true,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
         with_snippet: false,
+        budget: Some(yaml_budget()),
     };
     serde_saphyr::from_str_with_options::<Value>(yaml, options).map_err(|e| {
-        let mut message = format!("invalid YAML: {e}");
-        if let Some(loc) = e.location() {
-            let needle = format!("line {}", loc.line());
-            if !message.contains(&needle) {
-                message.push_str(&format!(
-                    " (at line {}, column {})",
-                    loc.line(),
-                    loc.column()
-                ));
-            }
-        }
-        ConfigError::new(origin, message)
+        let mut error = ConfigError::new(YAML_PATH, format!("invalid YAML: {}", yaml_message(&e)));
+        error.location = e
+            .location()
+            .filter(|l| l.line() > 0)
+            .map(|l| (l.line(), l.column()));
+        error
     })
 }
 
@@ -187,121 +217,6 @@ pub fn load_router_config_value(root: &Value) -> Result<RouterConfig> {
         unknown_keys: loader.unknown.into_iter().collect(),
         warnings: loader.warnings,
     })
-}
-
-// ---------------------------------------------------------------------------------------------
-// include
-
-fn resolve_includes(
-    root: &mut Value,
-    file: &Path,
-    stack: &mut Vec<PathBuf>,
-    warnings: &mut Vec<String>,
-) -> Result<()> {
-    let Value::Object(map) = root else {
-        return Ok(());
-    };
-    let Some(include) = map.shift_remove("include") else {
-        return Ok(());
-    };
-    let names: Vec<String> = match include {
-        Value::Null => Vec::new(),
-        Value::String(name) => vec![name],
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| match item {
-                Value::String(name) => Ok(name),
-                other => Err(ConfigError::new(
-                    format!("include[{i}]"),
-                    format!("expected a file path, found {}", describe(&other)),
-                )),
-            })
-            .collect::<Result<_>>()?,
-        other => {
-            return Err(ConfigError::new(
-                "include",
-                format!("expected a list of file paths, found {}", describe(&other)),
-            ));
-        }
-    };
-    let base = file.parent().unwrap_or_else(|| Path::new(""));
-    for (i, name) in names.iter().enumerate() {
-        let at = format!("include[{i}]");
-        let target = base.join(name);
-        let text = std::fs::read_to_string(&target).map_err(|e| {
-            ConfigError::new(
-                at.clone(),
-                format!(
-                    "cannot read included file {} (included from {}): {e}",
-                    target.display(),
-                    file.display()
-                ),
-            )
-        })?;
-        let canonical = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
-        if stack.contains(&canonical) {
-            return Err(ConfigError::new(
-                at,
-                format!(
-                    "include cycle: {} is already being included",
-                    target.display()
-                ),
-            ));
-        }
-        let mut included = parse_yaml_as(&text, &target.display().to_string())?;
-        stack.push(canonical);
-        resolve_includes(&mut included, &target, stack, warnings)?;
-        stack.pop();
-        let included = match included {
-            Value::Null => continue,
-            Value::Object(included) => included,
-            other => {
-                return Err(ConfigError::new(
-                    at,
-                    format!(
-                        "included file {} must be a mapping, found {}",
-                        target.display(),
-                        describe(&other)
-                    ),
-                ));
-            }
-        };
-        for (key, value) in included {
-            if key == "model_list" {
-                let entries = match value {
-                    Value::Null => Vec::new(),
-                    Value::Array(entries) => entries,
-                    other => {
-                        return Err(ConfigError::new(
-                            format!("{at}.model_list"),
-                            format!(
-                                "expected a list of deployments in {}, found {}",
-                                target.display(),
-                                describe(&other)
-                            ),
-                        ));
-                    }
-                };
-                match map.get_mut("model_list") {
-                    Some(Value::Array(list)) => list.extend(entries),
-                    _ => {
-                        map.insert(key, Value::Array(entries));
-                    }
-                }
-            } else if map.get(&key).is_none_or(Value::is_null) {
-                map.insert(key, value);
-            } else {
-                warnings.push(format!(
-                    "{at}: {key} is set both in {} and in the including file {}; \
-                     the including file's value is kept",
-                    target.display(),
-                    file.display()
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -392,6 +307,25 @@ impl Loader {
             let suggestion = closest_key(key, known_router_keys())
                 .map(|known| format!("router_settings.{known}"));
             self.unknown.insert(UnknownKey { path, suggestion });
+        }
+    }
+
+    /// A timeout (`timeout`, `stream_timeout`, `request_timeout`). LiteLLM picks one with
+    /// `a or b or c`, where 0 is false, so 0 is "not set" there: the next source applies
+    /// (the deployment's, then the router's, then `litellm_settings.request_timeout` for
+    /// `timeout`; the deployment's, then the router's for `stream_timeout`). routersim does
+    /// the same, and says so in a warning.
+    fn timeout(&mut self, v: &Value, path: &str) -> Result<Option<Duration>> {
+        match opt(v, |v| duration(v, path))? {
+            Some(d) if d.is_zero() => {
+                self.warn(format!(
+                    "{path}: 0 means not set, as in LiteLLM (where 0 counts as false): the \
+                     next timeout that is set applies, else none; remove the key, or set \
+                     the deadline you mean"
+                ));
+                Ok(None)
+            }
+            other => Ok(other),
         }
     }
 
@@ -528,8 +462,8 @@ impl Loader {
                 "tpm" => d.tpm = opt(value, |v| uint64(v, &at))?,
                 "cooldown_time" => d.cooldown_time = opt(value, |v| duration(v, &at))?,
                 "num_retries" => d.num_retries = opt(value, |v| retries(v, &at))?,
-                "timeout" => d.timeout = opt(value, |v| duration(v, &at))?,
-                "stream_timeout" => d.stream_timeout = opt(value, |v| duration(v, &at))?,
+                "timeout" => d.timeout = self.timeout(value, &at)?,
+                "stream_timeout" => d.stream_timeout = self.timeout(value, &at)?,
                 "input_cost_per_token" => {
                     d.input_cost_per_token = opt(value, |v| weight(v, &at))?;
                 }
@@ -722,13 +656,15 @@ impl Loader {
                 boolean(v, "router_settings.enable_health_check_routing")?;
         }
         if let Some(v) = r("timeout") {
-            s.timeout = Some(duration(v, "router_settings.timeout")?);
-        } else if let Some(v) = litellm
-            .and_then(|m| m.get("request_timeout"))
-            .filter(|v| !v.is_null())
+            s.timeout = self.timeout(v, "router_settings.timeout")?;
+        }
+        if s.timeout.is_none()
+            && let Some(v) = litellm
+                .and_then(|m| m.get("request_timeout"))
+                .filter(|v| !v.is_null())
         {
             // LiteLLM's Router falls back on `litellm.request_timeout` for its timeout.
-            s.timeout = Some(duration(v, "litellm_settings.request_timeout")?);
+            s.timeout = self.timeout(v, "litellm_settings.request_timeout")?;
         }
         if let Some(v) = r("enable_pre_call_checks") {
             s.enable_pre_call_checks = boolean(v, "router_settings.enable_pre_call_checks")?;
@@ -767,7 +703,7 @@ impl Loader {
                 .ok_or_else(|| unknown("classification", "litellm or deltallm", &text))?;
         }
         if let Some(v) = r("stream_timeout") {
-            s.stream_timeout = Some(duration(v, "router_settings.stream_timeout")?);
+            s.stream_timeout = self.timeout(v, "router_settings.stream_timeout")?;
         }
         if let Some(v) = r("stream_stall_timeout") {
             s.stream_stall_timeout = Some(duration(v, "router_settings.stream_stall_timeout")?);

@@ -7,6 +7,8 @@
 //! [`RouterConfig::unknown_keys`] (see [`keys`]); values are never resolved (no `os.environ/…`
 //! secret is ever read).
 
+mod include;
+pub mod input;
 pub mod keys;
 pub mod load;
 

@@ -96,4 +96,68 @@ mod tests {
             Duration::from_secs(3)
         );
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use rand::SeedableRng;
+
+        fn ctx(
+            group_size: usize,
+            healthy_left: usize,
+            retry_after_ms: Option<u64>,
+            retry_index: u32,
+            floor_ms: u64,
+        ) -> WaitContext {
+            WaitContext {
+                group_size,
+                healthy_left,
+                retry_after: retry_after_ms.map(Duration::from_millis),
+                retry_index,
+                min_backoff: Duration::from_millis(floor_ms),
+            }
+        }
+
+        proptest! {
+            /// The exponential part never drops below the floor, never exceeds the cap (or
+            /// the floor, if higher), and never shrinks from one retry to the next.
+            #[test]
+            fn exponential_stays_between_floor_and_cap(k in 0u32..200, floor_ms in 0u64..20_000) {
+                let floor = Duration::from_millis(floor_ms);
+                let e = LiteLlmBackoff::exponential(k, floor);
+                prop_assert!(e >= floor);
+                prop_assert!(e >= INITIAL_BACKOFF.min(MAX_BACKOFF));
+                prop_assert!(e <= MAX_BACKOFF.max(floor));
+                prop_assert!(LiteLlmBackoff::exponential(k + 1, floor) >= e);
+            }
+
+            /// Every wait is one of the three rules: none while another healthy deployment
+            /// can take the retry, the Retry-After when it is within the minute, otherwise the
+            /// exponential backoff plus less than `MAX_JITTER`.
+            #[test]
+            fn waits_follow_one_of_the_three_rules(
+                group_size in 1usize..5,
+                healthy_left in 0usize..5,
+                retry_after_ms in proptest::option::of(0u64..120_000),
+                k in 0u32..40,
+                floor_ms in 0u64..10_000,
+                seed in any::<u64>(),
+            ) {
+                let c = ctx(group_size, healthy_left, retry_after_ms, k, floor_ms);
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let (wait, reason) = LiteLlmBackoff.wait(&c, &mut rng);
+                let honoured = c.retry_after.filter(|r| !r.is_zero() && *r <= MAX_RETRY_AFTER);
+                if group_size > 1 && healthy_left > 0 {
+                    prop_assert_eq!((wait, reason), (Duration::ZERO, None));
+                } else if let Some(retry_after) = honoured {
+                    prop_assert_eq!((wait, reason), (retry_after, Some(WaitReason::RetryAfter)));
+                } else {
+                    let base = LiteLlmBackoff::exponential(k, c.min_backoff);
+                    prop_assert_eq!(reason, Some(WaitReason::Backoff));
+                    prop_assert!(wait >= base && wait < base + MAX_JITTER);
+                    prop_assert!(wait >= c.min_backoff);
+                }
+            }
+        }
+    }
 }

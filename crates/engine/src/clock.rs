@@ -5,8 +5,6 @@
 //! is virtual, and the wall clock used for HTTP-date `Retry-After` is `epoch + elapsed`.
 
 use std::future::Future;
-use std::time::Duration;
-
 use tokio::time::Instant;
 
 /// The router's source of time.
@@ -36,16 +34,6 @@ impl TokioClock {
             start: Instant::now(),
             epoch_unix_ms,
         }
-    }
-
-    /// The instant this clock was built.
-    pub fn start(&self) -> Instant {
-        self.start
-    }
-
-    /// Time elapsed since the clock was built.
-    pub fn elapsed(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.start)
     }
 }
 

@@ -50,6 +50,17 @@ pub fn counts_against_deployment(failure: &ProviderFailure) -> bool {
     }
 }
 
+/// Where a failure came from: the trigger may judge them differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureOrigin {
+    /// An attempt of a user request.
+    Traffic,
+    /// A background health probe (DeltaLLM).
+    Probe,
+    /// The one trial request of a half-open deployment (DeltaLLM).
+    Trial,
+}
+
 /// What the failure handler is told about one failure.
 #[derive(Clone, Copy, Debug)]
 pub struct FailureContext<'a> {
@@ -61,6 +72,8 @@ pub struct FailureContext<'a> {
     pub group_size: usize,
     /// The failure.
     pub failure: &'a ProviderFailure,
+    /// Where it came from.
+    pub origin: FailureOrigin,
     /// The classifier's verdict: does this failure say the deployment is unhealthy?
     pub counts_against_health: bool,
     /// The failure's Retry-After, resolved against the clock.
@@ -86,7 +99,8 @@ pub struct CooldownDecision {
 pub trait CooldownTrigger {
     /// A call on `deployment_index` succeeded.
     fn on_success(&self, deployment_index: usize, now: Instant);
-    /// A call failed: cool the deployment?
+    /// A call failed: cool the deployment? The router does not ask while
+    /// `router_settings.disable_cooldowns` is set.
     fn on_failure(
         &self,
         ctx: &FailureContext<'_>,
@@ -194,7 +208,9 @@ impl ErrorRateWindow {
     }
 }
 
-/// LiteLLM's failure handler: allowed fails, else the error-rate rule.
+/// LiteLLM's failure handler: allowed fails, else the error-rate rule. A failed probe or
+/// half-open trial that counts against health cools at once (DeltaLLM), without touching the
+/// allowed-fails count or the error-rate window.
 #[derive(Debug, Default)]
 pub struct LiteLlmCooldown {
     window: ErrorRateWindow,
@@ -214,10 +230,22 @@ impl CooldownTrigger for LiteLlmCooldown {
         ctx: &FailureContext<'_>,
         store: &dyn StateStore,
     ) -> Option<CooldownDecision> {
-        if ctx.settings.disable_cooldowns || !ctx.counts_against_health {
+        if !ctx.counts_against_health {
             return None;
         }
         let (duration, source) = cooldown_length(ctx.deployment, ctx.retry_after, ctx.settings);
+        let at_once = match ctx.origin {
+            FailureOrigin::Traffic => None,
+            FailureOrigin::Probe => Some(CooldownReason::ProbeFailed),
+            FailureOrigin::Trial => Some(CooldownReason::HalfOpenTrialFailed),
+        };
+        if let Some(reason) = at_once {
+            return Some(CooldownDecision {
+                reason,
+                duration,
+                source,
+            });
+        }
         if let Some(limit) = allowed_fails_limit(ctx.deployment, ctx.failure.kind, ctx.settings) {
             let count = store.increment_allowed_fails(ctx.deployment_index, ctx.now, duration);
             return (count > limit).then_some(CooldownDecision {

@@ -159,6 +159,8 @@ pub enum GiveUpReason {
     /// DeltaLLM: an unclassified 400/409/422 skips same-deployment retries; the group's
     /// remaining deployments are tried, then the general fallbacks.
     ClassifiedRemainingDeployments,
+    /// The router's retry budget (shared by every request) refused the retry.
+    RetryBudgetExhausted,
 }
 
 impl GiveUpReason {
@@ -176,6 +178,7 @@ impl GiveUpReason {
             GiveUpReason::StreamContentDelivered => "stream_content_delivered",
             GiveUpReason::ClassifiedGeneralFallbacks => "classified_general_fallbacks",
             GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
+            GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
         }
     }
 }

@@ -104,6 +104,16 @@ impl FailureKind {
         Self::ALL.into_iter().find(|k| k.as_str() == name)
     }
 
+    /// Whether failures of this kind have a fallback list of their own
+    /// (`context_window_fallbacks`, `content_policy_fallbacks`): they skip order fallbacks and
+    /// weighted failover, and the walk looks for their own list first.
+    pub const fn has_dedicated_fallback_list(self) -> bool {
+        matches!(
+            self,
+            FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
+        )
+    }
+
     /// The HTTP status a provider answers with for this kind (`None` for connection failures).
     pub const fn default_status(self) -> Option<u16> {
         match self {

@@ -1,4 +1,7 @@
-//! The retry decision: how many retries a failure gets, and whether it is worth retrying.
+//! The retry decision, in tower's shape: one [`RetryPolicy::decide`] per failure says
+//! [`RetryDecision::Retry`] or [`RetryDecision::GiveUp`] with the reason, and a separate
+//! [`RetryBudget`] (tower's `retry::budget`) may refuse a retry the policy allowed, so a retry
+//! storm across requests can be capped without touching the per-request rules.
 //!
 //! Seed (LiteLLM): *"A failure is not worth retrying in these cases: a context window error
 //! when `context_window_fallbacks` is set, or a content policy error when
@@ -8,6 +11,9 @@
 //! is left."* and *"A policy's count for the failure's kind wins over `num_retries`, unless the
 //! request itself turned retries off with `num_retries=0`."*
 
+use tokio::time::Instant;
+
+use crate::classify::RecoveryScope;
 use crate::config::{Deployment, RouterSettings};
 use crate::event::GiveUpReason;
 use crate::failure::{FailureKind, ProviderFailure};
@@ -35,28 +41,70 @@ pub struct RetryContext<'a> {
     pub context_window_fallbacks_configured: bool,
     /// Whether `content_policy_fallbacks` is set.
     pub content_policy_fallbacks_configured: bool,
+    /// The classifier's verdict on how far recovery from this failure may go.
+    pub scope: RecoveryScope,
     /// The router's settings.
     pub settings: &'a RouterSettings,
 }
 
-/// Decides retry budgets and whether a failure is worth another attempt.
+/// What to do after a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Retry in the same group; `max_retries` is the failure's maximum (reported with the
+    /// `retry` event).
+    Retry {
+        /// The most retries a failure of this kind gets in this group visit.
+        max_retries: u32,
+    },
+    /// Stop retrying in this group.
+    GiveUp(GiveUpReason),
+}
+
+/// Decides whether a failure gets another attempt in the same group.
 pub trait RetryPolicy {
-    /// How many retries a failure of `kind` gets in this group visit.
-    fn budget(&self, kind: FailureKind, ctx: &RetryContext<'_>) -> u32;
-    /// `Some(reason)` when the failure is not worth retrying, whatever the budget.
-    fn not_worth_retrying(
+    /// The decision for `failure` after `retries_done` retries in this group visit.
+    fn decide(
         &self,
         failure: &ProviderFailure,
         ctx: &RetryContext<'_>,
-    ) -> Option<GiveUpReason>;
+        retries_done: u32,
+    ) -> RetryDecision;
 }
 
-/// LiteLLM's retry rules.
+/// LiteLLM's retry rules (with DeltaLLM's classified scopes honoured first).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LiteLlmRetryPolicy;
 
 impl RetryPolicy for LiteLlmRetryPolicy {
-    fn budget(&self, kind: FailureKind, ctx: &RetryContext<'_>) -> u32 {
+    fn decide(
+        &self,
+        failure: &ProviderFailure,
+        ctx: &RetryContext<'_>,
+        retries_done: u32,
+    ) -> RetryDecision {
+        let classified = match ctx.scope {
+            RecoveryScope::RetryPolicy => None,
+            RecoveryScope::GeneralFallbacks => Some(GiveUpReason::ClassifiedGeneralFallbacks),
+            RecoveryScope::RemainingDeployments => {
+                Some(GiveUpReason::ClassifiedRemainingDeployments)
+            }
+        };
+        if let Some(reason) = classified.or_else(|| Self::not_worth_retrying(failure, ctx)) {
+            return RetryDecision::GiveUp(reason);
+        }
+        let max_retries = Self::max_retries(failure.kind, ctx);
+        if retries_done >= max_retries {
+            return RetryDecision::GiveUp(GiveUpReason::RetriesExhausted);
+        }
+        RetryDecision::Retry { max_retries }
+    }
+}
+
+impl LiteLlmRetryPolicy {
+    /// How many retries a failure of `kind` gets in this group visit: the group's or the
+    /// router's retry policy for the kind, else the request's `num_retries`, else the
+    /// deployment's, else the router's.
+    pub fn max_retries(kind: FailureKind, ctx: &RetryContext<'_>) -> u32 {
         if ctx.request.num_retries == Some(0) {
             return 0;
         }
@@ -72,8 +120,8 @@ impl RetryPolicy for LiteLlmRetryPolicy {
             .unwrap_or(ctx.settings.num_retries)
     }
 
-    fn not_worth_retrying(
-        &self,
+    /// `Some(reason)` when the failure is not worth retrying, however many retries are left.
+    pub fn not_worth_retrying(
         failure: &ProviderFailure,
         ctx: &RetryContext<'_>,
     ) -> Option<GiveUpReason> {
@@ -107,5 +155,28 @@ impl RetryPolicy for LiteLlmRetryPolicy {
             return Some(GiveUpReason::NoHealthyDeployment);
         }
         None
+    }
+}
+
+/// A budget of retries shared by every request of a router (tower's `retry::budget::Budget`):
+/// each request deposits, each retry withdraws, and a retry the policy allowed is refused
+/// (`retry_budget_exhausted`) when the budget is empty. `now` is the router's clock: a budget
+/// that forgets old deposits must not read a clock of its own.
+pub trait RetryBudget {
+    /// A request arrived.
+    fn deposit(&self, now: Instant);
+    /// A retry is about to happen; `false` refuses it.
+    fn withdraw(&self, now: Instant) -> bool;
+}
+
+/// No budget: every retry the policy allows happens (LiteLLM's and DeltaLLM's behaviour).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UnlimitedBudget;
+
+impl RetryBudget for UnlimitedBudget {
+    fn deposit(&self, _now: Instant) {}
+
+    fn withdraw(&self, _now: Instant) -> bool {
+        true
     }
 }

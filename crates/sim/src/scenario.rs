@@ -53,9 +53,9 @@ use routersim_engine::config::{
     ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
     load::load_router_config_value, load::parse_yaml_located,
 };
+use routersim_engine::pattern::ModelPattern;
 use routersim_engine::request::ResponseFormat;
 use routersim_engine::retry_after::parse_rfc3339_utc;
-use routersim_engine::router::wildcard_match;
 use routersim_mock_providers::duration::{HumanDuration, format_duration};
 use routersim_mock_providers::{FaultSpec, ProviderSpec, validate_targets};
 use serde::Deserialize;
@@ -742,7 +742,7 @@ fn model_known(router: &RouterConfig, model: &str) -> bool {
         || router
             .deployments
             .iter()
-            .any(|d| *d.model_name == *model || wildcard_match(&d.model_name, model))
+            .any(|d| *d.model_name == *model || ModelPattern::new(&d.model_name).matches(model))
 }
 
 fn model_groups(router: &RouterConfig) -> String {

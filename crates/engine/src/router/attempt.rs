@@ -1,0 +1,189 @@
+//! One attempt: a provider call under its deadline, its events, its record, and what the
+//! failure handler and the recovery policy learn from it.
+
+use tokio::time::Instant;
+
+use super::health::FailureReport;
+use super::{Failed, Group, RequestRun, Router};
+use crate::clock::Clock;
+use crate::config::Deployment;
+use crate::cooldown::FailureOrigin;
+use crate::event::{EventKind, RecoveredVia};
+use crate::failure::{FailureKind, ProviderFailure};
+use crate::provider::{Provider, ProviderCall, ProviderResponse};
+use crate::request::{AttemptRecord, Completion, Request};
+
+/// What an attempt's call came to, before the bookkeeping.
+type Outcome = (
+    Result<Completion, ProviderFailure>,
+    Option<super::stream::StreamBroke>,
+);
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// Makes one provider call, cut off at `start` plus the deployment's `timeout` (else the
+    /// router's), if one is set.
+    pub(super) async fn call_with_deadline(
+        &self,
+        call: ProviderCall<'_>,
+        start: Instant,
+    ) -> Result<ProviderResponse<P::Stream>, ProviderFailure> {
+        match call.deployment.timeout.or(self.config.settings.timeout) {
+            None => self.provider.call(call).await,
+            Some(limit) => {
+                tokio::select! {
+                    biased;
+                    r = self.provider.call(call) => r,
+                    () = self.clock.sleep_until(start + limit) => {
+                        Err(ProviderFailure::new(FailureKind::Timeout))
+                    }
+                }
+            }
+        }
+    }
+
+    /// One provider call, with its events, its record and the failure handler.
+    pub(super) async fn attempt(
+        &self,
+        g: &Group,
+        deployment_index: usize,
+        request: &Request,
+        depth: u32,
+        run: &mut RequestRun,
+    ) -> Result<Completion, Failed> {
+        let deployment: &Deployment = &self.config.deployments[deployment_index];
+        let attempt = run.attempts.len() as u32 + 1;
+        let wait = std::mem::take(&mut run.pending_wait);
+        let start = self.clock.now();
+        run.last_group = Some(g.name.clone());
+        run.last_deployment = Some(deployment.id.clone());
+        self.emit_at(
+            start,
+            Some(request.id),
+            EventKind::AttemptStart {
+                attempt,
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                fallback_depth: depth,
+            },
+        );
+        let call = ProviderCall {
+            deployment,
+            deployment_index,
+            request,
+            attempt,
+        };
+        self.load
+            .on_start(deployment_index, start, request.input_tokens);
+        let trial = self.recovery.claim_trial(deployment_index);
+        let (result, broke) = self.call_and_read(call, start, run).await;
+        let end = self.clock.now();
+        // Latency-based routing learns from successes (a stream by its time to first token)
+        // and from timeouts (as long as they took); other failures say nothing about speed,
+        // but they do make the deployment "tried" (see `DeploymentLoad::was_tried`).
+        let sample = match &result {
+            Ok(_) => Some(match run.stream.first_token_at {
+                Some(first) if request.stream && first >= start => first - start,
+                _ => end - start,
+            }),
+            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
+            Err(_) => None,
+        };
+        let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);
+        self.load
+            .on_end(deployment_index, end, sample, output_tokens);
+        let committed = broke
+            .as_ref()
+            .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
+        let retry_after = result
+            .as_ref()
+            .err()
+            .and_then(|f| self.resolve_retry_after(f));
+        let (failure_kind, status) = match &result {
+            Ok(_) => (None, Some(200)),
+            Err(f) => (Some(f.kind), f.status),
+        };
+        self.emit_at(
+            end,
+            Some(request.id),
+            EventKind::AttemptEnd {
+                attempt,
+                start,
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                failure: failure_kind,
+                status,
+                retry_after,
+                wait,
+                fallback_depth: depth,
+            },
+        );
+        run.attempts.push(AttemptRecord {
+            attempt,
+            start,
+            end,
+            model_group: g.name.clone(),
+            deployment_id: deployment.id.clone(),
+            failure: result.as_ref().err().cloned(),
+            wait,
+            fallback_depth: depth,
+        });
+        match result {
+            Ok(done) => {
+                self.cooldown.on_success(deployment_index, end);
+                if trial {
+                    self.recovery.on_trial_result(deployment_index, true);
+                    self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
+                }
+                Ok(done)
+            }
+            Err(failure) => {
+                let origin = if trial {
+                    // A failed trial frees the slot: the next request is the trial, unless
+                    // the trigger cools the deployment again.
+                    self.recovery.on_trial_result(deployment_index, false);
+                    FailureOrigin::Trial
+                } else {
+                    FailureOrigin::Traffic
+                };
+                self.report_failure(FailureReport {
+                    deployment: deployment_index,
+                    group_size: g.members.len(),
+                    failure: &failure,
+                    origin,
+                    retry_after,
+                    now: end,
+                    request_id: Some(request.id),
+                });
+                Err(Failed {
+                    failure,
+                    deployment: Some(deployment_index),
+                    retry_after: None,
+                    committed,
+                })
+            }
+        }
+    }
+
+    /// The call, and for a stream the reading of it: a success the classifier rejects is a
+    /// failure, and a stream that broke says how.
+    async fn call_and_read(
+        &self,
+        call: ProviderCall<'_>,
+        start: Instant,
+        run: &mut RequestRun,
+    ) -> Outcome {
+        match self.call_with_deadline(call, start).await {
+            Ok(ProviderResponse::Complete(done)) => match self.classifier.judge_success(&done) {
+                None => (Ok(done), None),
+                Some(failure) => (Err(failure), None),
+            },
+            Ok(ProviderResponse::Stream(stream)) => {
+                match self.drive_stream(stream, call.deployment, start, run).await {
+                    Ok(done) => (Ok(done), None),
+                    Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                }
+            }
+            Err(failure) => (Err(failure), None),
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! The router: the loop that ties picks, attempts, retries, cooldowns and fallbacks together.
+//!
+//! Seed (LiteLLM): *"A retry tries the same model group again, and the new pick can land on a
+//! different deployment. A fallback moves the request to a different model group. A cooldown
+//! takes one deployment out of every pick, for every request, for a few seconds."*
+//!
+//! The shape of one request, one file each:
+//! - **fallback walk** ([`walk`], [`Router::completion`]): serve the group asked for; on
+//!   failure, unless the request set `disable_fallbacks`, walk the fallback targets depth
+//!   first, skipping groups already tried, until one succeeds or `max_fallbacks` levels are
+//!   spent. The caller gets the original failure when every hop fails.
+//! - **group visit** ([`visit`]): the retry loop on the lowest healthy `order` level, then the
+//!   next order levels (each its own retry loop), then weighted failover; failures with a
+//!   dedicated fallback list (context window, content policy) skip both.
+//! - **retry loop** ([`retry_loop`]): pick, call, let the failure handler cool the deployment,
+//!   ask the retry policy (and the retry budget) whether to go on and the backoff how long to
+//!   wait, pick again.
+//! - **attempt** ([`attempt`]): one provider call with its deadline, events and record.
+//! - **stream** ([`stream`]): reading a streamed answer, its deadlines, its continuation.
+//! - **health** ([`health`]): cooling, restoring, the cooldown sweeper and health probes.
+//!
+//! The decisions are policies injected on the [`RouterBuilder`] (strategy, classifier, retry
+//! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.
+
+mod attempt;
+mod health;
+mod retry_loop;
+mod stream;
+mod visit;
+mod walk;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::backoff::{Backoff, LiteLlmBackoff};
+use crate::classify::FailureClassifier;
+use crate::clock::{Clock, TokioClock};
+use crate::config::RouterConfig;
+use crate::cooldown::{CooldownTrigger, LiteLlmCooldown};
+use crate::event::{EventKind, EventSink, NullSink, RoutingEvent};
+use crate::failure::ProviderFailure;
+use crate::pattern::ModelPattern;
+use crate::provider::Provider;
+use crate::recovery::Recovery;
+use crate::request::{AttemptRecord, RouterFailure};
+use crate::retry::{LiteLlmRetryPolicy, RetryBudget, RetryPolicy, UnlimitedBudget};
+use crate::retry_after;
+use crate::small::Indices;
+use crate::state::{InMemoryState, StateStore};
+use crate::stats::LoadTracker;
+use crate::strategy::SelectionStrategy;
+
+pub use health::PROBE_REQUEST_ID_BASE;
+use stream::StreamProgress;
+
+/// The wall-clock epoch a [`RouterBuilder`] gives its default clock: 2026-01-01T00:00:00Z.
+pub const DEFAULT_EPOCH_UNIX_MS: i64 = 1_767_225_600_000;
+
+/// A model group: its deployments sorted by `order` (unordered last), split into levels.
+#[derive(Debug)]
+struct Group {
+    name: Arc<str>,
+    /// Deployment indices sorted by (order, index).
+    members: Vec<usize>,
+    /// `(order, start, end)` ranges of `members`, lowest order first.
+    levels: Vec<(Option<u32>, usize, usize)>,
+}
+
+impl Group {
+    fn level_members(&self, level: usize) -> &[usize] {
+        let (_, start, end) = self.levels[level];
+        &self.members[start..end]
+    }
+}
+
+/// The groups of a config, in the order their names first appear.
+fn groups_of(config: &RouterConfig) -> Vec<Group> {
+    let mut by_name: BTreeMap<Arc<str>, Vec<usize>> = BTreeMap::new();
+    let mut names_in_order: Vec<Arc<str>> = Vec::new();
+    for (i, d) in config.deployments.iter().enumerate() {
+        let entry = by_name.entry(d.model_name.clone()).or_default();
+        if entry.is_empty() {
+            names_in_order.push(d.model_name.clone());
+        }
+        entry.push(i);
+    }
+    names_in_order
+        .into_iter()
+        .map(|name| {
+            let mut members = by_name.remove(&name).unwrap_or_default();
+            members.sort_by_key(|&i| (config.deployments[i].order.unwrap_or(u32::MAX), i));
+            let mut levels = Vec::new();
+            let mut start = 0;
+            for pos in 1..=members.len() {
+                let order_at = |p: usize| config.deployments[members[p]].order;
+                if pos == members.len() || order_at(pos) != order_at(start) {
+                    levels.push((order_at(start), start, pos));
+                    start = pos;
+                }
+            }
+            Group {
+                name,
+                members,
+                levels,
+            }
+        })
+        .collect()
+}
+
+/// Builds a [`Router`]. Defaults: tokio's clock with the wall clock at
+/// [`DEFAULT_EPOCH_UNIX_MS`], seed 0, no event sink, the in-process state store, LiteLLM's
+/// retry policy, backoff and failure handler, no retry budget, and the strategy, classifier
+/// and recovery the config's settings name. Each policy can be replaced; a profile is one
+/// bundle of them.
+pub struct RouterBuilder<P, C = TokioClock> {
+    config: RouterConfig,
+    provider: P,
+    clock: C,
+    rng: ChaCha8Rng,
+    sink: Arc<dyn EventSink>,
+    retry: Box<dyn RetryPolicy>,
+    retry_budget: Box<dyn RetryBudget>,
+    backoff: Box<dyn Backoff>,
+    cooldown: Box<dyn CooldownTrigger>,
+    state: Option<Box<dyn StateStore>>,
+    strategy: Option<Box<dyn SelectionStrategy>>,
+    classifier: Option<Box<dyn FailureClassifier>>,
+    recovery: Option<Box<dyn Recovery>>,
+}
+
+impl<P: Provider> RouterBuilder<P, TokioClock> {
+    /// Starts a builder.
+    pub fn new(config: RouterConfig, provider: P) -> Self {
+        Self {
+            config,
+            provider,
+            clock: TokioClock::with_epoch(DEFAULT_EPOCH_UNIX_MS),
+            rng: ChaCha8Rng::seed_from_u64(0),
+            sink: Arc::new(NullSink),
+            retry: Box::new(LiteLlmRetryPolicy),
+            retry_budget: Box::new(UnlimitedBudget),
+            backoff: Box::new(LiteLlmBackoff),
+            cooldown: Box::new(LiteLlmCooldown::default()),
+            state: None,
+            strategy: None,
+            classifier: None,
+            recovery: None,
+        }
+    }
+}
+
+impl<P: Provider, C: Clock> RouterBuilder<P, C> {
+    /// Uses another clock.
+    pub fn clock<C2: Clock>(self, clock: C2) -> RouterBuilder<P, C2> {
+        RouterBuilder {
+            config: self.config,
+            provider: self.provider,
+            clock,
+            rng: self.rng,
+            sink: self.sink,
+            retry: self.retry,
+            retry_budget: self.retry_budget,
+            backoff: self.backoff,
+            cooldown: self.cooldown,
+            state: self.state,
+            strategy: self.strategy,
+            classifier: self.classifier,
+            recovery: self.recovery,
+        }
+    }
+
+    /// Seeds the router's RNG (picks, jitter).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+        self
+    }
+
+    /// Uses this RNG (picks, jitter).
+    pub fn rng(mut self, rng: ChaCha8Rng) -> Self {
+        self.rng = rng;
+        self
+    }
+
+    /// Sends events to `sink`.
+    pub fn sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = sink;
+        self
+    }
+
+    /// Replaces the retry policy.
+    pub fn retry_policy(mut self, retry: impl RetryPolicy + 'static) -> Self {
+        self.retry = Box::new(retry);
+        self
+    }
+
+    /// Sets a retry budget shared by every request (default: unlimited).
+    pub fn retry_budget(mut self, budget: impl RetryBudget + 'static) -> Self {
+        self.retry_budget = Box::new(budget);
+        self
+    }
+
+    /// Replaces the backoff.
+    pub fn backoff(mut self, backoff: impl Backoff + 'static) -> Self {
+        self.backoff = Box::new(backoff);
+        self
+    }
+
+    /// Replaces the failure handler.
+    pub fn cooldown_trigger(mut self, cooldown: impl CooldownTrigger + 'static) -> Self {
+        self.cooldown = Box::new(cooldown);
+        self
+    }
+
+    /// Replaces the state store.
+    pub fn state_store(mut self, state: impl StateStore + 'static) -> Self {
+        self.state = Some(Box::new(state));
+        self
+    }
+
+    /// Replaces the selection strategy `routing_strategy` names.
+    pub fn strategy(mut self, strategy: impl SelectionStrategy + 'static) -> Self {
+        self.strategy = Some(Box::new(strategy));
+        self
+    }
+
+    /// Replaces the failure classifier `classification` names.
+    pub fn classifier(mut self, classifier: impl FailureClassifier + 'static) -> Self {
+        self.classifier = Some(Box::new(classifier));
+        self
+    }
+
+    /// Replaces the recovery policy `recovery` names.
+    pub fn recovery(mut self, recovery: impl Recovery + 'static) -> Self {
+        self.recovery = Some(Box::new(recovery));
+        self
+    }
+
+    /// Builds the router.
+    pub fn build(self) -> Router<P, C> {
+        let config = self.config;
+        let settings = &config.settings;
+        let deployments = config.deployments.len();
+        let groups = groups_of(&config);
+        let state = self
+            .state
+            .unwrap_or_else(|| Box::new(InMemoryState::new(deployments)));
+        let strategy = self
+            .strategy
+            .unwrap_or_else(|| crate::strategy::for_name(settings.routing_strategy));
+        let classifier = self
+            .classifier
+            .unwrap_or_else(|| crate::classify::for_setting(settings.classification));
+        let recovery = self
+            .recovery
+            .unwrap_or_else(|| crate::recovery::for_setting(settings.recovery, deployments));
+        let load = LoadTracker::new(deployments, self.clock.now());
+        Router {
+            groups,
+            config,
+            provider: self.provider,
+            clock: self.clock,
+            rng: Mutex::new(self.rng),
+            sink: self.sink,
+            strategy,
+            retry: self.retry,
+            retry_budget: self.retry_budget,
+            backoff: self.backoff,
+            cooldown: self.cooldown,
+            state,
+            load,
+            classifier,
+            recovery,
+            cooldown_changed: Notify::new(),
+        }
+    }
+}
+
+/// The router engine. See the module docs for the shape of a request.
+pub struct Router<P, C = TokioClock> {
+    config: RouterConfig,
+    groups: Vec<Group>,
+    provider: P,
+    clock: C,
+    rng: Mutex<ChaCha8Rng>,
+    sink: Arc<dyn EventSink>,
+    strategy: Box<dyn SelectionStrategy>,
+    retry: Box<dyn RetryPolicy>,
+    retry_budget: Box<dyn RetryBudget>,
+    backoff: Box<dyn Backoff>,
+    cooldown: Box<dyn CooldownTrigger>,
+    state: Box<dyn StateStore>,
+    load: LoadTracker,
+    classifier: Box<dyn FailureClassifier>,
+    recovery: Box<dyn Recovery>,
+    cooldown_changed: Notify,
+}
+
+/// Per-request bookkeeping.
+struct RequestRun {
+    attempts: Vec<AttemptRecord>,
+    tried_groups: Indices,
+    retries: u32,
+    fallbacks: u32,
+    pending_wait: Duration,
+    last_group: Option<Arc<str>>,
+    last_deployment: Option<Arc<str>>,
+    start: Instant,
+    request_id: u64,
+    stream: StreamProgress,
+}
+
+/// How a group visit, level or single attempt failed.
+#[derive(Clone, Debug)]
+struct Failed {
+    failure: ProviderFailure,
+    /// The deployment whose attempt failed; `None` when the pick itself failed (every
+    /// deployment cooling, over its limits, or no tag match).
+    deployment: Option<usize>,
+    /// Time until the soonest cooldown ends, for `router_rate_limit`.
+    retry_after: Option<Duration>,
+    /// A stream broke after the point of no return (content, or Multigrid's first byte):
+    /// nothing may retry or fall back; only a mid-stream continuation can go on.
+    committed: bool,
+}
+
+impl Failed {
+    fn into_router_failure(self) -> RouterFailure {
+        RouterFailure {
+            kind: self.failure.kind,
+            status: self.failure.effective_status(),
+            retry_after: self.retry_after,
+        }
+    }
+}
+
+impl<P: Provider> Router<P, TokioClock> {
+    /// A router with the defaults of [`RouterBuilder`].
+    pub fn from_config(config: RouterConfig, provider: P) -> Self {
+        RouterBuilder::new(config, provider).build()
+    }
+
+    /// Starts a builder.
+    pub fn builder(config: RouterConfig, provider: P) -> RouterBuilder<P, TokioClock> {
+        RouterBuilder::new(config, provider)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// The configuration.
+    pub fn config(&self) -> &RouterConfig {
+        &self.config
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &P {
+        &self.provider
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    fn emit(&self, request_id: Option<u64>, kind: EventKind) {
+        self.emit_at(self.clock.now(), request_id, kind);
+    }
+
+    /// Emits with a time the caller already read (reading the clock is not free: it is the
+    /// hot path of every simulated request).
+    fn emit_at(&self, at: Instant, request_id: Option<u64>, kind: EventKind) {
+        self.sink.emit(&RoutingEvent {
+            at,
+            request_id,
+            kind,
+        });
+    }
+
+    /// Resolves a model name (or alias, or a wildcard group such as `openai/*`) to a group.
+    fn resolve_group(&self, model: &str) -> Option<usize> {
+        let name = self
+            .config
+            .settings
+            .model_group_alias
+            .get(model)
+            .map_or(model, String::as_str);
+        self.groups
+            .iter()
+            .position(|g| &*g.name == name)
+            .or_else(|| {
+                self.groups.iter().position(|g| {
+                    let pattern = ModelPattern::new(&g.name);
+                    pattern.is_wildcard() && pattern.matches(name)
+                })
+            })
+    }
+
+    /// A failure's `Retry-After`, resolved against the clock (an HTTP date needs the wall
+    /// clock).
+    fn resolve_retry_after(&self, failure: &ProviderFailure) -> Option<Duration> {
+        failure
+            .retry_after
+            .as_ref()
+            .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis()))
+    }
+}

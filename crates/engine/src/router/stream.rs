@@ -1,0 +1,327 @@
+//! Streamed attempts: reading a provider's stream on the caller's behalf (first-token and
+//! stall deadlines), what the caller has received so far, a mid-stream continuation on a
+//! fallback deployment, and the caller's view of the stream for the report.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::walk::apply_overrides;
+use super::{Failed, Group, RequestRun, Router};
+use crate::clock::Clock;
+use crate::config::Deployment;
+use crate::event::EventKind;
+use crate::failure::{FailureKind, ProviderFailure};
+use crate::fallback;
+use crate::provider::Provider;
+use crate::request::{Completion, Request, ResponseFormat, RouterFailure};
+use crate::stream::{
+    BreakKind, Chunk, ProviderStream, StreamItem, StreamOutcome, StreamRecovery, StreamStats,
+};
+
+/// What the caller's stream has received so far, across attempts.
+#[derive(Debug, Default)]
+pub(super) struct StreamProgress {
+    /// Some frame (even role-only) reached the caller: Multigrid's first byte.
+    first_byte: bool,
+    /// Content tokens delivered.
+    delivered: u32,
+    /// Content that forbids a continuation (tool calls, thinking, audio, images) was sent.
+    non_text_content: bool,
+    /// When the first content token reached the caller.
+    pub(super) first_token_at: Option<Instant>,
+    /// When the last token reached the caller.
+    last_token_at: Option<Instant>,
+    /// How the last stream broke, if one did.
+    last_break: Option<BreakKind>,
+    /// A continuation carried the stream on.
+    continued: bool,
+}
+
+impl StreamProgress {
+    fn any_content(&self) -> bool {
+        self.delivered > 0 || self.non_text_content
+    }
+}
+
+/// How a streamed attempt broke.
+pub(super) struct StreamBroke {
+    pub(super) failure: ProviderFailure,
+    how: BreakKind,
+}
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// Reads a provider's stream to its end on the caller's behalf, with the first-token and
+    /// stall deadlines; a break comes back as the failure it broke with.
+    pub(super) async fn drive_stream(
+        &self,
+        mut stream: P::Stream,
+        deployment: &Deployment,
+        attempt_start: Instant,
+        run: &mut RequestRun,
+    ) -> Result<Completion, StreamBroke> {
+        let settings = &self.config.settings;
+        let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
+        let stall_timeout = settings.stream_stall_timeout;
+        let mut tokens = 0u32;
+        let mut last_item_at: Option<Instant> = None;
+        loop {
+            let deadline = match last_item_at {
+                None => {
+                    first_token_timeout.map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout))
+                }
+                Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
+            };
+            let item = match deadline {
+                None => stream.next_item().await,
+                Some((deadline, how)) => {
+                    tokio::select! {
+                        biased;
+                        item = stream.next_item() => item,
+                        () = self.clock.sleep_until(deadline) => {
+                            return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+                        }
+                    }
+                }
+            };
+            let now = self.clock.now();
+            last_item_at = Some(now);
+            let (failure, how) = match item {
+                Some(Ok(StreamItem::Chunk(chunk))) => {
+                    tokens += self.deliver(chunk, now, attempt_start, run);
+                    continue;
+                }
+                Some(Ok(StreamItem::Done(finish_reason))) => {
+                    let done = Completion {
+                        output_tokens: tokens,
+                        finish_reason,
+                        empty_choices: !run.stream.any_content(),
+                    };
+                    let Some(failure) = self.classifier.judge_success(&done) else {
+                        return Ok(done);
+                    };
+                    let how = if done.empty_choices {
+                        BreakKind::EmptyResponse
+                    } else {
+                        BreakKind::ContentFilter
+                    };
+                    (failure, how)
+                }
+                Some(Ok(StreamItem::ErrorFrame(failure))) => {
+                    run.stream.first_byte = true;
+                    (failure, BreakKind::ErrorFrame)
+                }
+                Some(Err(failure)) => (failure, BreakKind::Connection),
+                None => (
+                    ProviderFailure::new(FailureKind::ApiConnection),
+                    BreakKind::Truncated,
+                ),
+            };
+            return Err(StreamBroke { failure, how });
+        }
+    }
+
+    /// One chunk reaches the caller: its tokens are counted and reported. Returns the content
+    /// tokens it carried.
+    fn deliver(
+        &self,
+        chunk: Chunk,
+        now: Instant,
+        attempt_start: Instant,
+        run: &mut RequestRun,
+    ) -> u32 {
+        run.stream.first_byte = true;
+        if !chunk.kind.is_content() {
+            return 0;
+        }
+        if !chunk.kind.allows_continuation() {
+            run.stream.non_text_content = true;
+        }
+        let first_at = now
+            .checked_sub(chunk.span)
+            .unwrap_or(now)
+            .max(attempt_start);
+        if run.stream.first_token_at.is_none() {
+            run.stream.first_token_at = Some(first_at);
+        }
+        let gap_before = run
+            .stream
+            .last_token_at
+            .map(|t| first_at.saturating_duration_since(t));
+        let inner_gap = if chunk.tokens > 1 {
+            chunk.span / (chunk.tokens - 1)
+        } else {
+            Duration::ZERO
+        };
+        run.stream.last_token_at = Some(now);
+        run.stream.delivered += chunk.tokens;
+        self.emit(
+            Some(run.request_id),
+            EventKind::StreamChunk {
+                tokens: chunk.tokens,
+                gap_before,
+                inner_gap,
+            },
+        );
+        chunk.tokens
+    }
+
+    /// Records and reports a broken stream; returns whether it broke past the point of no
+    /// return (then nothing may retry or fall back).
+    pub(super) fn report_break(
+        &self,
+        g: &Group,
+        deployment: &Deployment,
+        request: &Request,
+        broke: &StreamBroke,
+        run: &mut RequestRun,
+    ) -> bool {
+        run.stream.last_break = Some(broke.how);
+        let committed = self.past_point_of_no_return(&run.stream);
+        self.emit(
+            Some(request.id),
+            EventKind::StreamBreak {
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                failure: broke.failure.kind,
+                how: broke.how,
+                tokens_so_far: run.stream.delivered,
+                after_content: committed,
+            },
+        );
+        committed
+    }
+
+    /// A stream broke after content: continue it on a fallback deployment that supports
+    /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
+    /// caller gets the error the stream broke with.
+    pub(super) async fn continue_stream(
+        &self,
+        group: usize,
+        request: &Request,
+        broken: Failed,
+        depth: u32,
+        run: &mut RequestRun,
+    ) -> Result<Completion, RouterFailure> {
+        if !self.may_continue(request, &broken, run) {
+            return Err(broken.into_router_failure());
+        }
+        let serving = self.groups[group].name.clone();
+        let requested = self
+            .resolve_group(&request.model)
+            .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
+        let settings = &self.config.settings;
+        let Some(choice) =
+            fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
+        else {
+            return Err(broken.into_router_failure());
+        };
+        let now = self.clock.now();
+        let target = choice.targets.iter().find_map(|target| {
+            let g = self.resolve_group(&target.model)?;
+            let prefill: Vec<usize> = self.groups[g]
+                .members
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    self.config.deployments[d].supports_assistant_prefill
+                        && !self.is_cooling(d, now)
+                })
+                .collect();
+            (!prefill.is_empty()).then_some((g, target, prefill))
+        });
+        let Some((g, target, candidates)) = target else {
+            return Err(broken.into_router_failure());
+        };
+        let deployment = candidates[self.pick_position(&candidates, request, now)];
+        let delivered = run.stream.delivered;
+        let mut hop = apply_overrides(request, target);
+        hop.prefill_tokens += delivered;
+        hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
+        hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
+        let from_deployment = run.last_deployment.clone().unwrap_or_else(|| Arc::from(""));
+        self.emit(
+            Some(request.id),
+            EventKind::StreamContinued {
+                from_group: serving,
+                from_deployment,
+                to_group: self.groups[g].name.clone(),
+                to_deployment: self.config.deployments[deployment].id.clone(),
+                prefill_tokens: delivered,
+            },
+        );
+        // A continuation is reported as `stream_continued`, not as a fallback hop.
+        run.stream.continued = true;
+        match self
+            .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
+            .await
+        {
+            Ok(done) => Ok(Completion {
+                output_tokens: run.stream.delivered.max(done.output_tokens),
+                ..done
+            }),
+            Err(_) => {
+                run.stream.continued = false;
+                Err(broken.into_router_failure())
+            }
+        }
+    }
+
+    /// Whether a broken stream may be continued elsewhere (LiteLLM's rules).
+    fn may_continue(&self, request: &Request, broken: &Failed, run: &RequestRun) -> bool {
+        let settings = &self.config.settings;
+        settings.stream_recovery == StreamRecovery::LiteLlm
+            && settings.enable_mid_stream_fallback_continuation
+            && run.stream.delivered > 0
+            && !run.stream.non_text_content
+            && request.response_format != ResponseFormat::Json
+            && broken.failure.kind != FailureKind::ContentPolicyViolation
+            && !run.stream.continued
+    }
+
+    /// The caller's view of a streamed request.
+    pub(super) fn stream_stats(&self, run: &RequestRun, ok: bool) -> StreamStats {
+        let p = &run.stream;
+        let committed_failure = !ok && self.past_point_of_no_return(p);
+        let outcome = if ok {
+            Some(if p.continued {
+                StreamOutcome::Continued
+            } else if p.any_content() {
+                StreamOutcome::Completed
+            } else {
+                StreamOutcome::Empty
+            })
+        } else {
+            match p.last_break {
+                Some(BreakKind::Stall | BreakKind::FirstTokenTimeout) => {
+                    Some(StreamOutcome::Stalled)
+                }
+                Some(_) if committed_failure => Some(StreamOutcome::BrokenAfterContent),
+                Some(_) => Some(StreamOutcome::BrokenBeforeContent),
+                None => None,
+            }
+        };
+        let billed = match (ok, self.config.settings.stream_recovery) {
+            (true, _) | (false, StreamRecovery::Multigrid) => p.delivered,
+            (false, StreamRecovery::LiteLlm) => 0,
+        };
+        StreamStats {
+            outcome,
+            ttft: p
+                .first_token_at
+                .map(|t| t.saturating_duration_since(run.start)),
+            tokens_delivered: p.delivered,
+            tokens_billed: billed,
+        }
+    }
+
+    /// Whether a broken stream can no longer be retried or failed over: after content
+    /// (LiteLLM), or after the first byte (Multigrid).
+    fn past_point_of_no_return(&self, p: &StreamProgress) -> bool {
+        match self.config.settings.stream_recovery {
+            StreamRecovery::LiteLlm => p.any_content(),
+            StreamRecovery::Multigrid => p.first_byte,
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! One attempt: a provider call under its deadline, its events, its record, and what the
 //! failure handler and the recovery policy learn from it.
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use super::health::FailureReport;
@@ -12,6 +14,18 @@ use crate::event::{EventKind, RecoveredVia};
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::provider::{Provider, ProviderCall, ProviderResponse};
 use crate::request::{AttemptRecord, Completion, Request};
+
+/// What one attempt was, for its event and record.
+struct Attempted<'a> {
+    g: &'a Group,
+    deployment: &'a Deployment,
+    request: &'a Request,
+    attempt: u32,
+    start: Instant,
+    end: Instant,
+    wait: Duration,
+    depth: u32,
+}
 
 /// What an attempt's call came to, before the bookkeeping.
 type Outcome = (
@@ -77,20 +91,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let trial = self.recovery.claim_trial(deployment_index);
         let (result, broke) = self.call_and_read(call, start, run).await;
         let end = self.clock.now();
-        // Latency-based routing learns from successes (a stream by its time to first token)
-        // and from timeouts (as long as they took); other failures say nothing about speed,
-        // but they do make the deployment "tried" (see `DeploymentLoad::was_tried`).
-        let sample = match &result {
-            Ok(_) => Some(match run.stream.first_token_at {
-                Some(first) if request.stream && first >= start => first - start,
-                _ => end - start,
-            }),
-            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
-            Err(_) => None,
-        };
-        let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);
-        self.load
-            .on_end(deployment_index, end, sample, output_tokens);
+        self.learn_latency(deployment_index, request, &result, (start, end), run);
         let committed = broke
             .as_ref()
             .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
@@ -98,35 +99,17 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .as_ref()
             .err()
             .and_then(|f| self.resolve_retry_after(f));
-        let (failure_kind, status) = match &result {
-            Ok(_) => (None, Some(200)),
-            Err(f) => (Some(f.kind), f.status),
-        };
-        self.emit_at(
-            end,
-            Some(request.id),
-            EventKind::AttemptEnd {
-                attempt,
-                start,
-                model_group: g.name.clone(),
-                deployment_id: deployment.id.clone(),
-                failure: failure_kind,
-                status,
-                retry_after,
-                wait,
-                fallback_depth: depth,
-            },
-        );
-        run.attempts.push(AttemptRecord {
+        let facts = Attempted {
+            g,
+            deployment,
+            request,
             attempt,
             start,
             end,
-            model_group: g.name.clone(),
-            deployment_id: deployment.id.clone(),
-            failure: result.as_ref().err().cloned(),
             wait,
-            fallback_depth: depth,
-        });
+            depth,
+        };
+        self.record(&facts, &result, retry_after, run);
         match result {
             Ok(done) => {
                 self.cooldown.on_success(deployment_index, end);
@@ -162,6 +145,69 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 })
             }
         }
+    }
+
+    /// Latency-based routing learns from successes (a stream by its time to first token) and
+    /// from timeouts (as long as they took); other failures say nothing about speed, but they
+    /// do make the deployment "tried" (see `DeploymentLoad::was_tried`).
+    fn learn_latency(
+        &self,
+        deployment_index: usize,
+        request: &Request,
+        result: &Result<Completion, ProviderFailure>,
+        (start, end): (Instant, Instant),
+        run: &RequestRun,
+    ) {
+        let sample = match result {
+            Ok(_) => Some(match run.stream.first_token_at {
+                Some(first) if request.stream && first >= start => first - start,
+                _ => end - start,
+            }),
+            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
+            Err(_) => None,
+        };
+        let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);
+        self.load
+            .on_end(deployment_index, end, sample, output_tokens);
+    }
+
+    /// The attempt's `attempt_end` event and its record in the request's result.
+    fn record(
+        &self,
+        facts: &Attempted<'_>,
+        result: &Result<Completion, ProviderFailure>,
+        retry_after: Option<Duration>,
+        run: &mut RequestRun,
+    ) {
+        let (failure_kind, status) = match result {
+            Ok(_) => (None, Some(200)),
+            Err(f) => (Some(f.kind), f.status),
+        };
+        self.emit_at(
+            facts.end,
+            Some(facts.request.id),
+            EventKind::AttemptEnd {
+                attempt: facts.attempt,
+                start: facts.start,
+                model_group: facts.g.name.clone(),
+                deployment_id: facts.deployment.id.clone(),
+                failure: failure_kind,
+                status,
+                retry_after,
+                wait: facts.wait,
+                fallback_depth: facts.depth,
+            },
+        );
+        run.attempts.push(AttemptRecord {
+            attempt: facts.attempt,
+            start: facts.start,
+            end: facts.end,
+            model_group: facts.g.name.clone(),
+            deployment_id: facts.deployment.id.clone(),
+            failure: result.as_ref().err().cloned(),
+            wait: facts.wait,
+            fallback_depth: facts.depth,
+        });
     }
 
     /// The call, and for a stream the reading of it: a success the classifier rejects is a

@@ -5,19 +5,19 @@
 //! takes one deployment out of every pick, for every request, for a few seconds."*
 //!
 //! The shape of one request, one file each:
-//! - **fallback walk** ([`walk`], [`Router::completion`]): serve the group asked for; on
+//! - **fallback walk** (`walk.rs`, [`Router::completion`]): serve the group asked for; on
 //!   failure, unless the request set `disable_fallbacks`, walk the fallback targets depth
 //!   first, skipping groups already tried, until one succeeds or `max_fallbacks` levels are
 //!   spent. The caller gets the original failure when every hop fails.
-//! - **group visit** ([`visit`]): the retry loop on the lowest healthy `order` level, then the
+//! - **group visit** (`visit.rs`): the retry loop on the lowest healthy `order` level, then the
 //!   next order levels (each its own retry loop), then weighted failover; failures with a
 //!   dedicated fallback list (context window, content policy) skip both.
-//! - **retry loop** ([`retry_loop`]): pick, call, let the failure handler cool the deployment,
+//! - **retry loop** (`retry_loop.rs`): pick, call, let the failure handler cool the deployment,
 //!   ask the retry policy (and the retry budget) whether to go on and the backoff how long to
 //!   wait, pick again.
-//! - **attempt** ([`attempt`]): one provider call with its deadline, events and record.
-//! - **stream** ([`stream`]): reading a streamed answer, its deadlines, its continuation.
-//! - **health** ([`health`]): cooling, restoring, the cooldown sweeper and health probes.
+//! - **attempt** (`attempt.rs`): one provider call with its deadline, events and record.
+//! - **stream** (`stream.rs`): reading a streamed answer, its deadlines, its continuation.
+//! - **health** (`health.rs`): cooling, restoring, the cooldown sweeper and health probes.
 //!
 //! The decisions are policies injected on the [`RouterBuilder`] (strategy, classifier, retry
 //! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.

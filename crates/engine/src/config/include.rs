@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::input::read_text_file;
+use super::load::scalars::kind;
 use super::load::{ConfigError, parse_yaml_located};
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -208,18 +209,6 @@ pub(super) fn resolve_includes(
         }
     }
     Ok(origins)
-}
-
-/// A value's kind, never its content.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
-    }
 }
 
 /// The node at a loader error path (`router_settings.fallbacks[0].gpt-4o`). Keys may hold

@@ -526,6 +526,8 @@ fn policies_with_litellm_and_snake_names() {
             ("temperature".to_string(), json!(0)),
             ("max_tokens".to_string(), json!(512)),
         ]),
+        num_retries: None,
+        max_tokens: Some(512),
     };
     assert_eq!(
         s.fallbacks.entries,
@@ -921,4 +923,39 @@ fn an_absurd_retry_count_is_an_error_not_an_hours_long_spin() {
         err.path,
         "router_settings.retry_policy.RateLimitErrorRetries"
     );
+}
+
+/// A fallback target's `num_retries` and `max_tokens` are counts, validated at load: one too
+/// large for the router is an error naming its path (it used to be truncated at the hop).
+#[test]
+fn fallback_override_counts_are_validated_at_load() {
+    for (key, value, message) in [
+        (
+            "num_retries",
+            "5000000000",
+            "expected a non-negative integer no larger than 4294967295, found 5000000000",
+        ),
+        (
+            "num_retries",
+            "1001",
+            "a retry count of at most 1000 is expected, found 1001",
+        ),
+        (
+            "max_tokens",
+            "5000000000",
+            "expected a non-negative integer no larger than 4294967295, found 5000000000",
+        ),
+        (
+            "max_tokens",
+            "lots",
+            "expected a non-negative integer, found the string \"lots\"",
+        ),
+    ] {
+        let yaml = format!(
+            "{TWO_MODELS}router_settings:\n  fallbacks: [{{a: [b, {{model: b, {key}: {value}}}]}}]\n"
+        );
+        let e = str_err(&yaml);
+        assert_eq!(e.path, format!("router_settings.fallbacks[0].a[1].{key}"));
+        assert_eq!(e.message, message);
+    }
 }

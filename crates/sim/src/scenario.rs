@@ -1126,7 +1126,11 @@ impl<'de> Deserialize<'de> for Fallback {
                 let mut overrides =
                     BTreeMap::<String, Value>::deserialize(MapAccessDeserializer::new(map))?;
                 match overrides.remove("model") {
-                    Some(Value::String(model)) => Ok(Fallback(FallbackTarget { model, overrides })),
+                    Some(Value::String(model)) => {
+                        FallbackTarget::with_overrides(model, overrides, "")
+                            .map(Fallback)
+                            .map_err(|e| de::Error::custom(e))
+                    }
                     Some(other) => Err(de::Error::custom(format!(
                         "`model` must be a model group name, found {other}"
                     ))),

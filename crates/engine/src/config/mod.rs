@@ -191,8 +191,14 @@ impl KindPolicy {
 pub struct FallbackTarget {
     /// The target model group.
     pub model: String,
-    /// The target dict's other keys (e.g. `temperature: 0`).
+    /// The target dict's other keys (e.g. `temperature: 0`), as written: merged into the
+    /// hop's params.
     pub overrides: BTreeMap<String, Value>,
+    /// `num_retries` among the overrides, read as a retry count (at most
+    /// [`MAX_NUM_RETRIES`](load::MAX_NUM_RETRIES)): the hop's own retry count.
+    pub num_retries: Option<u32>,
+    /// `max_tokens` among the overrides, read as a count: the hop's own `max_tokens`.
+    pub max_tokens: Option<u32>,
 }
 
 impl FallbackTarget {
@@ -200,8 +206,25 @@ impl FallbackTarget {
     pub fn group(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
-            overrides: BTreeMap::new(),
+            ..Self::default()
         }
+    }
+
+    /// A target with param overrides; `num_retries` and `max_tokens` among them are read as
+    /// counts the way the loader reads every count (`3`, `"3"`, `3.0`; one too large is an
+    /// error at `<path>.<key>`, or at `<key>` when `path` is empty).
+    pub fn with_overrides(
+        model: impl Into<String>,
+        overrides: BTreeMap<String, Value>,
+        path: &str,
+    ) -> Result<Self, ConfigError> {
+        let (num_retries, max_tokens) = load::override_counts(&overrides, path)?;
+        Ok(Self {
+            model: model.into(),
+            overrides,
+            num_retries,
+            max_tokens,
+        })
     }
 }
 

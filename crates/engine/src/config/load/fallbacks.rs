@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::scalars::{describe, name, wildcard_match};
+use super::scalars::{describe, name, opt, retries, uint32, wildcard_match};
 use super::{ConfigError, Loader, Result};
 use crate::config::{FallbackMap, FallbackTarget};
 
@@ -233,7 +233,7 @@ fn fallback_target(v: &Value, path: &str) -> Result<FallbackTarget> {
                 .filter(|(k, _)| k.as_str() != "model")
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            Ok(FallbackTarget { model, overrides })
+            FallbackTarget::with_overrides(model, overrides, path)
         }
         other => Err(ConfigError::new(
             path,
@@ -251,4 +251,24 @@ pub(super) fn default_fallbacks(v: &Value, path: &str) -> Result<RawEntry> {
         key_path: path.to_string(),
         targets: fallback_targets(v, path)?,
     })
+}
+
+/// `num_retries` (a retry count) and `max_tokens` (a count) among a fallback target's
+/// overrides, validated: the hop's own values.
+pub(in crate::config) fn override_counts(
+    overrides: &BTreeMap<String, Value>,
+    path: &str,
+) -> Result<(Option<u32>, Option<u32>)> {
+    let at = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    let count = |key: &str, read: fn(&Value, &str) -> Result<u32>| match overrides.get(key) {
+        Some(v) => opt(v, |v| read(v, &at(key))),
+        None => Ok(None),
+    };
+    Ok((count("num_retries", retries)?, count("max_tokens", uint32)?))
 }

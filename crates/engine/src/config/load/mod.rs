@@ -39,6 +39,7 @@ use super::keys::{
 };
 use scalars::{describe, duration, opt};
 
+pub(super) use fallbacks::override_counts;
 pub use yaml::{parse_yaml, parse_yaml_located};
 
 /// A config that cannot be used, naming the YAML path and what was expected.

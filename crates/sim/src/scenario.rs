@@ -1129,7 +1129,7 @@ impl<'de> Deserialize<'de> for Fallback {
                     Some(Value::String(model)) => {
                         FallbackTarget::with_overrides(model, overrides, "")
                             .map(Fallback)
-                            .map_err(|e| de::Error::custom(e))
+                            .map_err(de::Error::custom)
                     }
                     Some(other) => Err(de::Error::custom(format!(
                         "`model` must be a model group name, found {other}"

@@ -19,7 +19,8 @@ use super::scalars::{
 };
 use super::{ConfigError, Loader, Result};
 use crate::config::{
-    Classification, Deployment, Profile, Recovery, RouterSettings, resolve_max_fallbacks,
+    Classification, Deployment, MAX_FALLBACKS_ENV, Profile, Recovery, RouterSettings,
+    resolve_max_fallbacks,
 };
 use crate::stream::StreamRecovery;
 
@@ -374,13 +375,27 @@ fn model_group_retry_policy(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
 /// [`LoadOptions`](super::LoadOptions), else 5. A value from the environment is recorded in
 /// the warnings (whether used or not), so a run never changes silently with it.
 fn max_fallbacks(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
-    if let Some((v, at)) = r.router(setting) {
-        let configured = uint32(v, &at)?;
-        r.settings.max_fallbacks = resolve_max_fallbacks(Some(configured), None);
+    let env = r.loader.options.max_fallbacks_env.clone();
+    let configured = match r.router(setting) {
+        Some((v, at)) => Some(uint32(v, &at)?),
+        None => None,
+    };
+    let n = resolve_max_fallbacks(configured, env.as_deref());
+    r.settings.max_fallbacks = n;
+    let Some(env) = env else {
+        return Ok(());
+    };
+    let var = format!("{MAX_FALLBACKS_ENV}={env:?} from the environment");
+    r.loader.warn(if configured.is_some() {
+        format!("router_settings.max_fallbacks: {n} is used; {var} is not")
+    } else if env.trim().parse::<u32>().is_ok() {
+        format!(
+            "{var}: max_fallbacks is {n} (router_settings.max_fallbacks is not set; LiteLLM \
+             reads the same variable)"
+        )
     } else {
-        let env = r.loader.options.max_fallbacks_env.as_deref();
-        r.settings.max_fallbacks = resolve_max_fallbacks(None, env);
-    }
+        format!("{var} is not a whole number and is ignored: max_fallbacks is {n}")
+    });
     Ok(())
 }
 

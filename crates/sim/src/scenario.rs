@@ -50,7 +50,7 @@ use std::time::Duration;
 
 use routersim_engine::config::input::read_text_file;
 use routersim_engine::config::{
-    ConfigError, FallbackTarget, RouterConfig, load::LoadOptions,
+    ConfigError, FallbackTarget, RouterConfig, load::LoadOptions, load::describe,
     load::load_router_config_file_with, load::load_router_config_value_with,
     load::parse_yaml_located,
 };
@@ -561,18 +561,6 @@ fn parse_set_path(path: &str) -> Result<Vec<SetStep<'_>>, String> {
         }
     }
     Ok(steps)
-}
-
-/// A value's kind, for `set` errors.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "empty".to_string(),
-        Value::Bool(b) => format!("a boolean ({b})"),
-        Value::Number(n) => format!("a number ({n})"),
-        Value::String(s) => format!("a string ({s:?})"),
-        Value::Array(items) => format!("a list ({} entries)", items.len()),
-        Value::Object(_) => "a mapping".to_string(),
-    }
 }
 
 /// Sets `value` at `path` in a router config tree (the parsed YAML of a LiteLLM proxy config),

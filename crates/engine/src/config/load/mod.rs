@@ -37,9 +37,10 @@ use super::keys::{
     MAX_SECTION_TYPO, MODELLED_ROUTER_KEYS, MODELLED_SECTIONS, UnknownKey, closest_key,
     closest_within, is_known_router_key, known_router_keys,
 };
-use scalars::{describe, duration, opt};
+use scalars::{duration, opt};
 
 pub(super) use fallbacks::override_counts;
+pub use scalars::{describe, kind};
 pub use yaml::{parse_yaml, parse_yaml_located};
 
 /// A config that cannot be used, naming the YAML path and what was expected.

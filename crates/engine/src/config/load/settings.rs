@@ -122,25 +122,22 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 27] = [
         Ok(())
     }),
     router("profile", |r, k| {
-        if let Some(text) = r.named(k, "litellm or deltallm")? {
-            let profile = Profile::from_name(&text)
-                .ok_or_else(|| unknown_name(k, "litellm or deltallm", &text))?;
+        if let Some(profile) = r.named(k, Profile::choices, Profile::from_name)? {
             (r.settings.recovery, r.settings.classification) = profile.bundle();
             r.settings.profile = Some(profile);
         }
         Ok(())
     }),
     router("recovery", |r, k| {
-        if let Some(text) = r.named(k, "ttl or half_open")? {
-            r.settings.recovery = Recovery::from_name(&text)
-                .ok_or_else(|| unknown_name(k, "ttl or half_open", &text))?;
+        if let Some(recovery) = r.named(k, Recovery::choices, Recovery::from_name)? {
+            r.settings.recovery = recovery;
         }
         Ok(())
     }),
     router("classification", |r, k| {
-        if let Some(text) = r.named(k, "litellm or deltallm")? {
-            r.settings.classification = Classification::from_name(&text)
-                .ok_or_else(|| unknown_name(k, "litellm or deltallm", &text))?;
+        let read = r.named(k, Classification::choices, Classification::from_name)?;
+        if let Some(classification) = read {
+            r.settings.classification = classification;
         }
         Ok(())
     }),
@@ -265,13 +262,6 @@ fn get<'m>(section: Option<&'m Map<String, Value>>, key: &str) -> Option<&'m Val
     section.and_then(|m| m.get(key)).filter(|v| !v.is_null())
 }
 
-fn unknown_name(setting: &Setting, expected: &str, found: &str) -> ConfigError {
-    ConfigError::new(
-        format!("router_settings.{}", setting.key),
-        format!("expected {expected}, found \"{found}\""),
-    )
-}
-
 impl<'a> Read<'a> {
     /// The setting's value in `router_settings` (unless null), with its path.
     fn router(&self, setting: &Setting) -> Option<(&'a Value, String)> {
@@ -290,14 +280,21 @@ impl<'a> Read<'a> {
         Ok(())
     }
 
-    /// A setting that names one of a few values: its text, if set.
-    fn named(&self, setting: &Setting, expected: &str) -> Result<Option<String>> {
+    /// A setting that names one of a few values (`choices`, parsed by `parse`), if set.
+    fn named<T>(
+        &self,
+        setting: &Setting,
+        choices: fn() -> String,
+        parse: fn(&str) -> Option<T>,
+    ) -> Result<Option<T>> {
         match self.router(setting) {
             None => Ok(None),
-            Some((Value::String(text), _)) => Ok(Some(text.clone())),
+            Some((Value::String(text), at)) => parse(text).map(Some).ok_or_else(|| {
+                ConfigError::new(at, format!("expected {}, found \"{text}\"", choices()))
+            }),
             Some((other, at)) => Err(ConfigError::new(
                 at,
-                format!("expected {expected}, found {}", describe(other)),
+                format!("expected {}, found {}", choices(), describe(other)),
             )),
         }
     }

@@ -25,12 +25,16 @@ type Result<T> = std::result::Result<T, ConfigError>;
 /// What an error from an included file says instead of one of that file's values.
 pub const HIDDEN: &str = "<hidden: from an included file>";
 
+/// Where a merged `model_list` entry came from: the included file and its index there;
+/// `None` for the including file's own entries.
+type EntryOrigin = Option<(PathBuf, usize)>;
+
 /// Where the parts of a merged config came from.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Origins {
     /// Per entry of the merged `model_list`: the included file and the entry's index there;
     /// `None` for the including file's own entries (same index).
-    model_list: Vec<Option<(PathBuf, usize)>>,
+    model_list: Vec<EntryOrigin>,
     /// Top-level sections taken whole from an included file.
     sections: BTreeMap<String, PathBuf>,
 }
@@ -213,7 +217,7 @@ fn included_model_list(
     at: &str,
     target: &Path,
     inner: &Origins,
-) -> Result<(Vec<Value>, Vec<Option<(PathBuf, usize)>>)> {
+) -> Result<(Vec<Value>, Vec<EntryOrigin>)> {
     let entries = match value {
         Value::Null => Vec::new(),
         Value::Array(entries) => entries,

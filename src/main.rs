@@ -173,7 +173,14 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    // The one read of the environment: LiteLLM's `ROUTER_MAX_FALLBACKS`, passed to every
+    // router config load (which names it in its warnings when it is set).
+    let options = routersim_engine::config::load::LoadOptions {
+        max_fallbacks_env: std::env::var(routersim_engine::config::MAX_FALLBACKS_ENV).ok(),
+    };
+    let _ = routersim_sim::scenario::set_router_load_options(options);
+    match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Check(args) => commands::check::run(args),

@@ -108,3 +108,37 @@ fn a_broken_scenario_exits_2_naming_file_line_and_path() -> Result<(), Box<dyn s
     assert!(stderr.contains("expect[0].metric"), "{stderr}");
     Ok(())
 }
+
+/// `ROUTER_MAX_FALLBACKS` is read once by the CLI and recorded: the run says it used it.
+#[test]
+fn router_max_fallbacks_from_the_environment_is_a_warning() -> Result<(), Box<dyn std::error::Error>>
+{
+    let out = scratch_dir("cli-max-fallbacks-env");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .args([
+            "run",
+            "scenarios/seed-example.yaml",
+            "--trace",
+            "none",
+            "--out",
+        ])
+        .arg(&out)
+        .env("ROUTER_MAX_FALLBACKS", "1")
+        .current_dir(common::repo())
+        .output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8(output.stdout)?,
+        String::from_utf8(output.stderr)?
+    );
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    // seed-example.yaml sets no max_fallbacks: the variable is used, and said so.
+    assert!(
+        text.contains(
+            "warning: router config: ROUTER_MAX_FALLBACKS=\"1\" from the environment: \
+             max_fallbacks is 1"
+        ),
+        "{text}"
+    );
+    Ok(())
+}

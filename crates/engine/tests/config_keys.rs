@@ -1,7 +1,10 @@
 //! Router config keys in two classes: keys LiteLLM itself would not know (a typo, with the
 //! closest known key) and keys LiteLLM knows but routersim does not model (a note). Both load.
 
-use routersim_engine::config::keys::{UnknownKey, closest_key, edit_distance};
+use routersim_engine::config::keys::{
+    LITELLM_ROUTER_INIT_ARGS, MODELLED_LITELLM_KEYS, MODELLED_ROUTER_KEYS, UnknownKey, closest_key,
+    edit_distance,
+};
 use routersim_engine::config::{RouterConfig, load_router_config_str};
 
 const MODELS: &str = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\n";
@@ -173,4 +176,39 @@ fn a_misspelt_model_list_is_the_error_not_an_empty_model_list() {
         "not a section LiteLLM's proxy reads (ignored, by routersim too); did you mean \
          model_list? routersim needs the deployments in the file"
     );
+}
+
+/// The list of modelled keys and the code that reads them are one table: every listed key is
+/// read (a value no reader accepts, `[[]]`, is an error at that key), in `litellm_settings` too
+/// when listed there; and a LiteLLM key not listed is never read (the same value loads, as a
+/// note).
+#[test]
+fn every_modelled_key_is_read_and_no_other_key_is() {
+    for (section, keys) in [
+        ("router_settings", &MODELLED_ROUTER_KEYS[..]),
+        ("litellm_settings", &MODELLED_LITELLM_KEYS[..]),
+    ] {
+        for key in keys {
+            let yaml = format!("{MODELS}{section}:\n  {key}: [[]]\n");
+            let Err(e) = load_router_config_str(&yaml) else {
+                panic!("{section}.{key}: [[]] loaded: the key is listed but not read");
+            };
+            assert!(
+                e.path.starts_with(&format!("{section}.{key}")),
+                "{section}.{key}: the error is elsewhere: {e}"
+            );
+        }
+    }
+    for key in LITELLM_ROUTER_INIT_ARGS
+        .into_iter()
+        .filter(|k| !MODELLED_ROUTER_KEYS.contains(k))
+    {
+        let config = load(&format!("router_settings:\n  {key}: [[]]\n"));
+        assert!(
+            config
+                .ignored_keys
+                .contains(&format!("router_settings.{key}")),
+            "{key} is read but not listed as modelled"
+        );
+    }
 }

@@ -9,8 +9,7 @@ use routersim_engine::config::load::{
     ConfigError, load_router_config_file, load_router_config_str, load_router_config_value,
 };
 use routersim_engine::config::{
-    FallbackTarget, KindPolicy, MAX_FALLBACKS_ENV, RouterConfig, RoutingStrategyName,
-    resolve_max_fallbacks,
+    DEFAULT_MAX_FALLBACKS, FallbackTarget, KindPolicy, RouterConfig, RoutingStrategyName,
 };
 use routersim_engine::failure::FailureKind;
 use serde_json::{Value, json};
@@ -55,10 +54,6 @@ fn entries(pairs: &[(&str, &[&str])]) -> Vec<(String, Vec<FallbackTarget>)> {
 
 fn ids(config: &RouterConfig) -> Vec<&str> {
     config.deployments.iter().map(|d| d.id.as_ref()).collect()
-}
-
-fn env_max_fallbacks() -> u32 {
-    resolve_max_fallbacks(None, std::env::var(MAX_FALLBACKS_ENV).ok().as_deref())
 }
 
 const TWO_MODELS: &str = "model_list:\n  - model_name: a\n    litellm_params: {model: openai/a}\n  - model_name: b\n    litellm_params: {model: openai/b}\n";
@@ -285,7 +280,8 @@ fn realistic_proxy_config_loads_without_edits() {
     assert_eq!(s.num_retries, 2);
     assert_eq!(s.cooldown_time, Duration::from_secs(5));
     assert_eq!(s.allowed_fails, None);
-    assert_eq!(s.max_fallbacks, env_max_fallbacks());
+    // The loader never reads the environment: LoadOptions bring ROUTER_MAX_FALLBACKS in.
+    assert_eq!(s.max_fallbacks, DEFAULT_MAX_FALLBACKS);
     assert_eq!(
         s.model_group_alias,
         BTreeMap::from([("gpt4".to_string(), "gpt-4o".to_string())])
@@ -526,6 +522,8 @@ fn policies_with_litellm_and_snake_names() {
             ("temperature".to_string(), json!(0)),
             ("max_tokens".to_string(), json!(512)),
         ]),
+        num_retries: None,
+        max_tokens: Some(512),
     };
     assert_eq!(
         s.fallbacks.entries,
@@ -921,4 +919,83 @@ fn an_absurd_retry_count_is_an_error_not_an_hours_long_spin() {
         err.path,
         "router_settings.retry_policy.RateLimitErrorRetries"
     );
+}
+
+/// A fallback target's `num_retries` and `max_tokens` are counts, validated at load: one too
+/// large for the router is an error naming its path (it used to be truncated at the hop).
+#[test]
+fn fallback_override_counts_are_validated_at_load() {
+    for (key, value, message) in [
+        (
+            "num_retries",
+            "5000000000",
+            "expected a non-negative integer no larger than 4294967295, found 5000000000",
+        ),
+        (
+            "num_retries",
+            "1001",
+            "a retry count of at most 1000 is expected, found 1001",
+        ),
+        (
+            "max_tokens",
+            "5000000000",
+            "expected a non-negative integer no larger than 4294967295, found 5000000000",
+        ),
+        (
+            "max_tokens",
+            "lots",
+            "expected a non-negative integer, found the string \"lots\"",
+        ),
+    ] {
+        let yaml = format!(
+            "{TWO_MODELS}router_settings:\n  fallbacks: [{{a: [b, {{model: b, {key}: {value}}}]}}]\n"
+        );
+        let e = str_err(&yaml);
+        assert_eq!(e.path, format!("router_settings.fallbacks[0].a[1].{key}"));
+        assert_eq!(e.message, message);
+    }
+}
+
+/// `ROUTER_MAX_FALLBACKS` comes in through `LoadOptions` (the CLI reads the environment), and
+/// every use of it is a warning naming the variable and its value: a run never changes
+/// silently with the environment.
+#[test]
+fn router_max_fallbacks_comes_from_the_load_options_and_is_recorded() {
+    use routersim_engine::config::load::{LoadOptions, load_router_config_str_with};
+    let load = |extra: &str, env: Option<&str>| {
+        let options = LoadOptions {
+            max_fallbacks_env: env.map(str::to_string),
+        };
+        load_router_config_str_with(&format!("{TWO_MODELS}{extra}"), &options).expect("loads")
+    };
+    let c = load("", Some("9"));
+    assert_eq!(c.settings.max_fallbacks, 9);
+    assert_eq!(
+        c.warnings,
+        [
+            "ROUTER_MAX_FALLBACKS=\"9\" from the environment: max_fallbacks is 9 \
+             (router_settings.max_fallbacks is not set; LiteLLM reads the same variable)"
+        ]
+    );
+    let c = load("", Some("many"));
+    assert_eq!(c.settings.max_fallbacks, DEFAULT_MAX_FALLBACKS);
+    assert_eq!(
+        c.warnings,
+        [
+            "ROUTER_MAX_FALLBACKS=\"many\" from the environment is not a whole number and is \
+             ignored: max_fallbacks is 5"
+        ]
+    );
+    let c = load("router_settings:\n  max_fallbacks: 2\n", Some("9"));
+    assert_eq!(c.settings.max_fallbacks, 2);
+    assert_eq!(
+        c.warnings,
+        [
+            "router_settings.max_fallbacks: 2 is used; ROUTER_MAX_FALLBACKS=\"9\" from the \
+             environment is not"
+        ]
+    );
+    let c = load("", None);
+    assert_eq!(c.settings.max_fallbacks, DEFAULT_MAX_FALLBACKS);
+    assert!(c.warnings.is_empty());
 }

@@ -534,6 +534,7 @@ async fn fallbacks_dict_target_overrides_request_params_for_that_hop() {
     target
         .overrides
         .insert("num_retries".into(), serde_json::json!(0));
+    target.num_retries = Some(0);
     let mut settings = RouterSettings {
         num_retries: 2,
         ..RouterSettings::default()
@@ -562,6 +563,32 @@ async fn fallbacks_dict_target_overrides_request_params_for_that_hop() {
     assert_eq!(
         seen[3].1.params.get("temperature"),
         Some(&serde_json::json!(0))
+    );
+}
+
+/// A fallback target's `num_retries` is read at load like every other count: `"0"` (a
+/// string, as YAML may quote it) is 0 for that hop, not dropped.
+#[tokio::test(start_paused = true)]
+async fn fallback_num_retries_written_as_a_string_applies_to_its_hop() {
+    let config = routersim_engine::config::load_router_config_str(
+        "model_list:\n\
+         - {model_name: A, litellm_params: {model: openai/a}, model_info: {id: a0}}\n\
+         - {model_name: B, litellm_params: {model: openai/b}, model_info: {id: b0}}\n\
+         router_settings:\n  num_retries: 1\n  fallbacks: [{A: [{model: B, num_retries: \"0\"}]}]\n",
+    )
+    .expect("loads");
+    let provider = Scripted::new()
+        .always("a0", fail(K::InternalServer))
+        .always("b0", fail(K::InternalServer));
+    let (router, _) = make_router(config, provider);
+    let result = router.completion(Request::new(1, "A")).await;
+    assert_eq!(
+        attempts(&result),
+        [
+            "a0:internal_server",
+            "a0:internal_server",
+            "b0:internal_server"
+        ]
     );
 }
 

@@ -50,8 +50,9 @@ use std::time::Duration;
 
 use routersim_engine::config::input::read_text_file;
 use routersim_engine::config::{
-    ConfigError, FallbackTarget, RouterConfig, load::load_router_config_file,
-    load::load_router_config_value, load::parse_yaml_located,
+    ConfigError, FallbackTarget, RouterConfig, load::LoadOptions, load::describe,
+    load::load_router_config_file_with, load::load_router_config_value_with,
+    load::parse_yaml_located,
 };
 use routersim_engine::pattern::ModelPattern;
 use routersim_engine::request::ResponseFormat;
@@ -177,6 +178,27 @@ impl Scenario {
     }
 }
 
+/// What every scenario's router config is loaded with, from outside its files: set once by
+/// the CLI (which reads its environment once), before any scenario is read. Unset (a library
+/// caller, a test), nothing from outside is used.
+static ROUTER_LOAD_OPTIONS: OnceLock<LoadOptions> = OnceLock::new();
+
+/// The options used when none were set: nothing from outside.
+static NO_LOAD_OPTIONS: LoadOptions = LoadOptions {
+    max_fallbacks_env: None,
+};
+
+/// Sets the [`LoadOptions`] every scenario's router config is loaded with (once; a second call
+/// returns its options back, unused). The loader records every value it uses from them in the
+/// config's warnings, which every command prints.
+pub fn set_router_load_options(options: LoadOptions) -> Result<(), LoadOptions> {
+    ROUTER_LOAD_OPTIONS.set(options)
+}
+
+fn router_load_options() -> &'static LoadOptions {
+    ROUTER_LOAD_OPTIONS.get().unwrap_or(&NO_LOAD_OPTIONS)
+}
+
 /// Reads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
     let text = read_scenario_text(path)?;
@@ -265,12 +287,13 @@ fn parse_with_extra_set(
     let (router, router_source) = match (raw.router, raw.router_file) {
         (Some(mut value), None) => {
             apply_sets(&ctx, &mut value, &set)?;
-            let config = load_router_config_value(&value).map_err(|e| {
-                match set_covering(&set, &e.path) {
-                    Some(key) => ctx.error(&format!("set.{key}"), e.message),
-                    None => ctx.error(&router_path(&e), e.message),
-                }
-            })?;
+            let config =
+                load_router_config_value_with(&value, router_load_options()).map_err(|e| {
+                    match set_covering(&set, &e.path) {
+                        Some(key) => ctx.error(&format!("set.{key}"), e.message),
+                        None => ctx.error(&router_path(&e), e.message),
+                    }
+                })?;
             (config, RouterSource::Inline)
         }
         (None, Some(relative)) => {
@@ -406,7 +429,8 @@ fn load_router_file(ctx: &Ctx<'_>, path: &Path) -> Result<RouterConfig, Scenario
     // Read it here too: a missing file is the scenario's mistake (at `router_file`), and the
     // text locates the loader's errors.
     let text = read_router_text(ctx, path)?;
-    load_router_config_file(path).map_err(|e| router_file_error(path, &text, e))
+    load_router_config_file_with(path, router_load_options())
+        .map_err(|e| router_file_error(path, &text, e))
 }
 
 fn read_router_text(ctx: &Ctx<'_>, path: &Path) -> Result<String, ScenarioError> {
@@ -469,9 +493,11 @@ fn load_router_file_with_set(
         ));
     }
     apply_sets(ctx, &mut tree, set)?;
-    load_router_config_value(&tree).map_err(|e| match set_covering(set, &e.path) {
-        Some(key) => ctx.error(&format!("set.{key}"), e.message),
-        None => in_router_file(e),
+    load_router_config_value_with(&tree, router_load_options()).map_err(|e| {
+        match set_covering(set, &e.path) {
+            Some(key) => ctx.error(&format!("set.{key}"), e.message),
+            None => in_router_file(e),
+        }
     })
 }
 
@@ -535,18 +561,6 @@ fn parse_set_path(path: &str) -> Result<Vec<SetStep<'_>>, String> {
         }
     }
     Ok(steps)
-}
-
-/// A value's kind, for `set` errors.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "empty".to_string(),
-        Value::Bool(b) => format!("a boolean ({b})"),
-        Value::Number(n) => format!("a number ({n})"),
-        Value::String(s) => format!("a string ({s:?})"),
-        Value::Array(items) => format!("a list ({} entries)", items.len()),
-        Value::Object(_) => "a mapping".to_string(),
-    }
 }
 
 /// Sets `value` at `path` in a router config tree (the parsed YAML of a LiteLLM proxy config),
@@ -1126,7 +1140,11 @@ impl<'de> Deserialize<'de> for Fallback {
                 let mut overrides =
                     BTreeMap::<String, Value>::deserialize(MapAccessDeserializer::new(map))?;
                 match overrides.remove("model") {
-                    Some(Value::String(model)) => Ok(Fallback(FallbackTarget { model, overrides })),
+                    Some(Value::String(model)) => {
+                        FallbackTarget::with_overrides(model, overrides, "")
+                            .map(Fallback)
+                            .map_err(de::Error::custom)
+                    }
                     Some(other) => Err(de::Error::custom(format!(
                         "`model` must be a model group name, found {other}"
                     ))),

@@ -217,6 +217,8 @@ fn the_example_parses_into_exact_values() {
                             overrides: [("temperature".to_string(), serde_json::json!(0))]
                                 .into_iter()
                                 .collect(),
+                            num_retries: None,
+                            max_tokens: None,
                         },
                     ]),
                     disable_fallbacks: true,

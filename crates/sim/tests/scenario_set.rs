@@ -92,7 +92,7 @@ fn bad_paths_name_set_with_the_scenario_line() {
         ),
         (
             "  router_settings.num_retries.max: 1\n",
-            "set.router_settings.num_retries.max: router_settings.num_retries is a number (2), \
+            "set.router_settings.num_retries.max: router_settings.num_retries is the number 2, \
              not a mapping: it has no key \"max\"",
         ),
         (

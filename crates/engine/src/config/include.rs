@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::input::read_text_file;
+use super::load::scalars::kind;
 use super::load::{ConfigError, parse_yaml_located};
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -24,12 +25,16 @@ type Result<T> = std::result::Result<T, ConfigError>;
 /// What an error from an included file says instead of one of that file's values.
 pub const HIDDEN: &str = "<hidden: from an included file>";
 
+/// Where a merged `model_list` entry came from: the included file and its index there;
+/// `None` for the including file's own entries.
+type EntryOrigin = Option<(PathBuf, usize)>;
+
 /// Where the parts of a merged config came from.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Origins {
     /// Per entry of the merged `model_list`: the included file and the entry's index there;
     /// `None` for the including file's own entries (same index).
-    model_list: Vec<Option<(PathBuf, usize)>>,
+    model_list: Vec<EntryOrigin>,
     /// Top-level sections taken whole from an included file.
     sections: BTreeMap<String, PathBuf>,
 }
@@ -117,34 +122,7 @@ pub(super) fn resolve_includes(
     for (i, name) in names.iter().enumerate() {
         let at = format!("include[{i}]");
         let target = base.join(name);
-        let text = read_text_file(&target).map_err(|e| {
-            ConfigError::new(
-                at.clone(),
-                format!(
-                    "cannot read included file {} (included from {}): {e}",
-                    target.display(),
-                    file.display()
-                ),
-            )
-        })?;
-        let canonical = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
-        if stack.contains(&canonical) {
-            return Err(ConfigError::new(
-                at,
-                format!(
-                    "include cycle: {} is already being included",
-                    target.display()
-                ),
-            ));
-        }
-        let in_target = |mut e: ConfigError| {
-            e.file.get_or_insert_with(|| target.clone());
-            e
-        };
-        let mut included = parse_yaml_located(&text).map_err(in_target)?;
-        stack.push(canonical);
-        let inner = resolve_includes(&mut included, &target, stack, warnings).map_err(in_target)?;
-        stack.pop();
+        let (included, inner) = read_included(&target, file, &at, stack, warnings)?;
         let included = match included {
             Value::Null => continue,
             Value::Object(included) => included,
@@ -161,24 +139,7 @@ pub(super) fn resolve_includes(
         };
         for (key, value) in included {
             if key == "model_list" {
-                let entries = match value {
-                    Value::Null => Vec::new(),
-                    Value::Array(entries) => entries,
-                    other => {
-                        return Err(ConfigError::new(
-                            format!("{at}.model_list"),
-                            format!(
-                                "expected a list of deployments in {}, found {}",
-                                target.display(),
-                                kind(&other)
-                            ),
-                        ));
-                    }
-                };
-                let entry_origins = (0..entries.len()).map(|j| match inner.model_list.get(j) {
-                    Some(Some(deeper)) => Some(deeper.clone()),
-                    _ => Some((target.clone(), j)),
-                });
+                let (entries, entry_origins) = included_model_list(value, &at, &target, &inner)?;
                 match map.get_mut("model_list") {
                     Some(Value::Array(list)) => {
                         list.extend(entries);
@@ -186,7 +147,7 @@ pub(super) fn resolve_includes(
                     }
                     _ => {
                         map.insert(key, Value::Array(entries));
-                        origins.model_list = entry_origins.collect();
+                        origins.model_list = entry_origins;
                     }
                 }
             } else if map.get(&key).is_none_or(Value::is_null) {
@@ -210,16 +171,72 @@ pub(super) fn resolve_includes(
     Ok(origins)
 }
 
-/// A value's kind, never its content.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
+/// Reads, parses and resolves (recursively) one included file: its tree and where its parts
+/// came from. An error in it names it.
+fn read_included(
+    target: &Path,
+    file: &Path,
+    at: &str,
+    stack: &mut Vec<PathBuf>,
+    warnings: &mut Vec<String>,
+) -> Result<(Value, Origins)> {
+    let text = read_text_file(target).map_err(|e| {
+        ConfigError::new(
+            at,
+            format!(
+                "cannot read included file {} (included from {}): {e}",
+                target.display(),
+                file.display()
+            ),
+        )
+    })?;
+    let canonical = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    if stack.contains(&canonical) {
+        return Err(ConfigError::new(
+            at,
+            format!(
+                "include cycle: {} is already being included",
+                target.display()
+            ),
+        ));
     }
+    let in_target = |mut e: ConfigError| {
+        e.file.get_or_insert_with(|| target.to_path_buf());
+        e
+    };
+    let mut included = parse_yaml_located(&text).map_err(in_target)?;
+    stack.push(canonical);
+    let inner = resolve_includes(&mut included, target, stack, warnings).map_err(in_target)?;
+    stack.pop();
+    Ok((included, inner))
+}
+
+/// An included file's `model_list`, and where each entry came from (in that file, or deeper).
+fn included_model_list(
+    value: Value,
+    at: &str,
+    target: &Path,
+    inner: &Origins,
+) -> Result<(Vec<Value>, Vec<EntryOrigin>)> {
+    let entries = match value {
+        Value::Null => Vec::new(),
+        Value::Array(entries) => entries,
+        other => {
+            return Err(ConfigError::new(
+                format!("{at}.model_list"),
+                format!(
+                    "expected a list of deployments in {}, found {}",
+                    target.display(),
+                    kind(&other)
+                ),
+            ));
+        }
+    };
+    let entry_origins = (0..entries.len()).map(|j| match inner.model_list.get(j) {
+        Some(Some(deeper)) => Some(deeper.clone()),
+        _ => Some((target.to_path_buf(), j)),
+    });
+    Ok((entries, entry_origins.collect()))
 }
 
 /// The node at a loader error path (`router_settings.fallbacks[0].gpt-4o`). Keys may hold

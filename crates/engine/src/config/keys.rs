@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+use super::load::settings::{ROUTER_SETTINGS, litellm_key_count, litellm_keys, router_keys};
+
 /// The parameters of `litellm.Router.__init__` in LiteLLM 1.110.2: the keys its proxy accepts
 /// under `router_settings` (`proxy_server.py` passes a key on when it is in
 /// `router_init_args()`, and logs "Key '…' is not a valid argument for Router.__init__().
@@ -98,49 +100,14 @@ pub const ROUTERSIM_ROUTER_KEYS: [&str; 6] = [
     "stream_recovery",
 ];
 
-/// `router_settings` keys the engine models (LiteLLM's and routersim's own).
-pub const MODELLED_ROUTER_KEYS: [&str; 27] = [
-    "enable_pre_call_checks",
-    "recovery",
-    "classification",
-    "health_check_interval",
-    "profile",
-    "stream_timeout",
-    "stream_stall_timeout",
-    "enable_mid_stream_fallback_continuation",
-    "stream_recovery",
-    "routing_strategy",
-    "num_retries",
-    "retry_after",
-    "cooldown_time",
-    "allowed_fails",
-    "allowed_fails_policy",
-    "retry_policy",
-    "model_group_retry_policy",
-    "fallbacks",
-    "context_window_fallbacks",
-    "content_policy_fallbacks",
-    "default_fallbacks",
-    "max_fallbacks",
-    "enable_weighted_failover",
-    "disable_cooldowns",
-    "enable_health_check_routing",
-    "timeout",
-    "model_group_alias",
-];
+/// `router_settings` keys the engine models (LiteLLM's and routersim's own), in the order they
+/// are read: the keys of the loader's one table of keys and readers, so a key is listed here
+/// exactly when it is read.
+pub const MODELLED_ROUTER_KEYS: [&str; ROUTER_SETTINGS.len()] = router_keys();
 
-/// Router keys that are also read from `litellm_settings` (where real configs often put them).
-pub const MODELLED_LITELLM_KEYS: [&str; 9] = [
-    "request_timeout",
-    "fallbacks",
-    "context_window_fallbacks",
-    "content_policy_fallbacks",
-    "default_fallbacks",
-    "num_retries",
-    "allowed_fails",
-    "cooldown_time",
-    "retry_after",
-];
+/// Router keys that are also read from `litellm_settings` (where real configs often put them),
+/// from the same table.
+pub const MODELLED_LITELLM_KEYS: [&str; litellm_key_count()] = litellm_keys();
 
 /// The top-level sections routersim reads. Any other top-level key is ignored; one within
 /// [`MAX_SECTION_TYPO`] edits of these is reported as a misspelt section.

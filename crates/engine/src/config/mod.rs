@@ -23,6 +23,44 @@ use crate::stream::StreamRecovery;
 
 pub use load::{ConfigError, load_router_config_str};
 
+/// Implements `ALL`, `NAMES`, `as_str`, `from_name` and `choices` for a fieldless enum from one
+/// table: each variant with its canonical name, then any other spelling it accepts. A new
+/// variant is one line of the table (`as_str` matches every variant, so the compiler asks for
+/// it).
+macro_rules! name_table {
+    ($ty:ident { $($variant:ident => $name:literal $(| $alias:literal)*,)+ }) => {
+        impl $ty {
+            /// Every value, in table order.
+            pub const ALL: [$ty; [$($ty::$variant),+].len()] = [$($ty::$variant),+];
+
+            /// Every accepted spelling (each canonical name, then its other spellings), for
+            /// error messages.
+            pub const NAMES: [&'static str; [$($name $(, $alias)*),+].len()] =
+                [$($name $(, $alias)*),+];
+
+            /// The canonical name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            /// Parses a name as users write it (trimmed; any accepted spelling).
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name.trim() {
+                    $($name $(| $alias)* => Some($ty::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// The canonical names as the choice an error message expects: `a or b`.
+            pub fn choices() -> String {
+                Self::ALL.map(Self::as_str).join(" or ")
+            }
+        }
+    };
+}
+
 /// Default `num_retries` (LiteLLM's).
 pub const DEFAULT_NUM_RETRIES: u32 = 2;
 /// Default `cooldown_time` (LiteLLM's).
@@ -118,50 +156,16 @@ pub enum RoutingStrategyName {
     RateLimitAware,
 }
 
-impl RoutingStrategyName {
-    /// Parses a strategy name as users write it (trimmed; LiteLLM and DeltaLLM spellings).
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.trim() {
-            "simple-shuffle" => Some(Self::SimpleShuffle),
-            "weighted" | "tag-based-routing" => Some(Self::Weighted),
-            "priority-based-routing" => Some(Self::PriorityBased),
-            "least-busy" => Some(Self::LeastBusy),
-            "latency-based-routing" => Some(Self::LatencyBased),
-            "cost-based-routing" => Some(Self::CostBased),
-            "usage-based-routing" | "usage-based-routing-v2" => Some(Self::UsageBased),
-            "rate-limit-aware" => Some(Self::RateLimitAware),
-            _ => None,
-        }
-    }
-
-    /// Every accepted spelling, for error messages.
-    pub const NAMES: [&'static str; 10] = [
-        "simple-shuffle",
-        "weighted",
-        "tag-based-routing",
-        "priority-based-routing",
-        "least-busy",
-        "latency-based-routing",
-        "cost-based-routing",
-        "usage-based-routing",
-        "usage-based-routing-v2",
-        "rate-limit-aware",
-    ];
-
-    /// The canonical name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::SimpleShuffle => "simple-shuffle",
-            Self::Weighted => "weighted",
-            Self::PriorityBased => "priority-based-routing",
-            Self::LeastBusy => "least-busy",
-            Self::LatencyBased => "latency-based-routing",
-            Self::CostBased => "cost-based-routing",
-            Self::UsageBased => "usage-based-routing",
-            Self::RateLimitAware => "rate-limit-aware",
-        }
-    }
-}
+name_table!(RoutingStrategyName {
+    SimpleShuffle => "simple-shuffle",
+    Weighted => "weighted" | "tag-based-routing",
+    PriorityBased => "priority-based-routing",
+    LeastBusy => "least-busy",
+    LatencyBased => "latency-based-routing",
+    CostBased => "cost-based-routing",
+    UsageBased => "usage-based-routing" | "usage-based-routing-v2",
+    RateLimitAware => "rate-limit-aware",
+});
 
 /// A per-kind count: `retry_policy` (retries) or `allowed_fails_policy` (allowed fails).
 ///
@@ -191,8 +195,14 @@ impl KindPolicy {
 pub struct FallbackTarget {
     /// The target model group.
     pub model: String,
-    /// The target dict's other keys (e.g. `temperature: 0`).
+    /// The target dict's other keys (e.g. `temperature: 0`), as written: merged into the
+    /// hop's params.
     pub overrides: BTreeMap<String, Value>,
+    /// `num_retries` among the overrides, read as a retry count (at most
+    /// [`MAX_NUM_RETRIES`](load::MAX_NUM_RETRIES)): the hop's own retry count.
+    pub num_retries: Option<u32>,
+    /// `max_tokens` among the overrides, read as a count: the hop's own `max_tokens`.
+    pub max_tokens: Option<u32>,
 }
 
 impl FallbackTarget {
@@ -200,8 +210,25 @@ impl FallbackTarget {
     pub fn group(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
-            overrides: BTreeMap::new(),
+            ..Self::default()
         }
+    }
+
+    /// A target with param overrides; `num_retries` and `max_tokens` among them are read as
+    /// counts the way the loader reads every count (`3`, `"3"`, `3.0`; one too large is an
+    /// error at `<path>.<key>`, or at `<key>` when `path` is empty).
+    pub fn with_overrides(
+        model: impl Into<String>,
+        overrides: BTreeMap<String, Value>,
+        path: &str,
+    ) -> Result<Self, ConfigError> {
+        let (num_retries, max_tokens) = load::override_counts(&overrides, path)?;
+        Ok(Self {
+            model: model.into(),
+            overrides,
+            num_retries,
+            max_tokens,
+        })
     }
 }
 
@@ -295,16 +322,10 @@ pub enum Recovery {
     HalfOpen,
 }
 
-impl Recovery {
-    /// Parses `ttl` / `half_open`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.trim() {
-            "ttl" => Some(Self::Ttl),
-            "half_open" | "half-open" => Some(Self::HalfOpen),
-            _ => None,
-        }
-    }
-}
+name_table!(Recovery {
+    Ttl => "ttl",
+    HalfOpen => "half_open" | "half-open",
+});
 
 /// How provider failures are classified.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -316,16 +337,10 @@ pub enum Classification {
     DeltaLlm,
 }
 
-impl Classification {
-    /// Parses `litellm` / `deltallm`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.trim() {
-            "litellm" => Some(Self::LiteLlm),
-            "deltallm" => Some(Self::DeltaLlm),
-            _ => None,
-        }
-    }
-}
+name_table!(Classification {
+    LiteLlm => "litellm",
+    DeltaLlm => "deltallm",
+});
 
 /// A named bundle of settings (`router_settings.profile`); explicit settings still win.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -336,16 +351,12 @@ pub enum Profile {
     DeltaLlm,
 }
 
-impl Profile {
-    /// Parses `litellm` / `deltallm`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.trim() {
-            "litellm" => Some(Self::LiteLlm),
-            "deltallm" => Some(Self::DeltaLlm),
-            _ => None,
-        }
-    }
+name_table!(Profile {
+    LiteLlm => "litellm",
+    DeltaLlm => "deltallm",
+});
 
+impl Profile {
     /// What the profile sets: `(recovery, classification)`.
     pub fn bundle(self) -> (Recovery, Classification) {
         match self {
@@ -411,6 +422,27 @@ mod tests {
             .per_kind
             .insert(FailureKind::ContentPolicyViolation, 0);
         assert_eq!(policy.get(FailureKind::ContentPolicyViolation), Some(0));
+    }
+
+    #[test]
+    fn name_tables_round_trip_and_every_spelling_parses() {
+        macro_rules! check {
+            ($ty:ident) => {
+                for value in $ty::ALL {
+                    assert_eq!($ty::from_name(value.as_str()), Some(value));
+                }
+                for name in $ty::NAMES {
+                    assert!($ty::from_name(name).is_some(), "{name}");
+                }
+            };
+        }
+        check!(RoutingStrategyName);
+        check!(Recovery);
+        check!(Classification);
+        check!(Profile);
+        assert_eq!(Recovery::choices(), "ttl or half_open");
+        assert_eq!(RoutingStrategyName::ALL.len(), 8);
+        assert_eq!(RoutingStrategyName::NAMES.len(), 10);
     }
 
     #[test]

@@ -205,8 +205,8 @@ pub(super) fn apply_overrides(request: &Request, target: &FallbackTarget) -> Req
     let mut hop = request.clone();
     for (key, value) in &target.overrides {
         match key.as_str() {
-            "num_retries" => hop.num_retries = value.as_u64().map(|v| v as u32),
-            "max_tokens" => hop.max_tokens = value.as_u64().map(|v| v as u32),
+            "num_retries" => hop.num_retries = target.num_retries,
+            "max_tokens" => hop.max_tokens = target.max_tokens,
             _ => {}
         }
         hop.params.insert(key.clone(), value.clone());

@@ -1,0 +1,143 @@
+//! Per-kind counts: `retry_policy`, `model_group_retry_policy` and `allowed_fails_policy`, keyed
+//! by LiteLLM's field names (`RateLimitErrorRetries`) or the snake_case kind names.
+
+use serde_json::Value;
+
+use super::scalars::{describe, opt, retries, uint32};
+use super::{ConfigError, Result};
+use crate::config::KindPolicy;
+use crate::failure::FailureKind;
+
+/// What a policy counts.
+#[derive(Clone, Copy)]
+pub(super) enum PolicyUnit {
+    Retries,
+    AllowedFails,
+}
+
+impl PolicyUnit {
+    fn suffix(self) -> &'static str {
+        match self {
+            PolicyUnit::Retries => "Retries",
+            PolicyUnit::AllowedFails => "AllowedFails",
+        }
+    }
+}
+
+/// Where a policy key sends its count.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PolicySlot {
+    Default,
+    Kind(FailureKind),
+}
+
+fn policy_slot(key: &str, unit: PolicyUnit) -> Option<PolicySlot> {
+    let suffix = unit.suffix();
+    if key == "default" {
+        return Some(PolicySlot::Default);
+    }
+    if let Some(stem) = key.strip_suffix(suffix) {
+        if stem == "Default" {
+            return Some(PolicySlot::Default);
+        }
+        if let Some(kind) = FailureKind::ALL
+            .into_iter()
+            .find(|k| k.policy_stems().first() == Some(&stem))
+        {
+            return Some(PolicySlot::Kind(kind));
+        }
+    }
+    FailureKind::from_name(key).map(PolicySlot::Kind)
+}
+
+fn valid_policy_keys(unit: PolicyUnit) -> String {
+    let suffix = unit.suffix();
+    let mut names = vec![format!("Default{suffix}")];
+    for kind in FailureKind::ALL {
+        if let Some(stem) = kind.policy_stems().first() {
+            names.push(format!("{stem}{suffix}"));
+        }
+    }
+    let snake: Vec<&str> = std::iter::once("default")
+        .chain(FailureKind::ALL.iter().map(|k| k.as_str()))
+        .collect();
+    format!(
+        "expected one of {}, or a kind name: {}",
+        names.join(", "),
+        snake.join(", ")
+    )
+}
+
+pub(super) fn kind_policy(v: &Value, path: &str, unit: PolicyUnit) -> Result<Option<KindPolicy>> {
+    let map = match v {
+        Value::Null => return Ok(None),
+        Value::Object(map) => map,
+        other => {
+            return Err(ConfigError::new(
+                path,
+                format!(
+                    "expected a mapping such as {{RateLimitError{0}: 3, Default{0}: 1}}, found {1}",
+                    unit.suffix(),
+                    describe(other)
+                ),
+            ));
+        }
+    };
+    let mut policy = KindPolicy::default();
+    let mut seen: Vec<(PolicySlot, &str)> = Vec::new();
+    for (key, value) in map {
+        let at = format!("{path}.{key}");
+        let Some(slot) = policy_slot(key, unit) else {
+            return Err(ConfigError::new(
+                at,
+                format!("unknown key \"{key}\" ({})", valid_policy_keys(unit)),
+            ));
+        };
+        if let Some((_, other)) = seen.iter().find(|(s, _)| *s == slot) {
+            return Err(ConfigError::new(
+                at,
+                format!("sets the same count as {other}; keep one of them"),
+            ));
+        }
+        seen.push((slot, key));
+        let read = if matches!(unit, PolicyUnit::Retries) {
+            retries
+        } else {
+            uint32
+        };
+        let Some(count) = opt(value, |v| read(v, &at))? else {
+            continue;
+        };
+        match slot {
+            PolicySlot::Default => policy.default = Some(count),
+            PolicySlot::Kind(kind) => {
+                policy.per_kind.insert(kind, count);
+            }
+        }
+    }
+    Ok(Some(policy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_keys_map_to_the_first_stem() {
+        let retries = PolicyUnit::Retries;
+        assert!(matches!(
+            policy_slot("BadRequestErrorRetries", retries),
+            Some(PolicySlot::Kind(FailureKind::BadRequest))
+        ));
+        assert!(matches!(
+            policy_slot("RateLimitErrorRetries", retries),
+            Some(PolicySlot::Kind(FailureKind::RateLimit))
+        ));
+        assert!(matches!(
+            policy_slot("DefaultRetries", retries),
+            Some(PolicySlot::Default)
+        ));
+        assert!(policy_slot("RateLimitErrorAllowedFails", retries).is_none());
+        assert!(policy_slot("max_retries", retries).is_none());
+    }
+}

@@ -34,12 +34,13 @@ use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use routersim_engine::event::{EventKind, EventSink, RoutingEvent};
 use routersim_engine::stream::StreamOutcome;
+use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
 use tokio::time::Instant;
 
 use crate::error::ReportError;
@@ -201,7 +202,7 @@ impl Recorder {
     }
 
     fn state_mut(&mut self) -> &mut State {
-        self.state.get_mut().unwrap_or_else(PoisonError::into_inner)
+        unpoisoned(self.state.get_mut())
     }
 
     /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm`, `ttft.hgrm`,
@@ -209,19 +210,14 @@ impl Recorder {
     /// [`without_plots`](Self::without_plots)), and returns the summary. The first error of
     /// the whole run, if any, is returned instead.
     pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {
-        let state = self
-            .state
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.finish(meta)
+        unpoisoned(self.state.into_inner()).finish(meta)
     }
 }
 
 impl EventSink for Recorder {
     fn emit(&self, event: &RoutingEvent) {
         // A poisoned lock can only follow a panic elsewhere; keep recording what we can.
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.record(event);
+        lock_unpoisoned(&self.state).record(event);
     }
 }
 

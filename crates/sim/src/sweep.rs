@@ -47,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -524,11 +525,11 @@ impl Sweep {
                 let (combo, seed_index) = (job / seeds, job % seeds);
                 match self.run_one(combo, seed_index, out) {
                     Ok(row) => {
-                        lock(&results)[slot] = Some(row);
+                        lock_unpoisoned(&results)[slot] = Some(row);
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     }
                     Err(e) => {
-                        lock(&errors).push((slot, e));
+                        lock_unpoisoned(&errors).push((slot, e));
                         stop.store(true, Ordering::Relaxed);
                     }
                 }
@@ -539,12 +540,12 @@ impl Sweep {
                 s.spawn(worker);
             }
         });
-        let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut errors = unpoisoned(errors.into_inner());
         errors.sort_by_key(|(slot, _)| *slot);
         if let Some((_, e)) = errors.into_iter().next() {
             return Err(e);
         }
-        let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        let results = unpoisoned(results.into_inner());
         Ok(results.into_iter().flatten().collect())
     }
 
@@ -637,10 +638,6 @@ pub struct SweepOutput {
     pub stats: Vec<ComboStats>,
     /// What writing the folder had to tidy up first, for the user.
     pub notes: Vec<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A run's report directory in a sweep: `out/runs/c<NNN>/seed-<S>/`.

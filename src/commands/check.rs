@@ -4,8 +4,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use routersim_sim::check::{
-    CaseResult, CheckOptions, GoldenStatus, Verdict, check, find_scenarios, parse_seeds,
+    CaseResult, CheckOptions, GoldenStatus, Verdict, check, find_scenarios,
 };
+use routersim_sim::seeds::Seeds;
 
 use crate::{CheckArgs, EXIT_ERROR, EXIT_EXPECT_FAILED};
 
@@ -14,13 +15,7 @@ use crate::{CheckArgs, EXIT_ERROR, EXIT_EXPECT_FAILED};
 /// passed, 1 when an `expect` line or a golden failed, 2 on bad input (a bad `--seeds`, a
 /// scenario that does not load, an unreadable golden).
 pub fn run(args: CheckArgs) -> ExitCode {
-    let seeds = match args.seeds.as_deref().map(parse_seeds).transpose() {
-        Ok(seeds) => seeds,
-        Err(e) => {
-            eprintln!("error: --seeds {:?}: {e}", args.seeds.unwrap_or_default());
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
+    let seeds = args.seeds.map(Seeds::into_vec);
     let scenarios = match find_scenarios(&args.dir) {
         Ok(found) => found,
         Err(e) => {

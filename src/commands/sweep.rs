@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routersim_sim::sweep::{
-    self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_seeds, parse_set_args,
-    parse_shard, prepare, worker_count,
+    self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_set_args, parse_shard,
+    prepare, worker_count,
 };
 
 use routersim_sim::config_keys::{config_lines, strict_errors};
@@ -42,10 +42,7 @@ pub fn run(args: SweepArgs) -> ExitCode {
         Ok(keys) => keys,
         Err(e) => return fail(e),
     };
-    let seeds = match parse_seeds(&args.seeds) {
-        Ok(seeds) => seeds,
-        Err(e) => return fail(e),
-    };
+    let seeds = args.seeds.into_vec();
     let shard = match args.shard.as_deref().map(parse_shard).transpose() {
         Ok(shard) => shard,
         Err(e) => return fail(e),

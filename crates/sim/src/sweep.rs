@@ -197,39 +197,6 @@ pub fn parse_shard(text: &str) -> Result<Shard, SweepError> {
     Ok(Shard { index, count })
 }
 
-/// Parses `--seeds`: `1..20` (inclusive), `1,2,7`, or `3`. Seeds keep their order; a repeated
-/// seed is an error.
-pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SweepError> {
-    let bad = |why: &str| {
-        SweepError::Usage(format!(
-            "--seeds {text:?}: {why}; expected a range such as 1..20 (inclusive), a list such \
-             as 1,2,7, or one seed"
-        ))
-    };
-    let number = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| bad(&format!("{:?} is not a seed", s.trim())))
-    };
-    let seeds: Vec<u64> = if let Some((a, b)) = text.split_once("..") {
-        let (a, b) = (number(a)?, number(b.strip_prefix('=').unwrap_or(b))?);
-        if a > b {
-            return Err(bad("the range is empty"));
-        }
-        if b - a >= 1_000_000 {
-            return Err(bad("more than a million seeds"));
-        }
-        (a..=b).collect()
-    } else {
-        text.split(',').map(number).collect::<Result<_, _>>()?
-    };
-    let mut seen = std::collections::HashSet::new();
-    if let Some(dup) = seeds.iter().find(|s| !seen.insert(**s)) {
-        return Err(bad(&format!("seed {dup} is repeated")));
-    }
-    Ok(seeds)
-}
-
 /// Splits a `--set` value list at commas outside brackets, braces and quotes, so
 /// `fallbacks=[a, b],[c]` is two values.
 fn split_values(text: &str) -> Vec<&str> {
@@ -1242,16 +1209,6 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seeds_parse() {
-        assert_eq!(parse_seeds("1..3").unwrap(), vec![1, 2, 3]);
-        assert_eq!(parse_seeds("7,2").unwrap(), vec![7, 2]);
-        assert_eq!(parse_seeds("5").unwrap(), vec![5]);
-        assert!(parse_seeds("3..1").is_err());
-        assert!(parse_seeds("1,1").is_err());
-        assert!(parse_seeds("a").is_err());
-    }
 
     #[test]
     fn set_args_split_at_top_level_commas() {

@@ -5,6 +5,8 @@
 //! (one file per command under `commands/`).
 
 mod commands;
+mod error;
+mod out;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -200,12 +202,17 @@ impl clap::builder::TypedValueParser for SeedsParser {
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::Run(args) => commands::run::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Merge(args) => commands::sweep::merge(args),
         Command::Diff(args) => commands::diff::run(args),
-    }
+    };
+    // The one error path: a command that could not do its work says why and exits 2.
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_ERROR)
+    })
 }

@@ -1211,6 +1211,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_metric_a_sweep_records_is_a_summary_metric() {
+        for name in METRICS {
+            assert!(routersim_report::is_known_metric(name), "{name}");
+        }
+    }
+
+    #[test]
     fn set_args_split_at_top_level_commas() {
         let k = parse_set_arg("router_settings.fallbacks=[{a: [b, c]}],[]").unwrap();
         assert_eq!(k.values, vec!["[{a: [b, c]}]", "[]"]);

@@ -5,12 +5,15 @@
 //! (one file per command under `commands/`).
 
 mod commands;
+mod error;
+mod out;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use routersim_sim::seeds::Seeds;
 
 /// Exit code when an `expect` line (or a golden summary) fails.
 pub const EXIT_EXPECT_FAILED: u8 = 1;
@@ -88,10 +91,10 @@ pub struct BenchArgs {
 pub struct CheckArgs {
     /// A directory of scenarios (searched recursively) or one scenario file.
     pub dir: PathBuf,
-    /// Seeds to run each scenario with: `1..5` (inclusive), `1,2,7`, or `3`; default: each
-    /// scenario's own seed.
-    #[arg(long)]
-    pub seeds: Option<String>,
+    /// Seeds to run each scenario with: `1..5` (inclusive), `1,2,7`, `3`, or a mix
+    /// (`1..3,9`); default: each scenario's own seed.
+    #[arg(long, value_parser = SeedsParser)]
+    pub seeds: Option<Seeds>,
     /// Where every run's report and junit.xml go.
     #[arg(long, default_value = "reports/check")]
     pub out: PathBuf,
@@ -113,9 +116,10 @@ pub struct SweepArgs {
     /// Repeat for a grid.
     #[arg(long = "set", value_name = "KEY=V1,V2,…")]
     pub set: Vec<String>,
-    /// Seeds, the same for every combination: `1..20` (inclusive) or `1,2,7`.
-    #[arg(long, default_value = "1..10")]
-    pub seeds: String,
+    /// Seeds, the same for every combination: `1..20` (inclusive), `1,2,7`, `3`, or a mix
+    /// (`1..3,9`).
+    #[arg(long, default_value = "1..10", value_parser = SeedsParser)]
+    pub seeds: Seeds,
     /// Output directory (default: reports/sweep/NAME/).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -172,6 +176,31 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     routersim_mock_providers::duration::parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// `--seeds` for every command, in the one grammar of [`Seeds`]. A bad value is clap's usage
+/// error (exit 2, nothing runs) worded `error: --seeds "TEXT": why`.
+#[derive(Clone, Copy, Debug)]
+struct SeedsParser;
+
+impl clap::builder::TypedValueParser for SeedsParser {
+    type Value = Seeds;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Seeds, clap::Error> {
+        let text = value.to_string_lossy();
+        Seeds::parse(&text).map_err(|e| {
+            let flag = arg.and_then(clap::Arg::get_long).unwrap_or("seeds");
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--{flag} {text:?}: {e}\n"),
+            )
+        })
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The one read of the environment: LiteLLM's `ROUTER_MAX_FALLBACKS`, passed to every
@@ -180,12 +209,17 @@ fn main() -> ExitCode {
         max_fallbacks_env: std::env::var(routersim_engine::config::MAX_FALLBACKS_ENV).ok(),
     };
     let _ = routersim_sim::scenario::set_router_load_options(options);
-    match cli.command {
+    let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Merge(args) => commands::sweep::merge(args),
         Command::Diff(args) => commands::diff::run(args),
-    }
+    };
+    // The one error path: a command that could not do its work says why and exits 2.
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_ERROR)
+    })
 }

@@ -142,3 +142,46 @@ fn router_max_fallbacks_from_the_environment_is_a_warning() -> Result<(), Box<dy
     );
     Ok(())
 }
+
+/// Runs `routersim` with stdout a pipe whose reader is already gone (`routersim … | head`).
+fn with_closed_stdout(args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .args(args)
+        .current_dir(common::repo())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the routersim binary runs");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("routersim ends")
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_crash() -> Result<(), Box<dyn std::error::Error>> {
+    let out = scratch_dir("cli-closed-stdout");
+    let bench_out = out.join("bench").to_string_lossy().into_owned();
+    let run_out = out.join("run").to_string_lossy().into_owned();
+    let cases: [&[&str]; 2] = [
+        &[
+            "bench",
+            "--duration",
+            "2s",
+            "--rate",
+            "5",
+            "--repeat",
+            "1",
+            "--out",
+            &bench_out,
+        ],
+        &["run", "scenarios/seed-example.yaml", "--out", &run_out],
+    ];
+    for args in cases {
+        let output = with_closed_stdout(args);
+        let stderr = String::from_utf8(output.stderr)?;
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    // The work was done all the same.
+    assert!(out.join("run").join("summary.json").is_file());
+    Ok(())
+}

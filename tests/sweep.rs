@@ -280,3 +280,49 @@ fn a_bad_set_is_exit_2_naming_the_path() -> TestResult {
     assert!(!dir.join("out").join("runs.csv").exists(), "nothing ran");
     Ok(())
 }
+
+#[test]
+fn sweep_and_check_read_seeds_in_one_grammar() -> TestResult {
+    let dir = scratch_dir("sweep-seeds-grammar");
+    let scenario = scenario(&dir);
+    let out = dir.join("out");
+    let out_arg = out.to_string_lossy().into_owned();
+    // A mix with a repeat, once only `check` accepted it: seeds 2 then 1, each once.
+    let output = routersim(&[
+        "sweep",
+        &scenario,
+        "--set",
+        "router_settings.allowed_fails=0",
+        "--seeds",
+        "2,1..2",
+        "--out",
+        &out_arg,
+    ]);
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let runs = read(out.join("runs.csv"));
+    let column = runs
+        .lines()
+        .next()
+        .and_then(|h| h.split(',').position(|c| c == "seed"))
+        .ok_or("runs.csv has a seed column")?;
+    let seeds: Vec<&str> = runs
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(column))
+        .collect();
+    assert_eq!(seeds, ["2", "1"], "{runs}");
+    // The same bad text gets the same words from both commands, and nothing runs.
+    for bad in ["3..1", "abc", "1,,2", ""] {
+        let sweep = routersim(&["sweep", &scenario, "--seeds", bad, "--out", &out_arg]);
+        let check = routersim(&["check", "scenarios/ci", "--seeds", bad]);
+        assert_eq!(sweep.status.code(), Some(2), "{bad:?}");
+        assert!(sweep.stdout.is_empty(), "{bad:?}");
+        assert_eq!(
+            String::from_utf8(sweep.stderr)?,
+            String::from_utf8(check.stderr)?,
+            "{bad:?}"
+        );
+    }
+    Ok(())
+}

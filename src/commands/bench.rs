@@ -1,13 +1,16 @@
 //! `routersim bench`.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use routersim_sim::bench::{BenchOptions, run_bench};
 
-use crate::{BenchArgs, EXIT_ERROR, Trace};
+use crate::error::CliError;
+use crate::out::Out;
+use crate::{BenchArgs, Trace};
 
 /// Runs the benchmark and prints its figures.
-pub fn run(args: BenchArgs) -> ExitCode {
+pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     let options = BenchOptions {
         duration: args.duration,
         rate: args.rate,
@@ -17,30 +20,30 @@ pub fn run(args: BenchArgs) -> ExitCode {
         repeat: args.repeat,
         stream_share: args.stream_share,
     };
-    match run_bench(&options) {
-        Ok(result) => {
-            println!("requests simulated:     {}", result.requests);
-            println!(
-                "harness:                {:.3} s wall, {:.0} simulated req/s (traces {})",
-                result.sim_wall_secs,
-                result.sim_rate(),
-                if options.trace { "on" } else { "off" }
-            );
-            println!(
-                "floor (sleep+record):   {:.3} s wall, {:.0} simulated req/s",
-                result.floor_wall_secs,
-                result.floor_rate()
-            );
-            println!("ratio harness/floor:    {:.3}", result.ratio());
-            if let Some(kib) = result.peak_rss_kib {
-                println!("peak RSS of the process: {:.1} MiB", kib as f64 / 1024.0);
-            }
-            println!("report: {}", result.report.out_dir.display());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(EXIT_ERROR)
-        }
+    let result = run_bench(&options)?;
+    let mut out = Out::stdout();
+    writeln!(out, "requests simulated:     {}", result.requests)?;
+    writeln!(
+        out,
+        "harness:                {:.3} s wall, {:.0} simulated req/s (traces {})",
+        result.sim_wall_secs,
+        result.sim_rate(),
+        if options.trace { "on" } else { "off" }
+    )?;
+    writeln!(
+        out,
+        "floor (sleep+record):   {:.3} s wall, {:.0} simulated req/s",
+        result.floor_wall_secs,
+        result.floor_rate()
+    )?;
+    writeln!(out, "ratio harness/floor:    {:.3}", result.ratio())?;
+    if let Some(kib) = result.peak_rss_kib {
+        writeln!(
+            out,
+            "peak RSS of the process: {:.1} MiB",
+            kib as f64 / 1024.0
+        )?;
     }
+    writeln!(out, "report: {}", result.report.out_dir.display())?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,30 +4,21 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use routersim_sim::check::{
-    CaseResult, CheckOptions, GoldenStatus, Verdict, check, find_scenarios, parse_seeds,
+    CaseResult, CheckOptions, GoldenStatus, Verdict, check, find_scenarios,
 };
+use routersim_sim::seeds::Seeds;
 
+use crate::error::CliError;
+use crate::out::Out;
 use crate::{CheckArgs, EXIT_ERROR, EXIT_EXPECT_FAILED};
 
 /// Runs every scenario of a directory for each seed: a table row per run as it ends, then the
 /// reasons of every failure, junit.xml and the reports under `--out`. Exit 0 when every run
 /// passed, 1 when an `expect` line or a golden failed, 2 on bad input (a bad `--seeds`, a
 /// scenario that does not load, an unreadable golden).
-pub fn run(args: CheckArgs) -> ExitCode {
-    let seeds = match args.seeds.as_deref().map(parse_seeds).transpose() {
-        Ok(seeds) => seeds,
-        Err(e) => {
-            eprintln!("error: --seeds {:?}: {e}", args.seeds.unwrap_or_default());
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    let scenarios = match find_scenarios(&args.dir) {
-        Ok(found) => found,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
+pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
+    let seeds = args.seeds.map(Seeds::into_vec);
+    let scenarios = find_scenarios(&args.dir)?;
     let options = CheckOptions {
         seeds,
         out_dir: args.out,
@@ -40,31 +31,24 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .max()
         .unwrap_or(0)
         .max("scenario".len());
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(
+    let mut stdout = Out::stdout();
+    writeln!(
         stdout,
         "{:<width$}  {:>6}  {:<6}  {:<9}  detail",
         "scenario", "seed", "result", "golden"
-    );
+    )?;
     let mut previous: Option<std::path::PathBuf> = None;
+    // The rows print as runs end; the check goes on after a write error, which is returned
+    // once it is over.
+    let mut write_error = None;
     let report = check(&args.dir, &scenarios, &options, |case| {
-        let _ = writeln!(stdout, "{}", row(case, width).trim_end());
-        // What the router config does not use, once per scenario, under its first row.
-        if previous.as_ref() != Some(&case.scenario) {
-            for line in &case.config_lines {
-                let _ = writeln!(stdout, "  {line}");
-            }
-            previous = Some(case.scenario.clone());
+        if write_error.is_none() {
+            write_error = print_case(&mut stdout, case, width, &mut previous).err();
         }
-        let _ = stdout.flush();
-    });
-    let report = match report {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
+    })?;
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
     for note in &report.notes {
         eprintln!("note: {note}");
     }
@@ -74,20 +58,20 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .filter(|c| c.verdict() != Verdict::Pass)
         .collect();
     if !not_passed.is_empty() {
-        let _ = writeln!(stdout);
+        writeln!(stdout)?;
         for case in &not_passed {
             let verdict = match case.verdict() {
                 Verdict::Error => "ERROR",
                 _ => "FAIL",
             };
-            let _ = writeln!(
+            writeln!(
                 stdout,
                 "{} {}: {verdict}",
                 case.scenario.display(),
                 case.name()
-            );
+            )?;
             for line in case.failure_lines() {
-                let _ = writeln!(stdout, "  {line}");
+                writeln!(stdout, "  {line}")?;
             }
         }
     }
@@ -96,25 +80,43 @@ pub fn run(args: CheckArgs) -> ExitCode {
         report.count(Verdict::Fail),
         report.count(Verdict::Error),
     );
-    let _ = writeln!(stdout);
-    let _ = write!(
+    writeln!(stdout)?;
+    write!(
         stdout,
         "{} run(s): {passed} passed, {failed} failed, {errors} error(s)",
         report.cases.len()
-    );
+    )?;
     if options.bless {
-        let _ = write!(stdout, "; {} golden(s) written", report.blessed());
+        write!(stdout, "; {} golden(s) written", report.blessed())?;
     }
-    let _ = writeln!(stdout);
-    let _ = writeln!(stdout, "junit: {}", report.junit_path.display());
-    let _ = writeln!(stdout, "reports: {}", report.out_dir.display());
-    if errors > 0 {
+    writeln!(stdout)?;
+    writeln!(stdout, "junit: {}", report.junit_path.display())?;
+    writeln!(stdout, "reports: {}", report.out_dir.display())?;
+    Ok(if errors > 0 {
         ExitCode::from(EXIT_ERROR)
     } else if failed > 0 {
         ExitCode::from(EXIT_EXPECT_FAILED)
     } else {
         ExitCode::SUCCESS
+    })
+}
+
+/// A case's table row as it ends, and under a scenario's first row what its router config
+/// does not use.
+fn print_case(
+    out: &mut Out,
+    case: &CaseResult,
+    width: usize,
+    previous: &mut Option<std::path::PathBuf>,
+) -> std::io::Result<()> {
+    writeln!(out, "{}", row(case, width).trim_end())?;
+    if previous.as_ref() != Some(&case.scenario) {
+        for line in &case.config_lines {
+            writeln!(out, "  {line}")?;
+        }
+        *previous = Some(case.scenario.clone());
     }
+    out.flush()
 }
 
 /// One table row: scenario, seed, pass/FAIL/ERROR, the golden's status, why it failed.

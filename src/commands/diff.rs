@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use routersim_sim::diff::{Attempts, MetricChange, diff_reports};
 
-use crate::{DiffArgs, EXIT_ERROR};
+use crate::DiffArgs;
+use crate::error::CliError;
+use crate::out::Out;
 
 /// A number as compact text: integers without decimals, others with up to six.
 fn number(x: f64) -> String {
@@ -44,34 +46,28 @@ fn sequence(attempts: &[String]) -> String {
 }
 
 /// Compares two reports.
-pub fn run(args: DiffArgs) -> ExitCode {
-    let diff = match diff_reports(&args.report_a, &args.report_b) {
-        Ok(diff) => diff,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    let mut out = std::io::stdout().lock();
+pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+    let diff = diff_reports(&args.report_a, &args.report_b)?;
+    let mut out = Out::stdout();
     for (label, dir, s) in [
         ("A", &args.report_a, &diff.a),
         ("B", &args.report_b, &diff.b),
     ] {
-        let _ = writeln!(
+        writeln!(
             out,
             "{label}: {} ({}, seed {})",
             dir.display(),
             s.scenario,
             s.seed
-        );
+        )?;
     }
     if diff.a.scenario != diff.b.scenario || diff.a.seed != diff.b.seed {
-        let _ = writeln!(
+        writeln!(
             out,
             "note: different scenarios or seeds: the same request id is not the same request"
-        );
+        )?;
     }
-    let _ = writeln!(out);
+    writeln!(out)?;
     let rows: Vec<[String; 5]> = diff
         .metrics
         .iter()
@@ -95,7 +91,7 @@ pub fn run(args: DiffArgs) -> ExitCode {
     };
     let widths: Vec<usize> = (0..5).map(width).collect();
     for row in std::iter::once(&header).chain(&rows) {
-        let _ = writeln!(
+        writeln!(
             out,
             "{:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}",
             row[0],
@@ -108,46 +104,46 @@ pub fn run(args: DiffArgs) -> ExitCode {
             w2 = widths[2],
             w3 = widths[3],
             w4 = widths[4]
-        );
+        )?;
     }
     let changed = diff.metrics.iter().filter(|m| m.a != m.b).count();
-    let _ = writeln!(out, "{changed} of {} metrics changed", diff.metrics.len());
-    let _ = writeln!(out);
+    writeln!(out, "{changed} of {} metrics changed", diff.metrics.len())?;
+    writeln!(out)?;
     match &diff.attempts {
         Attempts::Missing { reports } => {
             let dirs: Vec<String> = reports.iter().map(|d| d.display().to_string()).collect();
-            let _ = writeln!(
+            writeln!(
                 out,
                 "attempts: not compared: no attempts.csv in {} (written with `--trace none`); \
                  only the summaries were compared",
                 dirs.join(" and ")
-            );
+            )?;
         }
         Attempts::Compared {
             requests_a,
             requests_b,
             first: None,
         } => {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "attempts: no request differs ({requests_a} requests with attempts in A, \
                  {requests_b} in B)"
-            );
+            )?;
         }
         Attempts::Compared {
             requests_a,
             requests_b,
             first: Some(first),
         } => {
-            let _ = writeln!(
+            writeln!(
                 out,
                 "attempts: first request that differs: {} ({requests_a} requests with attempts \
                  in A, {requests_b} in B)",
                 first.request_id
-            );
-            let _ = writeln!(out, "  A: {}", sequence(&first.a));
-            let _ = writeln!(out, "  B: {}", sequence(&first.b));
+            )?;
+            writeln!(out, "  A: {}", sequence(&first.a))?;
+            writeln!(out, "  B: {}", sequence(&first.b))?;
         }
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,18 +6,15 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routersim_sim::sweep::{
-    self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_seeds, parse_set_args,
-    parse_shard, prepare, worker_count,
+    self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_set_args, parse_shard,
+    prepare, worker_count,
 };
 
 use routersim_sim::config_keys::{config_lines, strict_errors};
 
-use crate::{EXIT_ERROR, MergeArgs, SweepArgs};
-
-fn fail(e: impl std::fmt::Display) -> ExitCode {
-    eprintln!("error: {e}");
-    ExitCode::from(EXIT_ERROR)
-}
+use crate::error::{CliError, strict};
+use crate::out::Out;
+use crate::{MergeArgs, SweepArgs};
 
 /// A progress bar on stderr when it is a terminal, hidden otherwise.
 fn progress_bar(total: usize) -> ProgressBar {
@@ -37,42 +34,21 @@ fn progress_bar(total: usize) -> ProgressBar {
 
 /// Runs the grid (or a shard of it), writes runs.csv, sweep.csv, sweep.svg and sweep.json,
 /// and prints a table of the combinations.
-pub fn run(args: SweepArgs) -> ExitCode {
-    let keys = match parse_set_args(&args.set) {
-        Ok(keys) => keys,
-        Err(e) => return fail(e),
-    };
-    let seeds = match parse_seeds(&args.seeds) {
-        Ok(seeds) => seeds,
-        Err(e) => return fail(e),
-    };
-    let shard = match args.shard.as_deref().map(parse_shard).transpose() {
-        Ok(shard) => shard,
-        Err(e) => return fail(e),
-    };
-    let sweep = match prepare(&args.scenario, keys, seeds, shard) {
-        Ok(sweep) => sweep,
-        Err(e) => return fail(e),
-    };
+pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
+    let keys = parse_set_args(&args.set)?;
+    let seeds = args.seeds.into_vec();
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    let sweep = prepare(&args.scenario, keys, seeds, shard)?;
     let scenario = sweep.scenario(0);
     if args.strict {
-        let errors = strict_errors(scenario);
-        for e in &errors {
-            eprintln!("error: {e}");
-        }
-        if !errors.is_empty() {
-            return ExitCode::from(EXIT_ERROR);
-        }
+        strict(strict_errors(scenario))?;
     }
     for line in config_lines(&scenario.router) {
         eprintln!("{line}");
     }
     let manifest = &sweep.manifest;
     let jobs = sweep.jobs();
-    let workers = match worker_count(args.jobs, jobs.len()) {
-        Ok(n) => n,
-        Err(e) => return fail(e),
-    };
+    let workers = worker_count(args.jobs, jobs.len())?;
     let out = args
         .out
         .unwrap_or_else(|| default_out_dir(&manifest.scenario, shard));
@@ -93,58 +69,52 @@ pub fn run(args: SweepArgs) -> ExitCode {
         stats,
         notes,
         manifest,
-    } = match result {
-        Ok(output) => output,
-        Err(e) => return fail(e),
-    };
+    } = result?;
     let elapsed = started.elapsed();
     for note in &notes {
         eprintln!("note: {note}");
     }
-    let mut stdout = std::io::stdout().lock();
-    let _ = write!(stdout, "{}", format_table(&manifest, &stats));
+    let mut stdout = Out::stdout();
+    write!(stdout, "{}", format_table(&manifest, &stats))?;
     for line in &manifest.no_effect {
-        let _ = writeln!(stdout, "note: {line}");
+        writeln!(stdout, "note: {line}")?;
     }
-    let _ = writeln!(
+    writeln!(
         stdout,
         "{} run(s) in {:.1} s; {} and {}: mean and 95% interval over seeds",
         rows.len(),
         elapsed.as_secs_f64(),
         SWEEP_CSV,
         SWEEP_SVG
-    );
+    )?;
     if let Some(s) = shard {
-        let _ = writeln!(
+        writeln!(
             stdout,
             "shard {s}: join the shards with `routersim merge SHARD_DIR… --out DIR`"
-        );
+        )?;
     }
-    let _ = writeln!(stdout, "report: {}", out.display());
-    ExitCode::SUCCESS
+    writeln!(stdout, "report: {}", out.display())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Joins shards' runs.csv and recomputes sweep.csv and sweep.svg.
-pub fn merge(args: MergeArgs) -> ExitCode {
-    let merged = match sweep::merge(&args.shards, &args.out) {
-        Ok(merged) => merged,
-        Err(e) => return fail(e),
-    };
+pub fn merge(args: MergeArgs) -> Result<ExitCode, CliError> {
+    let merged = sweep::merge(&args.shards, &args.out)?;
     for note in &merged.notes {
         eprintln!("note: {note}");
     }
-    let mut stdout = std::io::stdout().lock();
-    let _ = write!(stdout, "{}", format_table(&merged.manifest, &merged.stats));
+    let mut stdout = Out::stdout();
+    write!(stdout, "{}", format_table(&merged.manifest, &merged.stats))?;
     for line in &merged.manifest.no_effect {
-        let _ = writeln!(stdout, "note: {line}");
+        writeln!(stdout, "note: {line}")?;
     }
-    let _ = writeln!(
+    writeln!(
         stdout,
         "merged {} shard(s): {} run(s) of sweep {}",
         args.shards.len(),
         merged.rows.len(),
         merged.manifest.scenario
-    );
-    let _ = writeln!(stdout, "report: {}", args.out.display());
-    ExitCode::SUCCESS
+    )?;
+    writeln!(stdout, "report: {}", args.out.display())?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -170,10 +170,7 @@ pub struct ErrorRateWindow {
 impl ErrorRateWindow {
     /// Forgets a deployment's counts.
     pub fn reset(&self, deployment: usize) {
-        let mut counts = match self.counts.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut counts = crate::sync::lock_unpoisoned(&self.counts);
         if let Some(entry) = counts.get_mut(deployment) {
             *entry = WindowCounts::default();
         }
@@ -181,10 +178,7 @@ impl ErrorRateWindow {
 
     /// Records an outcome; returns `(successes, failures)` in the current window.
     pub fn record(&self, deployment: usize, now: Instant, failed: bool) -> (u32, u32) {
-        let mut counts = match self.counts.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut counts = crate::sync::lock_unpoisoned(&self.counts);
         if counts.len() <= deployment {
             counts.resize(deployment + 1, WindowCounts::default());
         }

@@ -470,15 +470,13 @@ impl VecSink {
 
     /// A copy of every event so far.
     pub fn events(&self) -> Vec<RoutingEvent> {
-        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+        crate::sync::lock_unpoisoned(&self.events).clone()
     }
 }
 
 impl EventSink for VecSink {
     fn emit(&self, event: &RoutingEvent) {
-        if let Ok(mut events) = self.events.lock() {
-            events.push(event.clone());
-        }
+        crate::sync::lock_unpoisoned(&self.events).push(event.clone());
     }
 }
 

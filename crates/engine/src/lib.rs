@@ -38,5 +38,6 @@ pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod stream;
+pub mod sync;
 
 pub use router::{Router, RouterBuilder};

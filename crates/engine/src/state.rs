@@ -66,10 +66,7 @@ impl InMemoryState {
 
     fn with<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
         // A poisoned lock only means another thread panicked mid-update; the data is plain.
-        let mut guard = match self.inner.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut guard = crate::sync::lock_unpoisoned(&self.inner);
         f(&mut guard)
     }
 }

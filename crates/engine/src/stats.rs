@@ -97,10 +97,7 @@ impl LoadTracker {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Vec<DeploymentLoad>) -> R) -> R {
-        let mut guard = match self.entries.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut guard = crate::sync::lock_unpoisoned(&self.entries);
         f(&mut guard)
     }
 

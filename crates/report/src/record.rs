@@ -34,12 +34,13 @@ use std::fmt::Write as _;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use routersim_engine::event::{EventKind, EventSink, RoutingEvent};
-use routersim_engine::stream::StreamOutcome;
+use routersim_engine::stream::{StreamOutcome, StreamStats};
+use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
 use tokio::time::Instant;
 
 use crate::error::ReportError;
@@ -71,38 +72,110 @@ pub const INTER_TOKEN_HGRM: &str = "inter_token.hgrm";
 /// The run in numbers.
 pub const SUMMARY_JSON: &str = "summary.json";
 
-const REQUESTS_HEADER: &[&str] = &[
-    "request_id",
-    "arrival_ms",
-    "model",
-    "final_model_group",
-    "final_deployment_id",
-    "outcome",
-    "status",
-    "attempts",
-    "retries",
-    "fallbacks",
-    "latency_ms",
-    // Streams (appended: scripts index the columns above by position).
-    "stream",
-    "stream_outcome",
-    "ttft_ms",
-    "tokens_delivered",
-    "tokens_billed",
+/// A trace file's column: its header name beside the code that writes its one field, so the
+/// header and the rows are the same list (a new column is one line here;
+/// `every_column_writes_one_field` checks each writer).
+struct Column<F> {
+    name: &'static str,
+    field: F,
+}
+
+const fn col<F>(name: &'static str, field: F) -> Column<F> {
+    Column { name, field }
+}
+
+/// The header row of a column table.
+fn header<F>(columns: &[Column<F>]) -> Vec<&'static str> {
+    columns.iter().map(|c| c.name).collect()
+}
+
+/// One `requests.csv` row, read off a `RequestEnd` event (times in µs since the run start).
+struct RequestRow<'a> {
+    request_id: Option<u64>,
+    arrival_us: u64,
+    model: &'a str,
+    final_model_group: &'a str,
+    final_deployment_id: &'a str,
+    outcome: &'a str,
+    status: Option<u16>,
+    attempts: u32,
+    retries: u32,
+    fallbacks: u32,
+    latency_us: u64,
+    stream: Option<StreamStats>,
+    ttft_us: Option<u64>,
+}
+
+type RequestField = fn(&mut CsvOut, &RequestRow<'_>) -> io::Result<()>;
+
+/// `requests.csv`, in column order. New columns go at the end: scripts index these by
+/// position.
+const REQUESTS_COLUMNS: &[Column<RequestField>] = &[
+    col("request_id", |w, r| w.opt(r.request_id)),
+    col("arrival_ms", |w, r| w.fmt(Ms(r.arrival_us))),
+    col("model", |w, r| w.str(r.model)),
+    col("final_model_group", |w, r| w.str(r.final_model_group)),
+    col("final_deployment_id", |w, r| w.str(r.final_deployment_id)),
+    col("outcome", |w, r| w.str(r.outcome)),
+    col("status", |w, r| w.opt(r.status)),
+    col("attempts", |w, r| w.fmt(r.attempts)),
+    col("retries", |w, r| w.fmt(r.retries)),
+    col("fallbacks", |w, r| w.fmt(r.fallbacks)),
+    col("latency_ms", |w, r| w.fmt(Ms(r.latency_us))),
+    // Streams: `false` and four empty fields for a request that did not stream.
+    col("stream", |w, r| {
+        w.str(if r.stream.is_some() { "true" } else { "false" })
+    }),
+    col("stream_outcome", |w, r| {
+        w.str(
+            r.stream
+                .and_then(|st| st.outcome)
+                .map_or("", |o| o.as_str()),
+        )
+    }),
+    col("ttft_ms", |w, r| w.opt(r.ttft_us.map(Ms))),
+    col("tokens_delivered", |w, r| {
+        w.opt(r.stream.map(|st| st.tokens_delivered))
+    }),
+    col("tokens_billed", |w, r| {
+        w.opt(r.stream.map(|st| st.tokens_billed))
+    }),
 ];
-const ATTEMPTS_HEADER: &[&str] = &[
-    "request_id",
-    "attempt",
-    "start_ms",
-    "end_ms",
-    "model_group",
-    "deployment_id",
-    "outcome",
-    "status",
-    "retry_after_ms",
-    "wait_ms",
-    "fallback_depth",
+
+/// One `attempts.csv` row, read off an `AttemptEnd` event (times in µs since the run start).
+struct AttemptRow<'a> {
+    request_id: Option<u64>,
+    attempt: u32,
+    start_us: u64,
+    end_us: u64,
+    model_group: &'a str,
+    deployment_id: &'a str,
+    outcome: &'a str,
+    status: Option<u16>,
+    retry_after: Option<Duration>,
+    wait: Duration,
+    fallback_depth: u32,
+}
+
+type AttemptField = fn(&mut CsvOut, &AttemptRow<'_>) -> io::Result<()>;
+
+/// `attempts.csv`, in column order (new columns at the end).
+const ATTEMPTS_COLUMNS: &[Column<AttemptField>] = &[
+    col("request_id", |w, r| w.opt(r.request_id)),
+    col("attempt", |w, r| w.fmt(r.attempt)),
+    col("start_ms", |w, r| w.fmt(Ms(r.start_us))),
+    col("end_ms", |w, r| w.fmt(Ms(r.end_us))),
+    col("model_group", |w, r| w.str(r.model_group)),
+    col("deployment_id", |w, r| w.str(r.deployment_id)),
+    col("outcome", |w, r| w.str(r.outcome)),
+    col("status", |w, r| w.opt(r.status)),
+    col("retry_after_ms", |w, r| {
+        w.opt(r.retry_after.map(|d| Ms(micros(d))))
+    }),
+    col("wait_ms", |w, r| w.fmt(Ms(micros(r.wait)))),
+    col("fallback_depth", |w, r| w.fmt(r.fallback_depth)),
 ];
+
 const EVENTS_HEADER: &[&str] = &["at_ms", "event", "model_group", "deployment_id", "detail"];
 
 /// Every histogram is recorded in microseconds; the report prints milliseconds.
@@ -156,8 +229,14 @@ impl Recorder {
         fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
         let (requests, attempts) = if options.trace {
             (
-                Some(CsvOut::create(dir.join(REQUESTS_CSV), REQUESTS_HEADER)?),
-                Some(CsvOut::create(dir.join(ATTEMPTS_CSV), ATTEMPTS_HEADER)?),
+                Some(CsvOut::create(
+                    dir.join(REQUESTS_CSV),
+                    &header(REQUESTS_COLUMNS),
+                )?),
+                Some(CsvOut::create(
+                    dir.join(ATTEMPTS_CSV),
+                    &header(ATTEMPTS_COLUMNS),
+                )?),
             )
         } else {
             (None, None)
@@ -201,7 +280,7 @@ impl Recorder {
     }
 
     fn state_mut(&mut self) -> &mut State {
-        self.state.get_mut().unwrap_or_else(PoisonError::into_inner)
+        unpoisoned(self.state.get_mut())
     }
 
     /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm`, `ttft.hgrm`,
@@ -209,19 +288,14 @@ impl Recorder {
     /// [`without_plots`](Self::without_plots)), and returns the summary. The first error of
     /// the whole run, if any, is returned instead.
     pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {
-        let state = self
-            .state
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.finish(meta)
+        unpoisoned(self.state.into_inner()).finish(meta)
     }
 }
 
 impl EventSink for Recorder {
     fn emit(&self, event: &RoutingEvent) {
         // A poisoned lock can only follow a panic elsewhere; keep recording what we can.
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.record(event);
+        lock_unpoisoned(&self.state).record(event);
     }
 }
 
@@ -296,6 +370,22 @@ impl CsvOut {
             Some(value) => self.fmt(value),
             None => self.str(""),
         }
+    }
+
+    /// A `requests.csv` row: every column of [`REQUESTS_COLUMNS`], then the line end.
+    fn request(&mut self, row: &RequestRow<'_>) -> io::Result<()> {
+        for column in REQUESTS_COLUMNS {
+            (column.field)(self, row)?;
+        }
+        self.end()
+    }
+
+    /// An `attempts.csv` row: every column of [`ATTEMPTS_COLUMNS`], then the line end.
+    fn attempt(&mut self, row: &AttemptRow<'_>) -> io::Result<()> {
+        for column in ATTEMPTS_COLUMNS {
+            (column.field)(self, row)?;
+        }
+        self.end()
     }
 
     fn end(&mut self) -> io::Result<()> {
@@ -661,37 +751,22 @@ impl State {
         };
         self.series.count(second_of(at), outcome_count);
 
-        let outcome = failure.map_or("ok", |k| k.as_str());
-        write_row(&mut self.requests, &mut self.error, |w| {
-            w.opt(event.request_id)?;
-            w.fmt(Ms(arrival))?;
-            w.str(model)?;
-            w.str(final_model_group)?;
-            w.str(final_deployment_id.as_deref().unwrap_or(""))?;
-            w.str(outcome)?;
-            w.opt(*status)?;
-            w.fmt(attempts)?;
-            w.fmt(retries)?;
-            w.fmt(fallbacks)?;
-            w.fmt(Ms(latency))?;
-            match stream {
-                None => {
-                    w.str("false")?;
-                    w.str("")?;
-                    w.str("")?;
-                    w.str("")?;
-                    w.str("")?;
-                }
-                Some(st) => {
-                    w.str("true")?;
-                    w.str(st.outcome.map_or("", |o| o.as_str()))?;
-                    w.opt(ttft.map(Ms))?;
-                    w.fmt(st.tokens_delivered)?;
-                    w.fmt(st.tokens_billed)?;
-                }
-            }
-            w.end()
-        });
+        let row = RequestRow {
+            request_id: event.request_id,
+            arrival_us: arrival,
+            model,
+            final_model_group,
+            final_deployment_id: final_deployment_id.as_deref().unwrap_or(""),
+            outcome: failure.map_or("ok", |k| k.as_str()),
+            status: *status,
+            attempts: *attempts,
+            retries: *retries,
+            fallbacks: *fallbacks,
+            latency_us: latency,
+            stream: *stream,
+            ttft_us: ttft,
+        };
+        write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
     }
 
     fn attempt_row(&mut self, event: &RoutingEvent, at: u64) {
@@ -709,22 +784,20 @@ impl State {
         else {
             return;
         };
-        let start = self.us(*start);
-        let outcome = failure.map_or("ok", |k| k.as_str());
-        write_row(&mut self.attempts, &mut self.error, |w| {
-            w.opt(event.request_id)?;
-            w.fmt(attempt)?;
-            w.fmt(Ms(start))?;
-            w.fmt(Ms(at))?;
-            w.str(model_group)?;
-            w.str(deployment_id)?;
-            w.str(outcome)?;
-            w.opt(*status)?;
-            w.opt(retry_after.map(|d| Ms(micros(d))))?;
-            w.fmt(Ms(micros(*wait)))?;
-            w.fmt(fallback_depth)?;
-            w.end()
-        });
+        let row = AttemptRow {
+            request_id: event.request_id,
+            attempt: *attempt,
+            start_us: self.us(*start),
+            end_us: at,
+            model_group,
+            deployment_id,
+            outcome: failure.map_or("ok", |k| k.as_str()),
+            status: *status,
+            retry_after: *retry_after,
+            wait: *wait,
+            fallback_depth: *fallback_depth,
+        };
+        write_row(&mut self.attempts, &mut self.error, |w| w.attempt(&row));
     }
 
     fn event_row(&mut self, event: &RoutingEvent, at: u64) {
@@ -1144,5 +1217,143 @@ impl std::fmt::Display for OptOrNone {
             Some(n) => write!(f, "{n}"),
             None => f.write_str("none"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use routersim_engine::stream::StreamOutcome;
+
+    /// A trace file in the temp dir, removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = fs::remove_file(&self.0);
+        }
+    }
+
+    fn scratch(name: &str, header: &[&str]) -> Result<(Scratch, CsvOut), ReportError> {
+        let path = std::env::temp_dir().join(format!(
+            "routersim-schema-{name}-{}.csv",
+            std::process::id()
+        ));
+        let csv = CsvOut::create(path.clone(), header)?;
+        Ok((Scratch(path), csv))
+    }
+
+    type Writer<R> = fn(&mut CsvOut, &R) -> io::Result<()>;
+
+    /// Runs each column's writer alone: it must write exactly one field, or the header and
+    /// the rows of the file would disagree from that column on.
+    fn one_field_each<R>(columns: &[Column<Writer<R>>], row: &R) -> io::Result<()> {
+        let (_scratch, mut w) = scratch("fields", &["x"]).map_err(io::Error::other)?;
+        for column in columns {
+            w.row.clear();
+            w.fields = 0;
+            (column.field)(&mut w, row)?;
+            assert_eq!(
+                w.fields, 1,
+                "column {} wrote {} fields",
+                column.name, w.fields
+            );
+        }
+        Ok(())
+    }
+
+    fn requests() -> [RequestRow<'static>; 3] {
+        let plain = RequestRow {
+            request_id: Some(7),
+            arrival_us: 1_500,
+            model: "gpt-4o",
+            final_model_group: "gpt-4o",
+            final_deployment_id: "a,b",
+            outcome: "ok",
+            status: Some(200),
+            attempts: 2,
+            retries: 1,
+            fallbacks: 0,
+            latency_us: 2_000_001,
+            stream: None,
+            ttft_us: None,
+        };
+        let streamed = RequestRow {
+            request_id: None,
+            status: None,
+            final_deployment_id: "",
+            stream: Some(StreamStats {
+                outcome: Some(StreamOutcome::Completed),
+                ttft: Some(Duration::from_millis(3)),
+                tokens_delivered: 10,
+                tokens_billed: 12,
+            }),
+            ttft_us: Some(3_000),
+            ..plain
+        };
+        let never_opened = RequestRow {
+            stream: Some(StreamStats::default()),
+            ..plain
+        };
+        [plain, streamed, never_opened]
+    }
+
+    fn attempts() -> [AttemptRow<'static>; 2] {
+        let ok = AttemptRow {
+            request_id: Some(1),
+            attempt: 1,
+            start_us: 0,
+            end_us: 250_000,
+            model_group: "A",
+            deployment_id: "a1",
+            outcome: "ok",
+            status: Some(200),
+            retry_after: None,
+            wait: Duration::ZERO,
+            fallback_depth: 0,
+        };
+        let failed = AttemptRow {
+            request_id: None,
+            outcome: "rate_limit",
+            status: None,
+            retry_after: Some(Duration::from_micros(1_234_567)),
+            ..ok
+        };
+        [ok, failed]
+    }
+
+    #[test]
+    fn every_column_writes_one_field() -> io::Result<()> {
+        for row in &requests() {
+            one_field_each(REQUESTS_COLUMNS, row)?;
+        }
+        for row in &attempts() {
+            one_field_each(ATTEMPTS_COLUMNS, row)?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn rows_read_back_under_their_header() -> Result<(), Box<dyn std::error::Error>> {
+        let (scratch, mut w) = scratch("rows", &header(REQUESTS_COLUMNS))?;
+        for row in &requests() {
+            w.request(row)?;
+        }
+        w.out.flush()?;
+        let text = fs::read_to_string(&scratch.0)?;
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,false,,,,",
+                ",1.500,gpt-4o,gpt-4o,,ok,,2,1,0,2000.001,true,completed,3.000,10,12",
+                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,true,,,0,0",
+            ]
+        );
+        // The csv crate refuses a record whose length differs from the header's.
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(reader.headers()?.len(), REQUESTS_COLUMNS.len());
+        assert_eq!(reader.records().collect::<Result<Vec<_>, _>>()?.len(), 3);
+        Ok(())
     }
 }

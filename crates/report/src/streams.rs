@@ -52,11 +52,6 @@ pub(crate) fn break_index(how: BreakKind) -> usize {
     }
 }
 
-/// Whether `name` is a stream outcome's report name.
-pub(crate) fn is_outcome_name(name: &str) -> bool {
-    OUTCOMES.iter().any(|o| o.as_str() == name)
-}
-
 /// Whether `name` is a break kind's report name.
 pub(crate) fn is_break_name(name: &str) -> bool {
     BREAKS.iter().any(|b| b.as_str() == name)
@@ -74,8 +69,6 @@ mod tests {
         for (i, b) in BREAKS.iter().enumerate() {
             assert_eq!(break_index(*b), i);
         }
-        assert!(is_outcome_name("broken_after_content"));
-        assert!(!is_outcome_name("broken"));
         assert!(is_break_name("first_token_timeout"));
         assert!(!is_break_name("completed"));
     }

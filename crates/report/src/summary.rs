@@ -14,7 +14,9 @@ use std::io::{self, Write};
 use routersim_engine::failure::FailureKind;
 use serde::{Deserialize, Serialize};
 
-use crate::streams::{BREAKS, is_break_name, is_outcome_name};
+use routersim_engine::stream::StreamOutcome;
+
+use crate::streams::{BREAKS, is_break_name};
 
 /// The run's summary, as written to `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -186,52 +188,169 @@ pub struct InterTokenStats {
     pub max: f64,
 }
 
-/// Metric names [`Summary::metric`] accepts; `<…>` marks a parameter.
-pub const METRICS: &[&str] = &[
-    "requests",
-    "ok",
-    "failed",
-    "ok_rate",
-    "failed_rate",
-    "fallback_rate",
-    "retry_rate",
-    "retries",
-    "fallbacks",
-    "attempts",
-    "attempts_per_request_mean",
-    "attempts_max",
-    "p50_latency_ms",
-    "p90_latency_ms",
-    "p99_latency_ms",
-    "p999_latency_ms",
-    "max_latency_ms",
-    "mean_latency_ms",
-    "cooldowns",
-    "cooled_ms_total",
-    "all_cooled",
-    "half_open",
-    "half_open_ms_total",
-    "recovered",
-    "probe_failed",
-    "duration_ms",
-    "streamed",
-    "stream_completed",
-    "stream_broken_before_content",
-    "stream_broken_after_content",
-    "stream_continued",
-    "stream_stalled",
-    "stream_empty",
-    "continuation_rate",
-    "p50_ttft_ms",
-    "p99_ttft_ms",
-    "tokens_delivered",
-    "tokens_billed",
-    "stream_breaks",
-    "failed.<kind>",
-    "cooldowns.<deployment_id>",
-    "cooled_ms.<deployment_id>",
-    "stream_breaks.<how>",
+/// A metric of the summary: its name beside how a summary answers it, so the names `expect`
+/// lines, sweeps and diffs use and the values they read are one list (a new metric is one
+/// line in [`PLAIN_METRICS`]).
+struct Metric {
+    name: &'static str,
+    value: fn(&Summary) -> f64,
+}
+
+const fn metric(name: &'static str, value: fn(&Summary) -> f64) -> Metric {
+    Metric { name, value }
+}
+
+/// A metric with a parameter after a dot (`failed.<kind>`): which parameters it knows, and
+/// the value for one.
+struct ParamMetric {
+    /// `head.<param>`, as listed in [`METRICS`].
+    name: &'static str,
+    known: fn(&str) -> bool,
+    value: fn(&Summary, &str) -> f64,
+}
+
+impl ParamMetric {
+    fn head(&self) -> &'static str {
+        self.name
+            .split_once('.')
+            .map_or(self.name, |(head, _)| head)
+    }
+}
+
+/// How many streamed requests ended with `outcome`.
+fn stream_outcome(s: &Summary, outcome: StreamOutcome) -> f64 {
+    s.streams
+        .outcomes
+        .get(outcome.as_str())
+        .copied()
+        .unwrap_or(0) as f64
+}
+
+/// The metrics without a parameter, in the order [`METRICS`] lists them.
+const PLAIN_METRICS: &[Metric] = &[
+    metric("requests", |s| s.requests as f64),
+    metric("ok", |s| s.ok as f64),
+    metric("failed", |s| s.failed as f64),
+    metric("ok_rate", |s| share(s.ok, s.requests)),
+    metric("failed_rate", |s| share(s.failed, s.requests)),
+    metric("fallback_rate", |s| s.fallback_rate),
+    metric("retry_rate", |s| s.retry_rate),
+    metric("retries", |s| s.retries as f64),
+    metric("fallbacks", |s| s.fallbacks as f64),
+    metric("attempts", |s| s.attempts as f64),
+    metric("attempts_per_request_mean", |s| s.attempts_per_request.mean),
+    metric("attempts_max", |s| s.attempts_per_request.max as f64),
+    metric("p50_latency_ms", |s| s.latency_ms.p50),
+    metric("p90_latency_ms", |s| s.latency_ms.p90),
+    metric("p99_latency_ms", |s| s.latency_ms.p99),
+    metric("p999_latency_ms", |s| s.latency_ms.p99_9),
+    metric("max_latency_ms", |s| s.latency_ms.max),
+    metric("mean_latency_ms", |s| s.latency_ms.mean),
+    metric("cooldowns", |s| s.cooldowns.total as f64),
+    metric("cooled_ms_total", |s| s.cooldowns.cooled_ms_total),
+    metric("all_cooled", |s| s.all_cooled as f64),
+    metric("half_open", |s| s.half_open.total as f64),
+    metric("half_open_ms_total", |s| s.half_open.half_open_ms_total),
+    metric("recovered", |s| s.half_open.recovered as f64),
+    metric("probe_failed", |s| s.half_open.probe_failed as f64),
+    metric("duration_ms", |s| s.duration_ms),
+    metric("streamed", |s| s.streams.requests as f64),
+    // `stream_<outcome>` counts streamed requests by outcome (so `stream_continued` counts
+    // requests, not `StreamContinued` events); one line per outcome the engine knows.
+    metric("stream_completed", |s| {
+        stream_outcome(s, StreamOutcome::Completed)
+    }),
+    metric("stream_broken_before_content", |s| {
+        stream_outcome(s, StreamOutcome::BrokenBeforeContent)
+    }),
+    metric("stream_broken_after_content", |s| {
+        stream_outcome(s, StreamOutcome::BrokenAfterContent)
+    }),
+    metric("stream_continued", |s| {
+        stream_outcome(s, StreamOutcome::Continued)
+    }),
+    metric("stream_stalled", |s| {
+        stream_outcome(s, StreamOutcome::Stalled)
+    }),
+    metric("stream_empty", |s| stream_outcome(s, StreamOutcome::Empty)),
+    metric("continuation_rate", |s| s.streams.continuation_rate),
+    metric("p50_ttft_ms", |s| s.streams.ttft_ms.p50),
+    metric("p99_ttft_ms", |s| s.streams.ttft_ms.p99),
+    metric("tokens_delivered", |s| s.streams.tokens_delivered as f64),
+    metric("tokens_billed", |s| s.streams.tokens_billed as f64),
+    metric("stream_breaks", |s| {
+        s.stream_breaks.values().sum::<u64>() as f64
+    }),
 ];
+
+/// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.
+const PARAM_METRICS: &[ParamMetric] = &[
+    ParamMetric {
+        name: "failed.<kind>",
+        known: |kind| FailureKind::from_name(kind).is_some(),
+        value: |s, kind| {
+            FailureKind::from_name(kind)
+                .and_then(|k| s.failed_by_kind.get(k.as_str()))
+                .copied()
+                .unwrap_or(0) as f64
+        },
+    },
+    ParamMetric {
+        name: "cooldowns.<deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| {
+            s.cooldowns
+                .by_deployment
+                .get(id)
+                .map_or(0.0, |d| d.count as f64)
+        },
+    },
+    ParamMetric {
+        name: "cooled_ms.<deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| {
+            s.cooldowns
+                .by_deployment
+                .get(id)
+                .map_or(0.0, |d| d.total_cooled_ms)
+        },
+    },
+    ParamMetric {
+        name: "stream_breaks.<how>",
+        known: is_break_name,
+        value: |s, how| s.stream_breaks.get(how).copied().unwrap_or(0) as f64,
+    },
+];
+
+const METRIC_COUNT: usize = PLAIN_METRICS.len() + PARAM_METRICS.len();
+
+const fn metric_names() -> [&'static str; METRIC_COUNT] {
+    let mut names = [""; METRIC_COUNT];
+    let mut i = 0;
+    while i < PLAIN_METRICS.len() {
+        names[i] = PLAIN_METRICS[i].name;
+        i += 1;
+    }
+    let mut j = 0;
+    while j < PARAM_METRICS.len() {
+        names[i + j] = PARAM_METRICS[j].name;
+        j += 1;
+    }
+    names
+}
+
+const METRIC_NAMES: [&str; METRIC_COUNT] = metric_names();
+
+/// Metric names [`Summary::metric`] accepts; `<…>` marks a parameter. Built from the tables
+/// above, so a name here always has a value.
+pub const METRICS: &[&str] = &METRIC_NAMES;
+
+/// The metric with a parameter whose head is `head`, and whether it knows `param`.
+fn param_metric(head: &str, param: &str) -> Option<&'static ParamMetric> {
+    PARAM_METRICS
+        .iter()
+        .find(|m| m.head() == head && (m.known)(param))
+}
 
 /// The accepted metric names and failure kinds, for error messages.
 pub fn describe_metrics() -> String {
@@ -249,11 +368,8 @@ pub fn describe_metrics() -> String {
 /// A deployment id is not checked here: the scenario knows its deployments.
 pub fn is_known_metric(name: &str) -> bool {
     match name.split_once('.') {
-        Some(("failed", kind)) => FailureKind::from_name(kind).is_some(),
-        Some(("cooldowns" | "cooled_ms", id)) => !id.is_empty(),
-        Some(("stream_breaks", how)) => is_break_name(how),
-        Some(_) => false,
-        None => METRICS.contains(&name),
+        Some((head, param)) => param_metric(head, param).is_some(),
+        None => PLAIN_METRICS.iter().any(|m| m.name == name),
     }
 }
 
@@ -274,72 +390,13 @@ impl Summary {
     /// (so `stream_continued` counts requests, not `StreamContinued` events); `stream_breaks`
     /// counts `StreamBreak` events.
     pub fn metric(&self, name: &str) -> Option<f64> {
-        if let Some((head, param)) = name.split_once('.') {
-            return match head {
-                "failed" => {
-                    let kind = FailureKind::from_name(param)?;
-                    Some(self.failed_by_kind.get(kind.as_str()).copied().unwrap_or(0) as f64)
-                }
-                "cooldowns" if !param.is_empty() => Some(
-                    self.cooldowns
-                        .by_deployment
-                        .get(param)
-                        .map_or(0.0, |d| d.count as f64),
-                ),
-                "cooled_ms" if !param.is_empty() => Some(
-                    self.cooldowns
-                        .by_deployment
-                        .get(param)
-                        .map_or(0.0, |d| d.total_cooled_ms),
-                ),
-                "stream_breaks" if is_break_name(param) => {
-                    Some(self.stream_breaks.get(param).copied().unwrap_or(0) as f64)
-                }
-                _ => None,
-            };
+        match name.split_once('.') {
+            Some((head, param)) => param_metric(head, param).map(|m| (m.value)(self, param)),
+            None => PLAIN_METRICS
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| (m.value)(self)),
         }
-        let value = match name {
-            "requests" => self.requests as f64,
-            "ok" => self.ok as f64,
-            "failed" => self.failed as f64,
-            "ok_rate" => share(self.ok, self.requests),
-            "failed_rate" => share(self.failed, self.requests),
-            "fallback_rate" => self.fallback_rate,
-            "retry_rate" => self.retry_rate,
-            "retries" => self.retries as f64,
-            "fallbacks" => self.fallbacks as f64,
-            "attempts" => self.attempts as f64,
-            "attempts_per_request_mean" => self.attempts_per_request.mean,
-            "attempts_max" => self.attempts_per_request.max as f64,
-            "p50_latency_ms" => self.latency_ms.p50,
-            "p90_latency_ms" => self.latency_ms.p90,
-            "p99_latency_ms" => self.latency_ms.p99,
-            "p999_latency_ms" => self.latency_ms.p99_9,
-            "max_latency_ms" => self.latency_ms.max,
-            "mean_latency_ms" => self.latency_ms.mean,
-            "cooldowns" => self.cooldowns.total as f64,
-            "cooled_ms_total" => self.cooldowns.cooled_ms_total,
-            "all_cooled" => self.all_cooled as f64,
-            "half_open" => self.half_open.total as f64,
-            "half_open_ms_total" => self.half_open.half_open_ms_total,
-            "recovered" => self.half_open.recovered as f64,
-            "probe_failed" => self.half_open.probe_failed as f64,
-            "duration_ms" => self.duration_ms,
-            "streamed" => self.streams.requests as f64,
-            "continuation_rate" => self.streams.continuation_rate,
-            "p50_ttft_ms" => self.streams.ttft_ms.p50,
-            "p99_ttft_ms" => self.streams.ttft_ms.p99,
-            "tokens_delivered" => self.streams.tokens_delivered as f64,
-            "tokens_billed" => self.streams.tokens_billed as f64,
-            "stream_breaks" => self.stream_breaks.values().sum::<u64>() as f64,
-            _ => {
-                let outcome = name
-                    .strip_prefix("stream_")
-                    .filter(|o| is_outcome_name(o))?;
-                self.streams.outcomes.get(outcome).copied().unwrap_or(0) as f64
-            }
-        };
-        Some(value)
     }
 }
 
@@ -419,4 +476,37 @@ fn print_streams(st: &StreamSummary, out: &mut impl Write) -> io::Result<()> {
         st.ttft_ms.p50,
         st.ttft_ms.p99
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::OUTCOMES;
+
+    #[test]
+    fn every_stream_outcome_has_its_metric() {
+        for outcome in OUTCOMES {
+            let name = format!("stream_{}", outcome.as_str());
+            assert!(METRICS.contains(&name.as_str()), "{name}");
+        }
+    }
+
+    #[test]
+    fn metric_names_are_unique_and_each_has_one_reading() {
+        for (i, name) in METRICS.iter().enumerate() {
+            assert!(!METRICS[..i].contains(name), "{name} listed twice");
+        }
+        for m in PARAM_METRICS {
+            assert_eq!(
+                PARAM_METRICS
+                    .iter()
+                    .filter(|n| n.head() == m.head())
+                    .count(),
+                1,
+                "{}",
+                m.name
+            );
+        }
+        assert!(!PLAIN_METRICS.iter().any(|p| p.name.contains('.')));
+    }
 }

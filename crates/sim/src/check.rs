@@ -37,8 +37,6 @@ use crate::report_dir::{ReportDir, ReportDirError, mark_complete};
 use crate::run::{Rendering, run_into};
 use crate::scenario::load_scenario;
 
-/// Most seeds one `--seeds` may name.
-pub const MAX_SEEDS: usize = 10_000;
 /// The JUnit file written in the output directory.
 pub const JUNIT_XML: &str = "junit.xml";
 /// The suite's name in junit.xml.
@@ -49,7 +47,8 @@ pub const IGNORED_KEY: &str = "routersim_version";
 /// How to check.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
-    /// The seeds to run every scenario with (`None`: each scenario's own `seed:`).
+    /// The seeds to run every scenario with (`None`: each scenario's own `seed:`); the CLI
+    /// parses them with [`crate::seeds::Seeds`].
     pub seeds: Option<Vec<u64>>,
     /// Where every run's report and junit.xml go.
     pub out_dir: PathBuf,
@@ -87,59 +86,6 @@ pub enum CheckError {
     /// The output folder cannot be written (another check writes it, it is not a report).
     #[error("{0}")]
     Output(#[from] ReportDirError),
-}
-
-/// Parses `--seeds`: comma-separated items, each a seed (`3`) or an inclusive range (`1..5`,
-/// also `1..=5`). Duplicates are dropped, the first occurrence keeps its place.
-pub fn parse_seeds(text: &str) -> Result<Vec<u64>, String> {
-    let mut seeds: Vec<u64> = Vec::new();
-    let number = |s: &str| -> Result<u64, String> {
-        let s = s.trim();
-        s.parse::<u64>().map_err(|_| {
-            format!(
-                "{s:?} is not a seed (a whole number from 0 to {})",
-                u64::MAX
-            )
-        })
-    };
-    if text.trim().is_empty() {
-        return Err("no seeds given; expected e.g. `1..5`, `1,2,7` or `3`".into());
-    }
-    for item in text.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(format!(
-                "empty item in {text:?}; expected e.g. `1..5`, `1,2,7` or `3`"
-            ));
-        }
-        let (first, last) = match item.split_once("..") {
-            Some((a, b)) => {
-                let b = b.strip_prefix('=').unwrap_or(b);
-                (number(a)?, number(b)?)
-            }
-            None => {
-                let n = number(item)?;
-                (n, n)
-            }
-        };
-        if first > last {
-            return Err(format!(
-                "{item:?} is an empty range (the first seed is above the last; ranges are inclusive)"
-            ));
-        }
-        if last - first >= MAX_SEEDS as u64 {
-            return Err(format!("{item:?} names more than {MAX_SEEDS} seeds"));
-        }
-        for seed in first..=last {
-            if !seeds.contains(&seed) {
-                seeds.push(seed);
-                if seeds.len() > MAX_SEEDS {
-                    return Err(format!("{text:?} names more than {MAX_SEEDS} seeds"));
-                }
-            }
-        }
-    }
-    Ok(seeds)
 }
 
 /// The other spelling of a scenario file that sits beside it (`x.yml` for `x.yaml`), if any.
@@ -765,30 +711,6 @@ fn system_out(case: &CaseResult) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seeds_parse_ranges_lists_and_single_numbers() {
-        assert_eq!(parse_seeds("1..3"), Ok(vec![1, 2, 3]));
-        assert_eq!(parse_seeds("1..=3"), Ok(vec![1, 2, 3]));
-        assert_eq!(parse_seeds("1,2,7"), Ok(vec![1, 2, 7]));
-        assert_eq!(parse_seeds(" 3 "), Ok(vec![3]));
-        assert_eq!(parse_seeds("5,1..3,2"), Ok(vec![5, 1, 2, 3]));
-        assert_eq!(parse_seeds("4..4"), Ok(vec![4]));
-        for bad in [
-            "",
-            "a",
-            "1..",
-            "..3",
-            "3..1",
-            "1,,2",
-            "-1",
-            "1..100000",
-            "1.5",
-        ] {
-            assert!(parse_seeds(bad).is_err(), "{bad:?} should be rejected");
-        }
-        assert!(parse_seeds("3..1").unwrap_err().contains("empty range"));
-    }
 
     #[test]
     fn goldens_are_named_after_the_seed() {

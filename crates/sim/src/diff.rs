@@ -384,6 +384,13 @@ pub fn first_difference(a: &Path, b: &Path) -> Result<Attempts, DiffError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_metric_a_diff_shows_is_a_summary_metric() {
+        for name in DIFF_METRICS.iter().chain(STREAM_METRICS) {
+            assert!(routersim_report::is_known_metric(name), "{name}");
+        }
+    }
+
     fn write(dir: &Path, name: &str, rows: &[&str]) -> PathBuf {
         let path = dir.join(name);
         let mut text = String::from(

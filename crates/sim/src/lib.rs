@@ -16,6 +16,7 @@ pub mod hash;
 pub mod report_dir;
 pub mod run;
 pub mod scenario;
+pub mod seeds;
 pub mod sweep;
 pub mod sweep_effect;
 pub mod sweep_plot;

@@ -113,6 +113,10 @@ pub enum RunError {
         /// What became of the target folder.
         note: String,
     },
+    /// A task still held the recorder when the run ended (a bug: the report cannot be
+    /// finished).
+    #[error("the recorder is still shared when the run ends (a routersim bug)")]
+    RecorderShared,
     /// The runtime could not start.
     #[error("could not start the simulation runtime: {0}")]
     Runtime(#[from] std::io::Error),
@@ -303,9 +307,7 @@ async fn simulate(
     drop(router);
     let facts = sink.facts();
     drop(sink);
-    let recorder = Arc::try_unwrap(recorder).map_err(|_| {
-        routersim_report::ReportError::Histogram("the recorder is still shared".into())
-    })?;
+    let recorder = sole_recorder(recorder)?;
     let summary = recorder.finish(RunMeta {
         scenario: scenario.name.clone(),
         seed,
@@ -313,6 +315,11 @@ async fn simulate(
         end,
     })?;
     Ok((summary, facts))
+}
+
+/// The recorder once every other holder (router, sinks, tasks) has let go of it.
+fn sole_recorder(recorder: Arc<Recorder>) -> Result<Recorder, RunError> {
+    Arc::try_unwrap(recorder).map_err(|_| RunError::RecorderShared)
 }
 
 /// Every deployment (lanes, in `model_list` order) and every fault window, for the plots.
@@ -384,5 +391,27 @@ fn fault_label(fault: &FaultSpec) -> String {
         format!("{what} {pct}%")
     } else {
         what
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorder_still_shared_says_so_not_histogram() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = std::env::temp_dir().join(format!("routersim-shared-{}", std::process::id()));
+        let recorder = Arc::new(Recorder::new(
+            &dir,
+            Instant::now(),
+            RecorderOptions::default(),
+        )?);
+        let _other = recorder.clone();
+        let message = sole_recorder(recorder).err().map(|e| e.to_string());
+        std::fs::remove_dir_all(&dir)?;
+        let message = message.ok_or("a shared recorder was taken")?;
+        assert!(message.contains("still shared"), "{message}");
+        assert!(!message.contains("histogram"), "{message}");
+        Ok(())
     }
 }

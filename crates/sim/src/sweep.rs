@@ -47,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -194,39 +195,6 @@ pub fn parse_shard(text: &str) -> Result<Shard, SweepError> {
         return Err(bad());
     }
     Ok(Shard { index, count })
-}
-
-/// Parses `--seeds`: `1..20` (inclusive), `1,2,7`, or `3`. Seeds keep their order; a repeated
-/// seed is an error.
-pub fn parse_seeds(text: &str) -> Result<Vec<u64>, SweepError> {
-    let bad = |why: &str| {
-        SweepError::Usage(format!(
-            "--seeds {text:?}: {why}; expected a range such as 1..20 (inclusive), a list such \
-             as 1,2,7, or one seed"
-        ))
-    };
-    let number = |s: &str| {
-        s.trim()
-            .parse::<u64>()
-            .map_err(|_| bad(&format!("{:?} is not a seed", s.trim())))
-    };
-    let seeds: Vec<u64> = if let Some((a, b)) = text.split_once("..") {
-        let (a, b) = (number(a)?, number(b.strip_prefix('=').unwrap_or(b))?);
-        if a > b {
-            return Err(bad("the range is empty"));
-        }
-        if b - a >= 1_000_000 {
-            return Err(bad("more than a million seeds"));
-        }
-        (a..=b).collect()
-    } else {
-        text.split(',').map(number).collect::<Result<_, _>>()?
-    };
-    let mut seen = std::collections::HashSet::new();
-    if let Some(dup) = seeds.iter().find(|s| !seen.insert(**s)) {
-        return Err(bad(&format!("seed {dup} is repeated")));
-    }
-    Ok(seeds)
 }
 
 /// Splits a `--set` value list at commas outside brackets, braces and quotes, so
@@ -524,11 +492,11 @@ impl Sweep {
                 let (combo, seed_index) = (job / seeds, job % seeds);
                 match self.run_one(combo, seed_index, out) {
                     Ok(row) => {
-                        lock(&results)[slot] = Some(row);
+                        lock_unpoisoned(&results)[slot] = Some(row);
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1);
                     }
                     Err(e) => {
-                        lock(&errors).push((slot, e));
+                        lock_unpoisoned(&errors).push((slot, e));
                         stop.store(true, Ordering::Relaxed);
                     }
                 }
@@ -539,12 +507,12 @@ impl Sweep {
                 s.spawn(worker);
             }
         });
-        let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut errors = unpoisoned(errors.into_inner());
         errors.sort_by_key(|(slot, _)| *slot);
         if let Some((_, e)) = errors.into_iter().next() {
             return Err(e);
         }
-        let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        let results = unpoisoned(results.into_inner());
         Ok(results.into_iter().flatten().collect())
     }
 
@@ -637,10 +605,6 @@ pub struct SweepOutput {
     pub stats: Vec<ComboStats>,
     /// What writing the folder had to tidy up first, for the user.
     pub notes: Vec<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A run's report directory in a sweep: `out/runs/c<NNN>/seed-<S>/`.
@@ -1247,13 +1211,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seeds_parse() {
-        assert_eq!(parse_seeds("1..3").unwrap(), vec![1, 2, 3]);
-        assert_eq!(parse_seeds("7,2").unwrap(), vec![7, 2]);
-        assert_eq!(parse_seeds("5").unwrap(), vec![5]);
-        assert!(parse_seeds("3..1").is_err());
-        assert!(parse_seeds("1,1").is_err());
-        assert!(parse_seeds("a").is_err());
+    fn every_metric_a_sweep_records_is_a_summary_metric() {
+        for name in METRICS {
+            assert!(routersim_report::is_known_metric(name), "{name}");
+        }
     }
 
     #[test]

@@ -55,6 +55,7 @@ use crate::small::Indices;
 use crate::state::{InMemoryState, StateStore};
 use crate::stats::LoadTracker;
 use crate::strategy::SelectionStrategy;
+use crate::sync::lock_unpoisoned as lock;
 
 pub use health::PROBE_REQUEST_ID_BASE;
 use stream::StreamProgress;
@@ -348,13 +349,6 @@ impl<P: Provider> Router<P, TokioClock> {
     /// Starts a builder.
     pub fn builder(config: RouterConfig, provider: P) -> RouterBuilder<P, TokioClock> {
         RouterBuilder::new(config, provider)
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
     }
 }
 

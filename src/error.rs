@@ -1,0 +1,55 @@
+//! The binary's one error type: every command returns `Result<ExitCode, CliError>` and `main`
+//! prints `error: {e}` and exits 2 in one place.
+//!
+//! An `Ok` exit code is a verdict (0 passed, 1 an `expect` failed, 2 when `check` had an
+//! error case after printing its table); an `Err` is input or IO the command could not get
+//! past.
+
+use std::io;
+
+use routersim_sim::check::CheckError;
+use routersim_sim::diff::DiffError;
+use routersim_sim::run::RunError;
+use routersim_sim::scenario::ScenarioError;
+use routersim_sim::sweep::SweepError;
+
+/// Why a command could not do its work (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The scenario does not load.
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// `--strict`: every router key routersim does not use, one `error:` line each (the
+    /// first line's `error: ` is `main`'s).
+    #[error("{}", strict_lines(.0))]
+    Strict(Vec<ScenarioError>),
+    /// A run (or the benchmark) failed.
+    #[error("{0}")]
+    Run(#[from] RunError),
+    /// `check` could not start or finish.
+    #[error("{0}")]
+    Check(#[from] CheckError),
+    /// A bad `sweep`/`merge` argument or a sweep that failed.
+    #[error("{0}")]
+    Sweep(#[from] SweepError),
+    /// `diff` could not read a report.
+    #[error("{0}")]
+    Diff(#[from] DiffError),
+    /// Writing the results to stdout failed (a closed pipe is not an error: see `out`).
+    #[error("cannot write to stdout: {0}")]
+    Stdout(#[from] io::Error),
+}
+
+fn strict_lines(errors: &[ScenarioError]) -> String {
+    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    lines.join("\nerror: ")
+}
+
+/// `Err(Strict)` when `--strict` found router keys routersim does not use.
+pub fn strict(errors: Vec<ScenarioError>) -> Result<(), CliError> {
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Strict(errors))
+    }
+}

@@ -2,6 +2,13 @@
 //! and the floor (arrivals that only sleep and record), on the `routersim bench` scenario
 //! shortened to ten virtual minutes (30,000 requests). `routersim bench` prints the issue's
 //! figures (requests per wall-second, ratio to the floor) for the full hour.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::hint::black_box;
 use std::path::Path;

@@ -205,6 +205,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // The one read of the environment: LiteLLM's `ROUTER_MAX_FALLBACKS`, passed to every
     // router config load (which names it in its warnings when it is set).
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "src/ is where the environment is read"
+    )]
     let options = routersim_engine::config::load::LoadOptions {
         max_fallbacks_env: std::env::var(routersim_engine::config::MAX_FALLBACKS_ENV).ok(),
     };

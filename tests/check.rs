@@ -1,5 +1,12 @@
 //! `routersim check DIR`: the table, exit codes, junit.xml, goldens and `--seeds`, end to end
 //! through the binary.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

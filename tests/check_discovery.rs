@@ -1,6 +1,13 @@
 //! `routersim check DIR` never silently skips a file: router configs no scenario references,
 //! files that are not UTF-8 or cannot be read are ERROR rows (the others still run, junit.xml
 //! is still written), and `x.yaml` beside `x.yml` share neither a golden nor a report folder.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

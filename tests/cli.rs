@@ -1,4 +1,11 @@
 //! The `routersim` command: exit codes, the summary, and errors that name file, line and path.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

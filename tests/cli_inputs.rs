@@ -1,5 +1,12 @@
 //! Inputs through the binary: accepted inputs run, bad ones exit 2 (never a panic), limits
 //! hold, and a long replay from `traffic_file` runs.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

@@ -1,6 +1,13 @@
 //! A typo is never silently a no-op: every command that loads a scenario says which router
 //! config keys LiteLLM would not know (with the closest known key) and which routersim does not
 //! model; `--strict` makes either an error (exit 2); `sweep --set` refuses both.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

@@ -1,5 +1,12 @@
 //! Same scenario, seed and version: byte-identical reports. A different seed changes the
 //! generated traffic.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

@@ -5,6 +5,14 @@
 //! `/usr/bin/chromium`; Debian: `apt-get install chromium`). Without it the test does the
 //! static checks only and says it skipped the rest, unless `ROUTERSIM_REQUIRE_CHROMIUM=1`
 //! (CI sets it), which makes a missing browser a failure.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly and read as one story; the browser test reads its switches from the environment"
+)]
 
 mod common;
 

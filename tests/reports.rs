@@ -1,6 +1,13 @@
 //! A report is complete or absent, never a mix: interrupted and concurrent runs, sweeps and
 //! checks that replace their folder as a whole, scenario names that cannot escape `reports/`,
 //! merges of shards from different scenario contents, and `diff` on hostile request ids.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

@@ -1,4 +1,11 @@
 //! `routersim sweep` and `routersim merge`: the files, their determinism, shards, errors.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

@@ -1,5 +1,12 @@
 //! A swept key whose values give byte-identical summaries for every seed is said to have no
 //! effect, in the table and in `sweep.json`, with the reason where the engine can tell it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 mod common;
 

@@ -1,4 +1,11 @@
 //! FakeProviders under paused time: exact outcome sequences at exact virtual instants.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

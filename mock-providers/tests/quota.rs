@@ -1,5 +1,12 @@
 //! The provider's own quota (`rpm_limit`, `tpm_limit`) under paused time: token buckets that
 //! refill on the virtual clock, 429s with an exact Retry-After, nothing charged when rejected.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,4 +1,11 @@
 //! The provider section's YAML forms, and the errors for everything else.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,6 +3,10 @@
 //! The engine never reads a system clock. It reads [`Clock`], whose [`TokioClock`] is tokio's
 //! clock: under a paused current-thread runtime (tests, the simulator) every sleep and deadline
 //! is virtual, and the wall clock used for HTTP-date `Retry-After` is `epoch + elapsed`.
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the one place the engine reads and sleeps on tokio's clock"
+)]
 
 use std::future::Future;
 use tokio::time::Instant;

@@ -16,7 +16,13 @@
 //! # }
 //! ```
 
-#![warn(missing_docs)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::disallowed_methods,
+        reason = "unit tests drive tokio's paused clock directly"
+    )
+)]
 
 pub mod backoff;
 pub mod classify;

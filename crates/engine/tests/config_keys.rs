@@ -1,5 +1,13 @@
 //! Router config keys in two classes: keys LiteLLM itself would not know (a typo, with the
 //! closest known key) and keys LiteLLM knows but routersim does not model (a note). Both load.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 use routersim_engine::config::keys::{
     LITELLM_ROUTER_INIT_ARGS, MODELLED_LITELLM_KEYS, MODELLED_ROUTER_KEYS, UnknownKey, closest_key,

@@ -1,5 +1,13 @@
 //! Loading LiteLLM proxy configs: one synthetic fixture per shape family seen in real configs
 //! (see `fixtures/litellm/`), plus the errors that must name their YAML path.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

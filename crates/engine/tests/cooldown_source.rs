@@ -1,6 +1,14 @@
 //! Every `CooldownSet` says where its length came from: the deployment's own `cooldown_time`,
 //! the provider's Retry-After, or the router's `cooldown_time` (LiteLLM's order of precedence),
 //! so a report can tell why changing the router's `cooldown_time` changed nothing.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 mod common;
 

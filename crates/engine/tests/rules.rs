@@ -1,6 +1,14 @@
 //! One test per rule of the LiteLLM seed (`litellm-router-reliability.md`), each driving the
 //! engine with a scripted provider under tokio's paused clock and asserting the exact attempt
 //! sequence, waits and cooldowns.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 mod common;
 

@@ -1,6 +1,14 @@
 //! The policy seams of the router builder: retry budget, strategy, classifier, recovery and
 //! cooldown trigger are injected, and every failure that may cool a deployment (an attempt's,
 //! a probe's, a half-open trial's) reaches the injected trigger.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 mod common;
 

@@ -1,4 +1,12 @@
 //! Each routing strategy on a seeded run through the real router (paused time).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 mod common;
 

@@ -1,5 +1,13 @@
 //! Stream recovery (seed: "Streams"): each path asserts the exact attempt sequence and what
 //! the caller received.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
+)]
 
 mod common;
 

@@ -1,5 +1,12 @@
 //! Cooldown intervals (re-cool extensions, late and early `CooldownEnd`, clipping at the run
 //! end), the `detail` column of the remaining event kinds, error reporting and sink ergonomics.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::error::Error;
 use std::fs;

@@ -11,6 +11,13 @@
 //! - request 3 (streamed, TTFT 300 ms) needs 13 attempts (the overflow bar) and succeeds at
 //!   4000;
 //! - the sweeper ends `a`'s cooldown at 5200; the run ends at 6000.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::error::Error;
 use std::fs;

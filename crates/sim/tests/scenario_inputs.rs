@@ -1,5 +1,12 @@
 //! Inputs that are accepted must run, and limits are stated: file sizes, YAML budgets,
 //! included files' errors (located, never echoed), duplicate keys, and small validation gaps.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,11 @@
 //! The scenario file: an example parses into exact values; every mistake names file, line, path.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,6 +1,13 @@
 //! Provider quotas end to end: a scenario's `rpm_limit` makes 429s with a Retry-After emerge
 //! from traffic through the real router; the shipped quota-ramp and profiles files pick their
 //! strategy or profile with `set`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,12 @@
 //! `set`: overrides applied to the router config's tree before it is validated, inline or
 //! from a `router_file`; errors name `set.<path>` with the scenario's file and line.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,6 +1,13 @@
 //! Streamed traffic from a scenario file, through the real router against the fake
 //! providers: the fakes' coalesced chunks never trip the router's stall deadline, and each
 //! stream fault reaches the caller as the router's stream policy says.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::path::Path;
 use std::time::Duration;

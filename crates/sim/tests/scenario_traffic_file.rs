@@ -1,5 +1,12 @@
 //! `traffic_file: requests.csv`: rows become arrivals, merged in time with `traffic`; every
 //! mistake names the file, line and column before anything runs.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use routersim_engine::Router;
 use routersim_engine::clock::TokioClock;
+use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_mock_providers::provider::FakeProviders;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
@@ -137,6 +138,21 @@ pub fn run_with_rendering(
     options: &RunOptions,
     rendering: Rendering,
 ) -> Result<RunReport, RunError> {
+    run_with_sink(scenario, options, rendering, None)
+}
+
+/// Builds an extra event sink once the run's virtual clock has started (it is given the
+/// run's start instant).
+pub type SinkFactory<'a> = &'a dyn Fn(Instant) -> Arc<dyn EventSink>;
+
+/// [`run_with_rendering`] with an extra sink that sees every routing event beside the
+/// recorder, in the same order (`routersim explore` checks its invariants there).
+pub fn run_with_sink(
+    scenario: &Scenario,
+    options: &RunOptions,
+    rendering: Rendering,
+    extra_sink: Option<SinkFactory<'_>>,
+) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let out_dir = options
@@ -161,7 +177,7 @@ pub fn run_with_rendering(
     let local = tokio::task::LocalSet::new();
     let summary = local.block_on(
         &runtime,
-        simulate(scenario, seed, &out_dir, options, rendering),
+        simulate(scenario, seed, &out_dir, options, rendering, extra_sink),
     )?;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {
@@ -201,6 +217,7 @@ async fn simulate(
     out_dir: &Path,
     options: &RunOptions,
     rendering: Rendering,
+    extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<Summary, RunError> {
     let start = Instant::now();
     let recorder = Recorder::new(
@@ -230,7 +247,10 @@ async fn simulate(
         Router::builder(scenario.router.clone(), providers)
             .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
             .rng(seeded_rng(seed, "router"))
-            .sink(recorder.clone())
+            .sink(match extra_sink {
+                Some(extra) => Arc::new(Tee(recorder.clone(), extra(start))),
+                None => recorder.clone(),
+            })
             .build(),
     );
     let sweeper = tokio::task::spawn_local({
@@ -273,6 +293,16 @@ async fn simulate(
         version: VERSION.to_string(),
         end,
     })?)
+}
+
+/// Sends each event to the recorder, then to an extra sink.
+struct Tee(Arc<Recorder>, Arc<dyn EventSink>);
+
+impl EventSink for Tee {
+    fn emit(&self, event: &RoutingEvent) {
+        self.0.emit(event);
+        self.1.emit(event);
+    }
 }
 
 /// Every deployment (lanes, in `model_list` order) and every fault window, for the plots.

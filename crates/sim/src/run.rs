@@ -261,22 +261,23 @@ async fn simulate(
         let router = router.clone();
         async move { router.run_health_checks().await }
     });
-    let in_flight = Rc::new(Cell::new(0usize));
-    let all_done = Rc::new(Notify::new());
+    let in_flight = Rc::new(InFlight::default());
     for arrival in crate::traffic::Arrivals::new(&scenario.traffic, seed) {
         tokio::time::sleep_until(start + arrival.at).await;
-        in_flight.set(in_flight.get() + 1);
-        let (router, in_flight, all_done) = (router.clone(), in_flight.clone(), all_done.clone());
+        let (router, task) = (router.clone(), InFlight::enter(&in_flight));
         tokio::task::spawn_local(async move {
             router.completion(arrival.request).await;
-            in_flight.set(in_flight.get() - 1);
-            if in_flight.get() == 0 {
-                all_done.notify_one();
-            }
+            task.finished();
         });
     }
-    while in_flight.get() > 0 {
-        all_done.notified().await;
+    in_flight.all_done().await;
+    if in_flight.abandoned() > 0 {
+        // The task's panic message was printed when it happened; a report without its
+        // request would lie.
+        panic!(
+            "{} request task(s) panicked (see above); no report is written",
+            in_flight.abandoned()
+        );
     }
     let end = Instant::now();
     sweeper.abort();
@@ -293,6 +294,65 @@ async fn simulate(
         version: VERSION.to_string(),
         end,
     })?)
+}
+
+/// The request tasks still running. A task that panics is dropped by the runtime (which keeps
+/// the panic in the task's join handle), so each task holds a [`TaskGuard`] that counts it out
+/// however it ends: a run never waits forever for a task that is gone.
+#[derive(Debug, Default)]
+struct InFlight {
+    running: Cell<usize>,
+    abandoned: Cell<usize>,
+    done: Notify,
+}
+
+impl InFlight {
+    /// Counts a task in.
+    fn enter(this: &Rc<Self>) -> TaskGuard {
+        this.running.set(this.running.get() + 1);
+        TaskGuard {
+            in_flight: this.clone(),
+            finished: false,
+        }
+    }
+
+    /// Waits until every task entered so far is out.
+    async fn all_done(&self) {
+        while self.running.get() > 0 {
+            self.done.notified().await;
+        }
+    }
+
+    /// Tasks that ended without finishing (they panicked).
+    fn abandoned(&self) -> usize {
+        self.abandoned.get()
+    }
+}
+
+/// Counts one request task out when dropped.
+struct TaskGuard {
+    in_flight: Rc<InFlight>,
+    finished: bool,
+}
+
+impl TaskGuard {
+    /// The task ran to its end.
+    fn finished(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        let f = &self.in_flight;
+        if !self.finished {
+            f.abandoned.set(f.abandoned.get() + 1);
+        }
+        f.running.set(f.running.get() - 1);
+        if f.running.get() == 0 {
+            f.done.notify_one();
+        }
+    }
 }
 
 /// Sends each event to the recorder, then to an extra sink.
@@ -374,5 +434,45 @@ fn fault_label(fault: &FaultSpec) -> String {
         format!("{what} {pct}%")
     } else {
         what
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request task that panics must not leave the run waiting for it forever.
+    #[test]
+    fn a_panicking_request_task_is_counted_out() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime");
+        let local = tokio::task::LocalSet::new();
+        let in_flight = Rc::new(InFlight::default());
+        let abandoned = local.block_on(&runtime, {
+            let in_flight = in_flight.clone();
+            async move {
+                for i in 0..3u64 {
+                    let task = InFlight::enter(&in_flight);
+                    tokio::task::spawn_local(async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(10 * i)).await;
+                        if i == 1 {
+                            panic!("a request task panics");
+                        }
+                        task.finished();
+                    });
+                }
+                let waited = tokio::time::timeout(
+                    std::time::Duration::from_secs(3600),
+                    in_flight.all_done(),
+                )
+                .await;
+                assert!(waited.is_ok(), "the run waited for a task that is gone");
+                in_flight.abandoned()
+            }
+        });
+        assert_eq!(abandoned, 1);
     }
 }

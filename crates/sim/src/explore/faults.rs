@@ -8,7 +8,9 @@
 //! auth and other 4xx) with probabilities, windows and Retry-After values in every form
 //! (whole seconds, `ms`, HTTP-date, `0`, over a minute), slowdowns, stream breaks, error
 //! frames, truncations, stalls and empty streams, and provider quotas (`rpm_limit`,
-//! `tpm_limit`). Sizes stay within what a run can serve quickly: a window lasts at most the
+//! `tpm_limit`). So that stream faults bite in scenarios written without streams, a third of
+//! the seeds also stream traffic entries that say nothing about streams (a share of a
+//! generated stream, `stream: true|false` on an explicit request). Sizes stay within what a run can serve quickly: a window lasts at most the
 //! scenario's duration, a slowdown or stall at most two minutes, a Retry-After at most an
 //! hour.
 
@@ -38,6 +40,9 @@ pub struct Targets {
     pub groups: Vec<String>,
     /// The scenario's duration.
     pub duration: Duration,
+    /// Per traffic entry: whether it is a generated stream (`rate`) rather than an explicit
+    /// request (`at`).
+    pub traffic: Vec<bool>,
 }
 
 /// The extra faults of one seed.
@@ -48,12 +53,20 @@ pub struct FaultMix {
     /// Keys set under `providers.<deployment>` (`rpm_limit`, `tpm_limit`,
     /// `quota_retry_after_format`).
     pub quotas: Vec<(String, String, Value)>,
+    /// `stream` values for traffic entries that set none (by index), so stream faults bite
+    /// in scenarios written without streams.
+    pub streamed: Vec<(usize, Value)>,
 }
 
 impl FaultMix {
     /// How many fault windows and quota keys it adds.
     pub fn len(&self) -> usize {
         self.windows.len() + self.quotas.len()
+    }
+
+    /// Whether it adds nothing at all (no windows, no quotas, no streamed traffic).
+    pub fn adds_nothing(&self) -> bool {
+        self.is_empty() && self.streamed.is_empty()
     }
 
     /// Whether it adds nothing.
@@ -83,6 +96,17 @@ pub fn generate(seed: u64, targets: &Targets) -> FaultMix {
     if rng.random_bool(0.3) {
         for _ in 0..rng.random_range(1..=2u32) {
             quota(&mut rng, targets, &mut mix.quotas);
+        }
+    }
+    // A third of the seeds stream some traffic (entries that say nothing about streams).
+    if rng.random_bool(0.3) {
+        for (i, &generated) in targets.traffic.iter().enumerate() {
+            let value = if generated {
+                json!(f64::from(rng.random_range(1..=10u32)) / 10.0)
+            } else {
+                json!(rng.random_bool(0.5))
+            };
+            mix.streamed.push((i, value));
         }
     }
     mix
@@ -258,14 +282,22 @@ fn stream_effect(rng: &mut ChaCha8Rng, entry: &mut Map<String, Value>) {
 fn quota(rng: &mut ChaCha8Rng, targets: &Targets, out: &mut Vec<(String, String, Value)>) {
     let d = targets.deployments[rng.random_range(0..targets.deployments.len())].clone();
     match rng.random_range(0..3u32) {
-        0 => out.push((d.clone(), "rpm_limit".into(), json!(rng.random_range(1..=600u64)))),
+        0 => out.push((
+            d.clone(),
+            "rpm_limit".into(),
+            json!(rng.random_range(1..=600u64)),
+        )),
         1 => out.push((
             d.clone(),
             "tpm_limit".into(),
             json!(rng.random_range(1_000..=2_000_000u64)),
         )),
         _ => {
-            out.push((d.clone(), "rpm_limit".into(), json!(rng.random_range(1..=600u64))));
+            out.push((
+                d.clone(),
+                "rpm_limit".into(),
+                json!(rng.random_range(1..=600u64)),
+            ));
             out.push((
                 d.clone(),
                 "tpm_limit".into(),
@@ -288,6 +320,7 @@ mod tests {
             deployments: vec!["a".into(), "b".into()],
             groups: vec!["g".into()],
             duration: Duration::from_secs(120),
+            traffic: vec![true, false],
         }
     }
 
@@ -295,9 +328,8 @@ mod tests {
     fn a_seed_always_gives_the_same_mix_and_seeds_differ() {
         let t = targets();
         assert_eq!(generate(7, &t), generate(7, &t));
-        let distinct: std::collections::BTreeSet<String> = (0..50)
-            .map(|s| format!("{:?}", generate(s, &t)))
-            .collect();
+        let distinct: std::collections::BTreeSet<String> =
+            (0..50).map(|s| format!("{:?}", generate(s, &t))).collect();
         assert!(distinct.len() > 40, "{} distinct mixes", distinct.len());
     }
 
@@ -337,5 +369,6 @@ mod tests {
         assert!(over_a_minute);
         assert!((0..400).any(|s| !generate(s, &t).quotas.is_empty()));
         assert!((0..400).any(|s| generate(s, &t).windows.is_empty()));
+        assert!((0..400).any(|s| !generate(s, &t).streamed.is_empty()));
     }
 }

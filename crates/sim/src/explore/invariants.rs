@@ -27,16 +27,17 @@
 //!   under `stream_recovery: litellm`). Multigrid commits earlier (at the first byte, which
 //!   events do not show), so this is a weaker check there.
 //! - [`Invariant::CooldownEnds`]: a cooldown set until `U` is ended (`cooldown_end` at exactly
-//!   `U`) or cleared (`recovered`) before any event later than `U`; at the run's end (its last
-//!   `request_end`) every cooldown still open has `U` ≥ the end (the run end clips it).
+//!   `U`) or cleared (`recovered`) before any event later than `U` + [`TIMER_SLACK`]; at the
+//!   run's end (its last `request_end`) every cooldown still open has `U` + [`TIMER_SLACK`] ≥
+//!   the end (the run end clips it).
 //! - [`Invariant::NoWaitPastDeadline`]: "deadline" is what the engine has today: a
 //!   Retry-After wait is in (0, 60 s]; a backoff wait is below `max(8 s, retry_after)` + 750 ms
 //!   of jitter; a non-streamed attempt lasts at most its `timeout` (the deployment's, else the
 //!   router's); a stream's first content token arrives within the first-token timeout (plus
 //!   the stall timeout, a documented slack for one non-content frame first) of its attempt's
 //!   start, and no gap between its content chunks, or from the last one to the attempt's end,
-//!   exceeds `stream_stall_timeout`. A streamed attempt as a whole has no deadline in the
-//!   engine, so none is checked.
+//!   exceeds `stream_stall_timeout`. Each timer-enforced deadline gets [`TIMER_SLACK`]. A
+//!   streamed attempt as a whole has no deadline in the engine, so none is checked.
 //!
 //! [`Invariant::NoPanic`] and [`Invariant::Deterministic`] are checked around the run (see
 //! the parent module).
@@ -55,6 +56,12 @@ use tokio::time::Instant;
 
 use crate::scenario::Scenario;
 use crate::traffic::TrafficSpec;
+
+/// tokio's timer resolution: a sleep until `t` wakes on the first millisecond tick at or
+/// after `t`, and other tasks woken on that tick may run first. Deadlines enforced by a
+/// timer (a cooldown's end, an attempt's timeout, a stream's first-token and stall
+/// deadlines) are checked with this much slack.
+pub const TIMER_SLACK: Duration = Duration::from_millis(1);
 
 /// One property every run must have.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -413,7 +420,10 @@ impl Verdict<'_> {
 
     fn has_ended(&self, id: u64) -> bool {
         let (word, bit) = ((id / 64) as usize, id % 64);
-        self.state.ended.get(word).is_some_and(|w| w & (1 << bit) != 0)
+        self.state
+            .ended
+            .get(word)
+            .is_some_and(|w| w & (1 << bit) != 0)
     }
 
     fn mark_ended(&mut self, id: u64) {
@@ -440,7 +450,8 @@ impl Verdict<'_> {
         now: Instant,
         event: Option<&RoutingEvent>,
     ) {
-        if self.state.soonest.is_none_or(|soonest| soonest >= now) {
+        let lapsed = |until: Instant| until + TIMER_SLACK < now;
+        if self.state.soonest.is_none_or(|soonest| !lapsed(soonest)) {
             return;
         }
         let late: Vec<(usize, Instant)> = self
@@ -448,12 +459,16 @@ impl Verdict<'_> {
             .cooling
             .iter()
             .enumerate()
-            .filter_map(|(i, until)| until.filter(|u| *u < now).map(|u| (i, u)))
+            .filter_map(|(i, until)| until.filter(|u| lapsed(*u)).map(|u| (i, u)))
             .collect();
         for (slot, until) in late {
             let id = deployment_at(bounds, slot);
             let when = match event {
-                Some(e) => format!("a {} event at {:.3} s", e.kind.name(), self.ms(now) / 1000.0),
+                Some(e) => format!(
+                    "a {} event at {:.3} s",
+                    e.kind.name(),
+                    self.ms(now) / 1000.0
+                ),
                 None => format!("the run's end at {:.3} s", self.ms(now) / 1000.0),
             };
             self.fail(
@@ -483,7 +498,10 @@ impl Verdict<'_> {
                 Invariant::EventsConsistent,
                 event.request_id,
                 Some(event.at),
-                format!("{} names deployment {id:?}, not in the config", event.kind.name()),
+                format!(
+                    "{} names deployment {id:?}, not in the config",
+                    event.kind.name()
+                ),
             );
         }
         slot
@@ -680,15 +698,18 @@ impl Verdict<'_> {
                     }
                 }
                 let took = at.saturating_duration_since(*start);
-                let limit = bounds.deployments.get(deployment_id).and_then(|d| d.timeout);
+                let limit = bounds
+                    .deployments
+                    .get(deployment_id)
+                    .and_then(|d| d.timeout);
                 if let Some(limit) = limit
-                    && took > limit
+                    && took > limit + TIMER_SLACK
                     && req.over_timeout.is_none()
                 {
                     req.over_timeout = Some((*attempt, took, limit));
                 }
                 if let (Some(last), Some(stall)) = (req.last_chunk, bounds.stall_timeout)
-                    && at.saturating_duration_since(last) > stall
+                    && at.saturating_duration_since(last) > stall + TIMER_SLACK
                 {
                     let detail = format!(
                         "attempt {attempt} on {deployment_id} ends {} after its last chunk: \
@@ -715,7 +736,7 @@ impl Verdict<'_> {
                         if let Some(limit) = first_token {
                             let slack = bounds.stall_timeout.unwrap_or_default();
                             let took = at.saturating_duration_since(start);
-                            if took > limit + slack {
+                            if took > limit + slack + TIMER_SLACK {
                                 let detail = format!(
                                     "attempt {attempt} on {deployment}: first content after {}, \
                                      stream_timeout {} (+ stall slack {})",
@@ -729,7 +750,7 @@ impl Verdict<'_> {
                     }
                     Some(last) => {
                         if let Some(stall) = bounds.stall_timeout
-                            && at.saturating_duration_since(last) > stall
+                            && at.saturating_duration_since(last) > stall + TIMER_SLACK
                         {
                             let detail = format!(
                                 "attempt {attempt} on {deployment}: {} between chunks, stall \
@@ -804,8 +825,7 @@ impl Verdict<'_> {
                     let detail = after_commit(&format!("fallback {source} -> {target}"));
                     self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
                 }
-                if *depth > bounds.max_fallback_depth || req.fallbacks > bounds.max_fallback_hops
-                {
+                if *depth > bounds.max_fallback_depth || req.fallbacks > bounds.max_fallback_hops {
                     let detail = format!(
                         "fallback hop {} ({source} -> {target}) at depth {depth}: max_fallbacks \
                          is {}, and there are {} other group(s)",

@@ -4,8 +4,9 @@
 //! Each seed `S` takes the scenario's YAML tree, appends the fault mix of `S` ([`faults`]),
 //! runs it with seed `S` on its own current-thread runtime (one per run, on every core, like
 //! `sweep`) with the invariant checker ([`invariants`]) beside the recorder, and checks:
-//! nothing panicked (the run is wrapped in `catch_unwind`, and a panic in a request task is
-//! caught by a hook), the event invariants, and, for every N-th seed
+//! nothing panicked (the run is wrapped in `catch_unwind`; a panic in a request task, which
+//! tokio catches, makes the run panic once every task is out, and a panic hook keeps the
+//! first message with its location), the event invariants, and, for every N-th seed
 //! ([`ExploreOptions::determinism_every`]), that a second run writes the same bytes in every
 //! report file. The first seed breaking each invariant is shrunk ([`shrink`]) to a small
 //! scenario file that `routersim run` replays.
@@ -171,6 +172,11 @@ impl Explorer {
                 .collect(),
             groups,
             duration: scenario.duration,
+            traffic: scenario
+                .traffic
+                .iter()
+                .map(|t| matches!(t, crate::traffic::TrafficSpec::Stream(_)))
+                .collect(),
         };
         Ok(Self {
             path: path.to_path_buf(),
@@ -323,7 +329,8 @@ impl Explorer {
             *checker.borrow_mut() = Some(c.clone());
             c as Arc<dyn EventSink>
         };
-        let outcome = catching_panics(|| run_with_sink(scenario, &options, rendering, Some(&factory)));
+        let outcome =
+            catching_panics(|| run_with_sink(scenario, &options, rendering, Some(&factory)));
         let checker = checker.take();
         match outcome {
             Err(panic) => Some((
@@ -452,6 +459,15 @@ pub fn apply_mix(tree: &mut Value, mix: &FaultMix) {
             list.extend(mix.windows.iter().cloned());
         }
     }
+    if let Some(traffic) = root.get_mut("traffic").and_then(Value::as_array_mut) {
+        for (i, value) in &mix.streamed {
+            if let Some(entry) = traffic.get_mut(*i).and_then(Value::as_object_mut)
+                && !entry.contains_key("stream")
+            {
+                entry.insert("stream".into(), value.clone());
+            }
+        }
+    }
     if !mix.quotas.is_empty() {
         let providers = root
             .entry("providers")
@@ -503,10 +519,8 @@ pub struct Scratch {
 impl Scratch {
     /// A fresh scratch directory for worker `worker` of this process.
     pub fn new(worker: usize) -> Self {
-        let root = std::env::temp_dir().join(format!(
-            "routersim-explore-{}-{worker}",
-            std::process::id()
-        ));
+        let root =
+            std::env::temp_dir().join(format!("routersim-explore-{}-{worker}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         Self { root }
     }
@@ -533,7 +547,10 @@ pub fn compare_reports(a: &Path, b: &Path) -> Option<String> {
             let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
             let path = entry.path();
             let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            files.push((entry.file_name().to_string_lossy().into_owned(), fnv1a64(&bytes)));
+            files.push((
+                entry.file_name().to_string_lossy().into_owned(),
+                fnv1a64(&bytes),
+            ));
         }
         files.sort();
         Ok(files)

@@ -1,8 +1,9 @@
 //! Shrinking a violating scenario to a small one that still breaks the same invariant.
 //!
 //! Works on the YAML tree, greedily: each pass proposes smaller trees (a fault window or a
-//! provider's quota, script or slowdown gone, the duration halved with the traffic clipped to
-//! it, a traffic entry gone, a rate or a count halved); the first that still breaks the same
+//! provider's quota, script or `then` gone, the duration halved with the traffic clipped to
+//! it, a traffic entry gone, a rate or a count halved, a traffic entry no longer streamed); the
+//! first that still breaks the same
 //! invariant (same seed) is kept and the pass starts again; passes repeat until none makes
 //! progress or the run budget is spent. The result is a file `routersim run` replays (seed and
 //! faults inline) with fewer fault windows, a shorter duration and fewer requests.
@@ -65,12 +66,13 @@ pub fn shrink(
     let before = size(explorer, &tree, seed);
     let mut current = (tree, violation);
     let mut runs = 0;
-    let passes: [fn(&Value, &Scenario) -> Vec<Value>; 5] = [
+    let passes: [fn(&Value, &Scenario) -> Vec<Value>; 6] = [
         drop_faults,
         drop_provider_faults,
         halve_duration,
         drop_traffic,
         halve_traffic,
+        drop_streams,
     ];
     'outer: loop {
         let mut progressed = false;
@@ -297,4 +299,23 @@ fn halve_traffic(tree: &Value, scenario: &Scenario) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Each traffic entry's `stream` key gone.
+fn drop_streams(tree: &Value, _: &Scenario) -> Vec<Value> {
+    let n = tree
+        .get("traffic")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    (0..n)
+        .filter_map(|i| {
+            let mut t = tree.clone();
+            let entry = t
+                .get_mut("traffic")
+                .and_then(|l| l.get_mut(i))
+                .and_then(Value::as_object_mut)?;
+            entry.remove("stream")?;
+            Some(t)
+        })
+        .collect()
 }

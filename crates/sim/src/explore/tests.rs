@@ -6,6 +6,12 @@ fn repo() -> PathBuf {
 
 #[test]
 fn print_variant() {
-    let e = Explorer::prepare(&repo().join("scenarios/proxy-config-429-storm.yaml"), ExploreOptions::default()).unwrap();
-    for s in 1..4 { println!("{}", to_yaml(&e.variant(s))); }
+    let e = Explorer::prepare(
+        &repo().join("scenarios/proxy-config-429-storm.yaml"),
+        ExploreOptions::default(),
+    )
+    .unwrap();
+    for s in 1..4 {
+        println!("{}", to_yaml(&e.variant(s)));
+    }
 }

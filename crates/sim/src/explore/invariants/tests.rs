@@ -218,7 +218,9 @@ fn clean() -> Script {
 }
 
 fn broken(s: &Script) -> Invariant {
-    s.check().expect("the checker must find a violation").invariant
+    s.check()
+        .expect("the checker must find a violation")
+        .invariant
 }
 
 #[test]
@@ -471,8 +473,7 @@ fn no_retry_after_commit_allows_one_announced_continuation_only() {
 fn cooldown_ends_catches_a_cooldown_that_never_ends() {
     let mut s = clean();
     // Cooling until 2.05 s; an event at 3 s comes with no cooldown_end.
-    s.cool(50, "b", 2)
-        .attempt(3000, 3100, 0, 1, "a", true);
+    s.cool(50, "b", 2).attempt(3000, 3100, 0, 1, "a", true);
     let v = s.check().expect("a lapsed cooldown");
     assert_eq!(v.invariant, Invariant::CooldownEnds);
     // At the run's end: the last request ends at 5 s, the cooldown lapsed at 2.05 s.
@@ -539,8 +540,14 @@ fn no_wait_past_deadline_catches_long_waits() {
     assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
     let s = wait(Duration::from_millis(8750), WaitReason::Backoff);
     assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    assert_eq!(wait(Duration::from_millis(8749), WaitReason::Backoff).check(), None);
-    assert_eq!(wait(Duration::from_secs(60), WaitReason::RetryAfter).check(), None);
+    assert_eq!(
+        wait(Duration::from_millis(8749), WaitReason::Backoff).check(),
+        None
+    );
+    assert_eq!(
+        wait(Duration::from_secs(60), WaitReason::RetryAfter).check(),
+        None
+    );
 }
 
 #[test]
@@ -597,4 +604,46 @@ fn the_checker_keeps_no_state_for_ended_requests() {
     let state = checker.state.lock().unwrap_or_else(PoisonError::into_inner);
     assert!(state.requests.is_empty());
     assert_eq!(state.ended_count, 2);
+}
+
+#[test]
+fn cooldown_ends_allows_the_timer_tick_and_no_more() {
+    // Cooling until 2.0505 s: the sweeper wakes on the 2.051 s tick, where another task's
+    // event may come first; at 2.052 s the cooldown must have ended.
+    let run = |probe_at: u64| {
+        let mut s = clean();
+        let duration = Duration::from_micros(2_000_500);
+        let until = s.t(50) + duration;
+        s.push(
+            50,
+            None,
+            EventKind::CooldownSet {
+                model_group: g(),
+                deployment_id: Arc::from("b"),
+                reason: CooldownReason::RateLimitInGroup,
+                failure: FailureKind::RateLimit,
+                duration,
+                until,
+            },
+        )
+        .push(
+            probe_at,
+            None,
+            EventKind::ProbeOk {
+                model_group: g(),
+                deployment_id: Arc::from("a"),
+            },
+        );
+        s.events.push(RoutingEvent {
+            at: until,
+            request_id: None,
+            kind: EventKind::CooldownEnd {
+                model_group: g(),
+                deployment_id: Arc::from("b"),
+            },
+        });
+        s.check().map(|v| v.invariant)
+    };
+    assert_eq!(run(2051), None);
+    assert_eq!(run(2052), Some(Invariant::CooldownEnds));
 }

@@ -122,3 +122,47 @@ fn a_violation_is_shrunk_to_a_file_that_run_replays_and_that_still_violates()
     );
     Ok(())
 }
+
+#[test]
+fn a_written_scenario_finds_its_router_file_from_anywhere() -> Result<(), Box<dyn std::error::Error>>
+{
+    let scenario = repo().join("scenarios/proxy-config-429-storm.yaml");
+    let explorer = Explorer::prepare(&scenario, ExploreOptions::default())?;
+    let violation = routersim_sim::explore::invariants::Violation {
+        invariant: Invariant::AttemptBound,
+        request_id: Some(1),
+        at_ms: Some(1.0),
+        detail: "written by a test".into(),
+    };
+    let out = scratch_dir("explore-router-file");
+    let file = explorer.write_scenario(&out, &explorer.variant(4), 4, &violation)?;
+    let text = std::fs::read_to_string(&file)?;
+    let router_file = repo().join("scenarios/configs/proxy_config.yaml");
+    assert!(
+        text.contains(
+            &std::path::absolute(&router_file)?
+                .to_string_lossy()
+                .into_owned()
+        ),
+        "{text}"
+    );
+    // Run from the scratch directory, far from the scenario's folder.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .args([
+            "run",
+            &file.to_string_lossy(),
+            "--out",
+            "report",
+            "--trace",
+            "none",
+        ])
+        .current_dir(&out)
+        .output()?;
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(())
+}

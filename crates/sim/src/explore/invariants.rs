@@ -24,8 +24,10 @@
 //!   follows, a break is reported `after_content`, a `give_up` says
 //!   `stream_content_delivered`, and the only attempt allowed after it is the one a
 //!   `stream_continued` announces (once, only with `enable_mid_stream_fallback_continuation`
-//!   under `stream_recovery: litellm`). Multigrid commits earlier (at the first byte, which
-//!   events do not show), so this is a weaker check there.
+//!   under `stream_recovery: litellm`, and on the deployment it names). Multigrid commits
+//!   earlier (at the first byte, which events do not show), so this is a weaker check there.
+//!   Under `stream_recovery: litellm` a break is not reported `after_content` without content
+//!   ([`Invariant::EventsConsistent`]: the request could still have been retried).
 //! - [`Invariant::CooldownEnds`]: a cooldown set until `U` is ended (`cooldown_end` at exactly
 //!   `U`) or cleared (`recovered`) before any event later than `U` + [`TIMER_SLACK`]; at the
 //!   run's end (its last `request_end`) every cooldown still open has `U` + [`TIMER_SLACK`] ≥
@@ -174,6 +176,9 @@ pub struct Bounds {
     pub max_fallback_hops: u32,
     /// A committed stream may be continued (once).
     pub continuation: bool,
+    /// `stream_recovery: litellm`: a stream commits at its first content (Multigrid commits
+    /// at the first byte, which events do not show).
+    pub commits_at_content: bool,
     /// The longest backoff wait (before it: `max(8 s, retry_after)` plus the jitter).
     pub backoff_cap: Duration,
     /// The longest Retry-After wait honoured.
@@ -241,6 +246,7 @@ impl Bounds {
             max_fallback_depth: settings.max_fallbacks,
             max_fallback_hops: (groups.len() as u32).saturating_sub(1),
             continuation,
+            commits_at_content: settings.stream_recovery == StreamRecovery::LiteLlm,
             backoff_cap: MAX_BACKOFF.max(settings.retry_after) + MAX_JITTER,
             retry_after_cap: MAX_RETRY_AFTER,
             stall_timeout: settings.stream_stall_timeout,
@@ -302,8 +308,8 @@ struct RequestState {
     open_attempt: Option<(u32, Instant, Arc<str>)>,
     /// A `stream_chunk` reached the caller.
     content: bool,
-    /// `stream_continued` was seen and its attempt has not started yet.
-    continuation_pending: bool,
+    /// `stream_continued` was seen and its attempt (on this deployment) has not started yet.
+    continuation_pending: Option<Arc<str>>,
     /// A continuation happened.
     continued: bool,
     /// The attempt after a `wait` may not start before this.
@@ -660,8 +666,14 @@ impl Verdict<'_> {
                     self.fail(Invariant::AttemptBound, id, at_opt, detail);
                 }
                 if req.content {
-                    if req.continuation_pending {
-                        req.continuation_pending = false;
+                    if let Some(announced) = req.continuation_pending.take() {
+                        if announced != *deployment_id {
+                            let detail = format!(
+                                "the continuation announced on {announced} starts on \
+                                 {deployment_id}"
+                            );
+                            self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
+                        }
                     } else {
                         let detail = after_commit(&format!(
                             "attempt {attempt} on {deployment_id}, not a continuation,"
@@ -852,6 +864,13 @@ impl Verdict<'_> {
                     );
                     self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
                 }
+                if bounds.commits_at_content && *after_content && !req.content {
+                    let detail = format!(
+                        "stream_break on {deployment_id} says after_content: true, but no \
+                         content reached the caller (a retry was still allowed)"
+                    );
+                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
+                }
             }
             EventKind::StreamContinued { to_deployment, .. } => {
                 if !req.content {
@@ -870,7 +889,7 @@ impl Verdict<'_> {
                     self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
                 }
                 req.continued = true;
-                req.continuation_pending = true;
+                req.continuation_pending = Some(to_deployment.clone());
             }
             EventKind::RequestEnd {
                 attempts,

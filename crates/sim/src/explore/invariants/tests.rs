@@ -38,6 +38,7 @@ fn bounds() -> Bounds {
         max_fallback_depth: 1,
         max_fallback_hops: 1,
         continuation: true,
+        commits_at_content: true,
         backoff_cap: MAX_BACKOFF + MAX_JITTER,
         retry_after_cap: MAX_RETRY_AFTER,
         stall_timeout: Some(Duration::from_secs(1)),
@@ -646,4 +647,51 @@ fn cooldown_ends_allows_the_timer_tick_and_no_more() {
     };
     assert_eq!(run(2051), None);
     assert_eq!(run(2052), Some(Invariant::CooldownEnds));
+}
+
+#[test]
+fn no_retry_after_commit_catches_a_continuation_on_another_deployment() {
+    let mut s = committed();
+    s.push(
+        600,
+        Some(0),
+        EventKind::StreamContinued {
+            from_group: g(),
+            from_deployment: Arc::from("a"),
+            to_group: g(),
+            to_deployment: Arc::from("b"),
+            prefill_tokens: 5,
+        },
+    )
+    .attempt(600, 700, 0, 2, "a", true);
+    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
+}
+
+#[test]
+fn events_consistent_catches_a_break_after_content_with_no_content() {
+    let mut s = Script::new();
+    s.start_attempt(0, 0, 1, "a")
+        .push(
+            600,
+            Some(0),
+            EventKind::StreamBreak {
+                model_group: g(),
+                deployment_id: Arc::from("a"),
+                failure: FailureKind::ApiConnection,
+                how: BreakKind::Connection,
+                tokens_so_far: 0,
+                after_content: true,
+            },
+        )
+        .end_attempt(600, 0, 1, 0, "a", false)
+        .end(600, 0, 1, 0, true)
+        .attempt(0, 10, 1, 1, "a", true)
+        .end(10, 1, 1, 0, false);
+    assert_eq!(broken(&s), Invariant::EventsConsistent);
+    // Multigrid commits at the first byte: not a violation there.
+    let multigrid = Bounds {
+        commits_at_content: false,
+        ..bounds()
+    };
+    assert_eq!(s.check_with(multigrid), None);
 }

@@ -143,7 +143,7 @@ pub fn run_with_rendering(
 
 /// Builds an extra event sink once the run's virtual clock has started (it is given the
 /// run's start instant).
-pub type SinkFactory<'a> = &'a dyn Fn(Instant) -> Arc<dyn EventSink>;
+pub type SinkFactory<'a> = &'a dyn Fn(Instant) -> Arc<dyn EventSink + Send + Sync>;
 
 /// [`run_with_rendering`] with an extra sink that sees every routing event beside the
 /// recorder, in the same order (`routersim explore` checks its invariants there).
@@ -356,7 +356,7 @@ impl Drop for TaskGuard {
 }
 
 /// Sends each event to the recorder, then to an extra sink.
-struct Tee(Arc<Recorder>, Arc<dyn EventSink>);
+struct Tee(Arc<Recorder>, Arc<dyn EventSink + Send + Sync>);
 
 impl EventSink for Tee {
     fn emit(&self, event: &RoutingEvent) {

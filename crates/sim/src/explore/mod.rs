@@ -327,7 +327,7 @@ impl Explorer {
         let factory = |start| {
             let c = Arc::new(Checker::new(bounds.clone(), start));
             *checker.borrow_mut() = Some(c.clone());
-            c as Arc<dyn EventSink>
+            c as Arc<dyn EventSink + Send + Sync>
         };
         let outcome =
             catching_panics(|| run_with_sink(scenario, &options, rendering, Some(&factory)));

@@ -9,6 +9,7 @@ use std::io;
 
 use routersim_sim::check::CheckError;
 use routersim_sim::diff::DiffError;
+use routersim_sim::explore::ExploreError;
 use routersim_sim::run::RunError;
 use routersim_sim::scenario::ScenarioError;
 use routersim_sim::sweep::SweepError;
@@ -35,6 +36,9 @@ pub enum CliError {
     /// `diff` could not read a report.
     #[error("{0}")]
     Diff(#[from] DiffError),
+    /// `explore` could not load or prepare its scenario.
+    #[error("{0}")]
+    Explore(#[from] ExploreError),
     /// Writing the results to stdout failed (a closed pipe is not an error: see `out`).
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),

@@ -156,6 +156,40 @@ pub struct DiffArgs {
     pub report_b: PathBuf,
 }
 
+/// Which extra faults `explore` adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Faults {
+    /// A seed-chosen mix of fault windows and provider quotas on top of the scenario's own.
+    Random,
+    /// None: only the seed changes.
+    None,
+}
+
+/// `routersim explore`.
+#[derive(clap::Args, Debug)]
+pub struct ExploreArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// Seeds: `1..10000` (inclusive), `1,2,7`, `3`, or a mix (`1..3,9`).
+    #[arg(long, default_value = "1..100", value_parser = SeedsParser)]
+    pub seeds: Seeds,
+    /// Extra faults per seed.
+    #[arg(long, value_enum, default_value_t = Faults::Random)]
+    pub faults: Faults,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Where shrunk scenarios go (default: reports/explore/NAME/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Check that a second run writes the same bytes on every N-th seed (0: never, 1: all).
+    #[arg(long, default_value_t = routersim_sim::explore::DEFAULT_DETERMINISM_EVERY)]
+    pub determinism_every: usize,
+    /// Runs one shrink may spend.
+    #[arg(long, default_value_t = routersim_sim::explore::DEFAULT_SHRINK_RUNS)]
+    pub shrink_runs: usize,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run one scenario and write its report.
@@ -170,6 +204,8 @@ enum Command {
     Merge(MergeArgs),
     /// Compare two reports: summary metrics and the first request that went differently.
     Diff(DiffArgs),
+    /// Run a scenario under seed-chosen fault mixes and check invariants on every run.
+    Explore(ExploreArgs),
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -220,6 +256,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Merge(args) => commands::sweep::merge(args),
         Command::Diff(args) => commands::diff::run(args),
+        Command::Explore(args) => commands::explore::run(args),
     };
     // The one error path: a command that could not do its work says why and exits 2.
     result.unwrap_or_else(|e| {

@@ -3,5 +3,6 @@
 pub mod bench;
 pub mod check;
 pub mod diff;
+pub mod explore;
 pub mod run;
 pub mod sweep;

@@ -2,8 +2,8 @@
 //!
 //! The simulation runtime: the scenario file and its validation ([`scenario`]), seeded lazy
 //! traffic ([`traffic`]), the runner that drives the real router engine against fake
-//! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]) and the speed
-//! benchmark ([`bench`](mod@bench)).
+//! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]), invariant
+//! exploration ([`explore`](mod@explore)) and the speed benchmark ([`bench`](mod@bench)).
 
 pub mod bench;
 pub mod check;
@@ -11,6 +11,7 @@ pub mod config_keys;
 pub mod diff;
 pub mod discover;
 pub mod expect;
+pub mod explore;
 pub mod facts;
 pub mod hash;
 pub mod report_dir;

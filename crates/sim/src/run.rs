@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use routersim_engine::Router;
 use routersim_engine::clock::TokioClock;
+use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_mock_providers::provider::FakeProviders;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
@@ -117,6 +118,9 @@ pub enum RunError {
     /// finished).
     #[error("the recorder is still shared when the run ends (a routersim bug)")]
     RecorderShared,
+    /// Request tasks panicked: a report without their requests would lie.
+    #[error("{0} request task(s) panicked (see above); no report is written")]
+    TaskPanicked(usize),
     /// The runtime could not start.
     #[error("could not start the simulation runtime: {0}")]
     Runtime(#[from] std::io::Error),
@@ -162,6 +166,21 @@ pub fn run_with_rendering(
     options: &RunOptions,
     rendering: Rendering,
 ) -> Result<RunReport, RunError> {
+    run_with_sink(scenario, options, rendering, None)
+}
+
+/// Builds an extra event sink once the run's virtual clock has started (it is given the
+/// run's start instant).
+pub type SinkFactory<'a> = &'a dyn Fn(Instant) -> Arc<dyn EventSink + Send + Sync>;
+
+/// [`run_with_rendering`] with an extra sink that sees every routing event beside the
+/// recorder, in the same order (`routersim explore` checks its invariants there).
+pub fn run_with_sink(
+    scenario: &Scenario,
+    options: &RunOptions,
+    rendering: Rendering,
+    extra_sink: Option<SinkFactory<'_>>,
+) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
     let seed = options.seed.unwrap_or(scenario.seed);
     let out_dir = options
@@ -169,7 +188,15 @@ pub fn run_with_rendering(
         .clone()
         .unwrap_or_else(|| default_out_dir(scenario, seed));
     let staged = ReportDir::begin(&out_dir)?;
-    let mut report = match run_into(scenario, seed, staged.path(), options.no_trace, rendering) {
+    let run = run_into_with_sink(
+        scenario,
+        seed,
+        staged.path(),
+        options.no_trace,
+        rendering,
+        extra_sink,
+    );
+    let mut report = match run {
         Ok(report) => report,
         Err(source) => {
             return Err(RunError::NotWritten {
@@ -194,14 +221,28 @@ pub fn run_into(
     no_trace: bool,
     rendering: Rendering,
 ) -> Result<RunReport, RunError> {
+    run_into_with_sink(scenario, seed, dir, no_trace, rendering, None)
+}
+
+/// [`run_into`] with an extra sink beside the recorder (see [`run_with_sink`]).
+pub fn run_into_with_sink(
+    scenario: &Scenario,
+    seed: u64,
+    dir: &Path,
+    no_trace: bool,
+    rendering: Rendering,
+    extra_sink: Option<SinkFactory<'_>>,
+) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let (summary, facts) =
-        local.block_on(&runtime, simulate(scenario, seed, dir, no_trace, rendering))?;
+    let (summary, facts) = local.block_on(
+        &runtime,
+        simulate(scenario, seed, dir, no_trace, rendering, extra_sink),
+    )?;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {
         let rows: Vec<ExpectRow> = expectations
@@ -242,6 +283,7 @@ async fn simulate(
     out_dir: &Path,
     no_trace: bool,
     rendering: Rendering,
+    extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<(Summary, RunFacts), RunError> {
     let start = Instant::now();
     let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?;
@@ -266,7 +308,10 @@ async fn simulate(
         Router::builder(scenario.router.clone(), providers)
             .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
             .rng(seeded_rng(seed, "router"))
-            .sink(sink.clone())
+            .sink(match extra_sink {
+                Some(extra) => Arc::new(Tee(sink.clone(), extra(start))),
+                None => sink.clone(),
+            })
             .build(),
     );
     let sweeper = tokio::task::spawn_local({
@@ -277,27 +322,25 @@ async fn simulate(
         let router = router.clone();
         async move { router.run_health_checks().await }
     });
-    let in_flight = Rc::new(Cell::new(0usize));
-    let all_done = Rc::new(Notify::new());
+    let in_flight = Rc::new(InFlight::default());
     let mut arrivals = scenario.arrivals_with_seed(seed);
     for arrival in arrivals.by_ref() {
         tokio::time::sleep_until(start + arrival.at).await;
-        in_flight.set(in_flight.get() + 1);
-        let (router, in_flight, all_done) = (router.clone(), in_flight.clone(), all_done.clone());
+        let (router, task) = (router.clone(), InFlight::enter(&in_flight));
         tokio::task::spawn_local(async move {
             router.completion(arrival.request).await;
-            in_flight.set(in_flight.get() - 1);
-            if in_flight.get() == 0 {
-                all_done.notify_one();
-            }
+            task.finished();
         });
     }
     if let Some(e) = arrivals.take_error() {
         // A traffic file changed since it was validated: no report of part of the traffic.
         return Err(e.into());
     }
-    while in_flight.get() > 0 {
-        all_done.notified().await;
+    in_flight.all_done().await;
+    if in_flight.abandoned() > 0 {
+        // The task's panic message was printed when it happened; a report without its
+        // request would lie.
+        return Err(RunError::TaskPanicked(in_flight.abandoned()));
     }
     let end = Instant::now();
     sweeper.abort();
@@ -320,6 +363,75 @@ async fn simulate(
 /// The recorder once every other holder (router, sinks, tasks) has let go of it.
 fn sole_recorder(recorder: Arc<Recorder>) -> Result<Recorder, RunError> {
     Arc::try_unwrap(recorder).map_err(|_| RunError::RecorderShared)
+}
+
+/// The request tasks still running. A task that panics is dropped by the runtime (which keeps
+/// the panic in the task's join handle), so each task holds a [`TaskGuard`] that counts it out
+/// however it ends: a run never waits forever for a task that is gone.
+#[derive(Debug, Default)]
+struct InFlight {
+    running: Cell<usize>,
+    abandoned: Cell<usize>,
+    done: Notify,
+}
+
+impl InFlight {
+    /// Counts a task in.
+    fn enter(this: &Rc<Self>) -> TaskGuard {
+        this.running.set(this.running.get() + 1);
+        TaskGuard {
+            in_flight: this.clone(),
+            finished: false,
+        }
+    }
+
+    /// Waits until every task entered so far is out.
+    async fn all_done(&self) {
+        while self.running.get() > 0 {
+            self.done.notified().await;
+        }
+    }
+
+    /// Tasks that ended without finishing (they panicked).
+    fn abandoned(&self) -> usize {
+        self.abandoned.get()
+    }
+}
+
+/// Counts one request task out when dropped.
+struct TaskGuard {
+    in_flight: Rc<InFlight>,
+    finished: bool,
+}
+
+impl TaskGuard {
+    /// The task ran to its end.
+    fn finished(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        let f = &self.in_flight;
+        if !self.finished {
+            f.abandoned.set(f.abandoned.get() + 1);
+        }
+        f.running.set(f.running.get() - 1);
+        if f.running.get() == 0 {
+            f.done.notify_one();
+        }
+    }
+}
+
+/// Sends each event to the recorder, then to an extra sink.
+struct Tee(Arc<FactsSink<Recorder>>, Arc<dyn EventSink + Send + Sync>);
+
+impl EventSink for Tee {
+    fn emit(&self, event: &RoutingEvent) {
+        self.0.emit(event);
+        self.1.emit(event);
+    }
 }
 
 /// Every deployment (lanes, in `model_list` order) and every fault window, for the plots.
@@ -413,5 +525,40 @@ mod tests {
         assert!(message.contains("still shared"), "{message}");
         assert!(!message.contains("histogram"), "{message}");
         Ok(())
+    }
+
+    /// A request task that panics must not leave the run waiting for it forever.
+    #[test]
+    fn a_panicking_request_task_is_counted_out() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("runtime");
+        let local = tokio::task::LocalSet::new();
+        let in_flight = Rc::new(InFlight::default());
+        let abandoned = local.block_on(&runtime, {
+            let in_flight = in_flight.clone();
+            async move {
+                for i in 0..3u64 {
+                    let task = InFlight::enter(&in_flight);
+                    tokio::task::spawn_local(async move {
+                        tokio::time::sleep(std::time::Duration::from_millis(10 * i)).await;
+                        if i == 1 {
+                            panic!("a request task panics");
+                        }
+                        task.finished();
+                    });
+                }
+                let waited = tokio::time::timeout(
+                    std::time::Duration::from_secs(3600),
+                    in_flight.all_done(),
+                )
+                .await;
+                assert!(waited.is_ok(), "the run waited for a task that is gone");
+                in_flight.abandoned()
+            }
+        });
+        assert_eq!(abandoned, 1);
     }
 }

@@ -1,0 +1,123 @@
+use super::*;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn explorer(path: &str) -> Explorer {
+    Explorer::prepare(&repo().join(path), ExploreOptions::default()).expect("a shipped scenario")
+}
+
+#[test]
+fn a_variant_appends_the_mix_sets_the_seed_and_drops_expect() {
+    let e = explorer("scenarios/rate-limit-storm.yaml");
+    let own = e
+        .tree
+        .get("faults")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let seed = (1..100)
+        .find(|&s| e.mix(s).windows.len() >= 2)
+        .expect("some seed adds windows");
+    let tree = e.variant(seed);
+    let faults = tree
+        .get("faults")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    assert_eq!(faults, own + e.mix(seed).windows.len());
+    assert_eq!(tree.get("seed"), Some(&Value::from(seed)));
+    assert!(tree.get("expect").is_none());
+    // The scenario's own faults come first, unchanged.
+    assert_eq!(tree["faults"][0], e.tree["faults"][0]);
+}
+
+#[test]
+fn every_generated_variant_of_every_shipped_scenario_loads() {
+    for path in crate::discover::discover_scenarios(&repo().join("scenarios")).expect("scenarios") {
+        let e = Explorer::prepare(&path, ExploreOptions::default()).expect("loads");
+        for seed in 1..=20 {
+            let text = to_yaml(&e.variant(seed));
+            if let Err(err) = parse_scenario(&text, &path) {
+                panic!("{} seed {seed}: {err}\n{text}", path.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn apply_mix_creates_providers_and_streams_only_unstreamed_traffic() {
+    let mut tree: Value = serde_json::json!({
+        "traffic": [{"model": "g", "rate": 1}, {"at": "1s", "model": "g", "stream": false}],
+    });
+    let mix = FaultMix {
+        windows: vec![serde_json::json!({"deployment": "a", "error": "timeout"})],
+        quotas: vec![("a".into(), "rpm_limit".into(), Value::from(5))],
+        streamed: vec![(0, Value::from(0.5)), (1, Value::from(true))],
+    };
+    apply_mix(&mut tree, &mix);
+    assert_eq!(tree["faults"][0]["error"], "timeout");
+    assert_eq!(tree["providers"]["a"]["rpm_limit"], 5);
+    assert_eq!(tree["traffic"][0]["stream"], 0.5);
+    assert_eq!(
+        tree["traffic"][1]["stream"], false,
+        "a set `stream` is kept"
+    );
+}
+
+#[test]
+fn compare_reports_names_the_file_that_differs() {
+    let root = std::env::temp_dir().join(format!("routersim-compare-{}", std::process::id()));
+    let (a, b) = (root.join("a"), root.join("b"));
+    for dir in [&a, &b] {
+        std::fs::create_dir_all(dir).expect("temp dir");
+        std::fs::write(dir.join("summary.json"), "{}").expect("write");
+    }
+    std::fs::write(a.join("events.csv"), "x").expect("write");
+    std::fs::write(b.join("events.csv"), "x").expect("write");
+    assert_eq!(compare_reports(&a, &b), None);
+    std::fs::write(b.join("events.csv"), "y").expect("write");
+    let diff = compare_reports(&a, &b).expect("a difference");
+    assert!(diff.contains("events.csv"), "{diff}");
+    std::fs::write(b.join("extra.csv"), "").expect("write");
+    assert!(compare_reports(&a, &b).is_some_and(|d| d.contains("different files")));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn catching_panics_keeps_the_message_and_its_location() {
+    let caught = catching_panics(|| -> u32 { panic!("boom {}", 7) });
+    let message = caught.expect_err("a panic");
+    assert!(message.contains("boom 7"), "{message}");
+    assert!(message.contains("tests.rs"), "{message}");
+    assert_eq!(catching_panics(|| 3), Ok(3));
+}
+
+#[test]
+fn a_panic_inside_a_request_task_is_reported_not_swallowed() {
+    // tokio catches a task's panic; the hook still sees it.
+    let caught = catching_panics(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, async {
+            let task = tokio::task::spawn_local(async { panic!("inside a task") });
+            let _ = task.await;
+        });
+    });
+    assert!(caught.is_err_and(|m| m.contains("inside a task")));
+}
+
+#[test]
+fn determinism_is_checked_on_every_nth_position() {
+    let e = Explorer::prepare(
+        &repo().join("scenarios/ci/thundering-herd.yaml"),
+        ExploreOptions {
+            determinism_every: 3,
+            ..ExploreOptions::default()
+        },
+    )
+    .expect("loads");
+    let checked: Vec<usize> = (0..7).filter(|&i| e.checks_determinism(i)).collect();
+    assert_eq!(checked, vec![0, 3, 6]);
+}

@@ -1,0 +1,159 @@
+//! `routersim explore SCENARIO --seeds 1..10000 [--faults random|none]`.
+
+use std::collections::BTreeSet;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use routersim_mock_providers::duration::format_duration;
+use routersim_sim::explore::faults::FaultMode;
+use routersim_sim::explore::shrink::{Size, shrink};
+use routersim_sim::explore::{ExploreOptions, Explorer, Scratch};
+use routersim_sim::sweep::worker_count;
+
+use crate::error::CliError;
+use crate::out::Out;
+use crate::{EXIT_EXPECT_FAILED, ExploreArgs, Faults};
+
+fn progress_bar(total: usize) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} seeds (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn describe(before: &Size, after: &Size) -> String {
+    format!(
+        "fault windows {} -> {}, provider faults {} -> {}, duration {} -> {}, requests {} -> {}",
+        before.fault_windows,
+        after.fault_windows,
+        before.provider_faults,
+        after.provider_faults,
+        format_duration(before.duration),
+        format_duration(after.duration),
+        before.arrivals,
+        after.arrivals
+    )
+}
+
+/// Explores the seeds, prints every violation in seed order, shrinks the first of each
+/// invariant into a scenario file, and exits 1 when anything broke.
+pub fn run(args: ExploreArgs) -> Result<ExitCode, CliError> {
+    let seeds = args.seeds.into_vec();
+    let workers = worker_count(args.jobs, seeds.len())?;
+    let options = ExploreOptions {
+        seeds,
+        faults: match args.faults {
+            Faults::Random => FaultMode::Random,
+            Faults::None => FaultMode::None,
+        },
+        workers,
+        determinism_every: args.determinism_every,
+        shrink_runs: args.shrink_runs,
+        bounds_hook: None,
+    };
+    let explorer = Explorer::prepare(&args.scenario, options)?;
+    let name = explorer.scenario().name.clone();
+    let out = args
+        .out
+        .unwrap_or_else(|| Path::new("reports").join("explore").join(&name));
+    let total = explorer.options().seeds.len();
+    let determinism = match args.determinism_every {
+        0 => "never".to_string(),
+        1 => "every seed".to_string(),
+        n => format!("every {n}th seed"),
+    };
+    eprintln!(
+        "explore {name}: {total} seed(s), faults {}, {workers} worker(s), determinism checked on \
+         {determinism}",
+        match args.faults {
+            Faults::Random => "random",
+            Faults::None => "none",
+        }
+    );
+    let bar = progress_bar(total);
+    let started = Instant::now();
+    let results = explorer.run_seeds(&|done| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    let elapsed = started.elapsed().as_secs_f64();
+
+    let mut stdout = Out::stdout();
+    let mut shrunk_invariants = BTreeSet::new();
+    let mut violating = 0usize;
+    let mut files: Vec<PathBuf> = Vec::new();
+    let scratch = Scratch::new(workers);
+    for result in &results {
+        let Some((violation, count)) = &result.violation else {
+            continue;
+        };
+        violating += 1;
+        let more = if *count > 1 {
+            format!(" ({} more in this run)", count - 1)
+        } else {
+            String::new()
+        };
+        writeln!(stdout, "seed {}: {violation}{more}", result.seed)?;
+        if !shrunk_invariants.insert(violation.invariant) {
+            continue;
+        }
+        let tree = explorer.variant(result.seed);
+        let shrunk = shrink(
+            &explorer,
+            tree,
+            result.seed,
+            violation.clone(),
+            explorer.options().shrink_runs,
+            &scratch,
+        );
+        match explorer.write_scenario(&out, &shrunk.tree, result.seed, &shrunk.violation) {
+            Ok(file) => {
+                writeln!(
+                    stdout,
+                    "  shrunk in {} run(s): {}\n  still: {}\n  file: {}\n  replay: routersim run \
+                     {}\n  check: routersim explore {} --seeds {} --faults none",
+                    shrunk.runs,
+                    describe(&shrunk.before, &shrunk.after),
+                    shrunk.violation,
+                    file.display(),
+                    file.display(),
+                    file.display(),
+                    result.seed
+                )?;
+                files.push(file);
+            }
+            Err(e) => {
+                writeln!(stdout, "  could not write the shrunk scenario: {e}")?;
+            }
+        }
+    }
+    let checked = results.iter().filter(|r| r.determinism_checked).count();
+    let arrivals: u64 = results.iter().map(|r| r.arrivals).sum();
+    writeln!(
+        stdout,
+        "explore {name}: {} seed(s) in {elapsed:.1} s ({:.1} seeds/s, {arrivals} requests), \
+         determinism checked on {checked}: {violating} violating seed(s)",
+        results.len(),
+        results.len() as f64 / elapsed.max(1e-9),
+    )?;
+    if violating == 0 {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        writeln!(
+            stdout,
+            "shrunk scenario(s) in {}: {}",
+            out.display(),
+            files.len()
+        )?;
+        Ok(ExitCode::from(EXIT_EXPECT_FAILED))
+    }
+}

@@ -14,6 +14,18 @@
 //!   and content-policy errors skip both.
 //! - **retry loop** (`retry_loop`): pick, call, let the failure handler cool the deployment,
 //!   decide whether the failure is worth retrying and how long to wait, pick again.
+//!
+//! Memory per request in flight: a caller may hold millions of these futures at once (the
+//! simulator does), so what lives across an `.await` is kept small. The walk is boxed by
+//! [`Router::completion_of`]; the rarely taken branches (a fallback walk, a mid-stream
+//! continuation, reading a stream) are boxed again where they start, so a request pays for
+//! them only when it takes them; picks and retry decisions happen in plain functions or
+//! blocks that end before the next `.await`. The request's steps are written as functions
+//! returning `async move` blocks rather than `async fn`: an `async fn` keeps each argument
+//! twice in its state (once as passed, once moved into the body).
+
+// Deliberate: see "Memory per request in flight" above.
+#![allow(clippy::manual_async_fn)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -41,7 +53,7 @@ use crate::request::{
 };
 use crate::retry::{LiteLlmRetryPolicy, RetryContext, RetryPolicy};
 use crate::retry_after;
-use crate::small::Indices;
+use crate::small::{Indices, Tried};
 use crate::state::{InMemoryState, StateStore};
 use crate::stats::LoadTracker;
 use crate::strategy::{PickContext, SelectionStrategy};
@@ -262,12 +274,12 @@ enum NoCandidate {
 /// Per-request bookkeeping.
 struct RequestRun {
     attempts: Vec<AttemptRecord>,
-    tried_groups: Indices,
+    tried_groups: Tried,
     retries: u32,
     fallbacks: u32,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
-    last_deployment: Option<Arc<str>>,
+    /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,
     start: Instant,
     request_id: u64,
@@ -726,65 +738,81 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// Serves one request: the full retry, order, failover and fallback walk.
-    pub async fn completion(&self, request: Request) -> CompletionResult {
-        let start = self.clock.now();
-        let mut run = RequestRun {
-            attempts: Vec::new(),
-            tried_groups: Indices::new(),
-            retries: 0,
-            fallbacks: 0,
-            pending_wait: Duration::ZERO,
-            last_group: None,
-            last_deployment: None,
-            last_deployment_index: None,
-            start,
-            request_id: request.id,
-            stream: StreamProgress::default(),
-        };
-        // Boxed: the walk's state machine is large, and a runtime copies a task's future
-        // when it spawns and finishes it.
-        let outcome = Box::pin(self.walk(&request, &mut run)).await;
-        let end = self.clock.now();
-        let final_model_group = run
-            .last_group
-            .clone()
-            .unwrap_or_else(|| request.model.clone());
-        let (failure, status) = match &outcome {
-            Ok(_) => (None, Some(200)),
-            Err(f) => (Some(f.kind), f.status),
-        };
-        let stream = request
-            .stream
-            .then(|| self.stream_stats(&run, outcome.is_ok()));
-        self.emit_at(
-            end,
-            Some(request.id),
-            EventKind::RequestEnd {
+    pub fn completion(&self, request: Request) -> impl Future<Output = CompletionResult> {
+        async move { self.completion_of(&request).await }
+    }
+
+    /// [`Router::completion`] of a request the caller keeps: the future holds a reference to
+    /// it, so a caller with many requests in flight (the simulator) holds one copy of each.
+    pub fn completion_of<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> impl Future<Output = CompletionResult> + 'a {
+        async move {
+            let mut run = RequestRun {
+                attempts: Vec::new(),
+                tried_groups: Tried::new(),
+                retries: 0,
+                fallbacks: 0,
+                pending_wait: Duration::ZERO,
+                last_group: None,
+                last_deployment_index: None,
+                start: self.clock.now(),
+                request_id: request.id,
+                stream: StreamProgress::default(),
+            };
+            // Boxed: the walk's state machine is large, and a runtime copies a task's future
+            // when it spawns and finishes it.
+            let outcome = Box::pin(self.walk(request, &mut run)).await;
+            let (start, end) = (run.start, self.clock.now());
+            let final_model_group = run
+                .last_group
+                .clone()
+                .unwrap_or_else(|| request.model.clone());
+            let (failure, status) = match &outcome {
+                Ok(_) => (None, Some(200)),
+                Err(f) => (Some(f.kind), f.status),
+            };
+            let stream = request
+                .stream
+                .then(|| self.stream_stats(&run, outcome.is_ok()));
+            let final_deployment_id = self.last_deployment_id(&run);
+            self.emit_at(
+                end,
+                Some(request.id),
+                EventKind::RequestEnd {
+                    model: request.model.clone(),
+                    final_model_group: final_model_group.clone(),
+                    final_deployment_id: final_deployment_id.clone(),
+                    failure,
+                    status,
+                    attempts: run.attempts.len() as u32,
+                    retries: run.retries,
+                    fallbacks: run.fallbacks,
+                    start,
+                    stream,
+                },
+            );
+            CompletionResult {
+                request_id: request.id,
                 model: request.model.clone(),
-                final_model_group: final_model_group.clone(),
-                final_deployment_id: run.last_deployment.clone(),
-                failure,
-                status,
-                attempts: run.attempts.len() as u32,
-                retries: run.retries,
+                outcome,
+                attempts: run.attempts,
+                final_model_group,
+                final_deployment_id,
                 fallbacks: run.fallbacks,
+                retries: run.retries,
                 start,
+                end,
                 stream,
-            },
-        );
-        CompletionResult {
-            request_id: request.id,
-            model: request.model,
-            outcome,
-            attempts: run.attempts,
-            final_model_group,
-            final_deployment_id: run.last_deployment,
-            fallbacks: run.fallbacks,
-            retries: run.retries,
-            start,
-            end,
-            stream,
+            }
         }
+    }
+
+    /// The id of the deployment the request's last attempt went to.
+    fn last_deployment_id(&self, run: &RequestRun) -> Option<Arc<str>> {
+        run.last_deployment_index
+            .map(|i| self.config.deployments[i].id.clone())
     }
 
     /// The caller's view of a streamed request.
@@ -832,87 +860,109 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 
-    async fn walk(
+    fn walk(
         &self,
         request: &Request,
         run: &mut RequestRun,
-    ) -> Result<Completion, RouterFailure> {
-        let Some(requested) = self.resolve_group(&request.model) else {
-            return Err(RouterFailure {
-                kind: FailureKind::BadRequest,
-                status: Some(400),
-                retry_after: None,
-            });
-        };
-        run.tried_groups.push(requested);
-        let original = match self.serve_group(requested, request, 0, run).await {
-            Ok(done) => return Ok(done),
-            Err(failed) => failed,
-        };
-        if original.committed {
-            return self
-                .continue_stream(requested, request, original, 0, run)
-                .await;
-        }
-        if request.disable_fallbacks {
-            return Err(original.into_router_failure());
-        }
-        let requested_name = self.groups[requested].name.clone();
-        let max_depth = self.config.settings.max_fallbacks;
-        let mut stack: Vec<Frame> = Vec::new();
-        if let Some(frame) = self.frame_for(request, &original, &requested_name, &requested_name, 0)
-            && max_depth > 0
-        {
-            stack.push(frame);
-        }
-        while let Some(frame) = stack.last_mut() {
-            let Some(target) = frame.targets.get(frame.next).cloned() else {
-                stack.pop();
-                continue;
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        async move {
+            let Some(requested) = self.resolve_group(&request.model) else {
+                return Err(RouterFailure {
+                    kind: FailureKind::BadRequest,
+                    status: Some(400),
+                    retry_after: None,
+                });
             };
-            let order = frame.next as u32;
-            frame.next += 1;
-            let Some(group) = self.resolve_group(&target.model) else {
-                continue;
-            };
-            if run.tried_groups.contains(&group) {
-                continue;
-            }
-            run.tried_groups.push(group);
-            let depth = frame.depth + 1;
-            let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
-            run.fallbacks += 1;
-            self.emit(
-                Some(request.id),
-                EventKind::Fallback {
-                    source,
-                    target: self.groups[group].name.clone(),
-                    order,
-                    depth,
-                    level,
-                    failure,
-                },
-            );
-            let hop_request = apply_overrides(request, &target);
-            match self.serve_group(group, &hop_request, depth, run).await {
+            run.tried_groups.push(requested);
+            let original = match self.serve_group(requested, request, 0, run).await {
                 Ok(done) => return Ok(done),
-                Err(failed) if failed.committed => {
-                    return self
-                        .continue_stream(group, &hop_request, failed, depth, run)
-                        .await;
+                Err(failed) => failed,
+            };
+            // Both boxed: only a request whose stream broke, or that falls back, pays for that
+            // state while it is in flight.
+            if original.committed {
+                return Box::pin(self.continue_stream(requested, request, original, 0, run)).await;
+            }
+            if request.disable_fallbacks {
+                return Err(original.into_router_failure());
+            }
+            Box::pin(self.fall_back(requested, request, original, run)).await
+        }
+    }
+
+    /// The fallback walk after the requested group failed with `original`: fallback lists
+    /// depth-first, each target group served in turn.
+    fn fall_back(
+        &self,
+        requested: usize,
+        request: &Request,
+        original: Failed,
+        run: &mut RequestRun,
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        async move {
+            let requested_name = self.groups[requested].name.clone();
+            let max_depth = self.config.settings.max_fallbacks;
+            let mut stack: Vec<Frame> = Vec::new();
+            if let Some(frame) =
+                self.frame_for(request, &original, &requested_name, &requested_name, 0)
+                && max_depth > 0
+            {
+                stack.push(frame);
+            }
+            while let Some(frame) = stack.last_mut() {
+                let Some(target) = frame.targets.get(frame.next).cloned() else {
+                    stack.pop();
+                    continue;
+                };
+                let order = frame.next as u32;
+                frame.next += 1;
+                let Some(group) = self.resolve_group(&target.model) else {
+                    continue;
+                };
+                if run.tried_groups.contains(&group) {
+                    continue;
                 }
-                Err(failed) => {
-                    let serving = self.groups[group].name.clone();
-                    if depth < max_depth
-                        && let Some(next) =
-                            self.frame_for(request, &failed, &serving, &requested_name, depth)
-                    {
-                        stack.push(next);
+                run.tried_groups.push(group);
+                let depth = frame.depth + 1;
+                let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
+                run.fallbacks += 1;
+                self.emit(
+                    Some(request.id),
+                    EventKind::Fallback {
+                        source,
+                        target: self.groups[group].name.clone(),
+                        order,
+                        depth,
+                        level,
+                        failure,
+                    },
+                );
+                let hop_request = apply_overrides(request, &target);
+                match self.serve_group(group, &hop_request, depth, run).await {
+                    Ok(done) => return Ok(done),
+                    Err(failed) if failed.committed => {
+                        return Box::pin(self.continue_stream(
+                            group,
+                            &hop_request,
+                            failed,
+                            depth,
+                            run,
+                        ))
+                        .await;
+                    }
+                    Err(failed) => {
+                        let serving = self.groups[group].name.clone();
+                        if depth < max_depth
+                            && let Some(next) =
+                                self.frame_for(request, &failed, &serving, &requested_name, depth)
+                        {
+                            stack.push(next);
+                        }
                     }
                 }
             }
+            Err(original.into_router_failure())
         }
-        Err(original.into_router_failure())
     }
 
     fn frame_for(
@@ -941,97 +991,105 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// One visit to a group: order levels, then weighted failover.
-    async fn serve_group(
+    fn serve_group(
         &self,
         group: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, Failed> {
-        let g = &self.groups[group];
-        let now = self.clock.now();
-        let mut level = (0..g.levels.len())
-            .find(|&l| {
-                g.level_members(l)
-                    .iter()
-                    .any(|&d| !self.is_unavailable(d, now))
-            })
-            .unwrap_or(0);
-        let mut tried = Indices::new();
-        let mut failed = loop {
-            let failed = match self
-                .retry_loop(g, level, request, depth, run, &mut tried)
-                .await
-            {
-                Ok(done) => return Ok(done),
-                Err(failed) => failed,
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let g = &self.groups[group];
+            let mut level = {
+                let now = self.clock.now();
+                (0..g.levels.len())
+                    .find(|&l| {
+                        g.level_members(l)
+                            .iter()
+                            .any(|&d| !self.is_unavailable(d, now))
+                    })
+                    .unwrap_or(0)
             };
-            if failed.committed {
-                return Err(failed);
-            }
-            let skips_walk = matches!(
-                failed.failure.kind,
-                FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
-            ) || self.classifier.scope(&failed.failure)
-                != RecoveryScope::RetryPolicy;
-            if request.disable_fallbacks || skips_walk || level + 1 >= g.levels.len() {
-                break failed;
-            }
-            self.emit(
-                Some(request.id),
-                EventKind::OrderFallback {
-                    model_group: g.name.clone(),
-                    from_order: g.levels[level].0,
-                    to_order: g.levels[level + 1].0,
-                },
-            );
-            level += 1;
-        };
-        let scope = self.classifier.scope(&failed.failure);
-        let weighted = self.config.settings.enable_weighted_failover
-            && self.config.settings.routing_strategy == RoutingStrategyName::SimpleShuffle
-            && scope == RecoveryScope::RetryPolicy
-            && !matches!(
-                failed.failure.kind,
-                FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
-            );
-        let failover = !request.disable_fallbacks
-            && (weighted || scope == RecoveryScope::RemainingDeployments);
-        if !failover {
-            return Err(failed);
-        }
-        loop {
-            let now = self.clock.now();
-            let mut candidates = Indices::new();
-            candidates.extend(
-                g.members
-                    .iter()
-                    .copied()
-                    .filter(|d| !tried.contains(d) && !self.is_unavailable(*d, now)),
-            );
-            if candidates.is_empty() {
-                return Err(failed);
-            }
-            let candidates = candidates.as_slice();
-            let deployment = candidates[self.pick_position(candidates, request, now)];
-            if let Some(&excluded) = tried.last() {
+            let mut tried = Tried::new();
+            let mut failed = loop {
+                let failed = match self
+                    .retry_loop(g, level, request, depth, run, &mut tried)
+                    .await
+                {
+                    Ok(done) => return Ok(done),
+                    Err(failed) => failed,
+                };
+                if failed.committed {
+                    return Err(failed);
+                }
+                let skips_walk = matches!(
+                    failed.failure.kind,
+                    FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
+                ) || self.classifier.scope(&failed.failure)
+                    != RecoveryScope::RetryPolicy;
+                if request.disable_fallbacks || skips_walk || level + 1 >= g.levels.len() {
+                    break failed;
+                }
                 self.emit(
                     Some(request.id),
-                    EventKind::WeightedFailover {
+                    EventKind::OrderFallback {
                         model_group: g.name.clone(),
-                        excluded: self.config.deployments[excluded].id.clone(),
+                        from_order: g.levels[level].0,
+                        to_order: g.levels[level + 1].0,
                     },
                 );
+                level += 1;
+            };
+            let scope = self.classifier.scope(&failed.failure);
+            let weighted = self.config.settings.enable_weighted_failover
+                && self.config.settings.routing_strategy == RoutingStrategyName::SimpleShuffle
+                && scope == RecoveryScope::RetryPolicy
+                && !matches!(
+                    failed.failure.kind,
+                    FailureKind::ContextWindowExceeded | FailureKind::ContentPolicyViolation
+                );
+            let failover = !request.disable_fallbacks
+                && (weighted || scope == RecoveryScope::RemainingDeployments);
+            if !failover {
+                return Err(failed);
             }
-            tried.push(deployment);
-            match self.attempt(g, deployment, request, depth, run).await {
-                Ok(done) => return Ok(done),
-                Err(f) if f.committed => return Err(f),
-                Err(f) => {
-                    let stop = self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
-                    failed = f;
-                    if stop {
+            loop {
+                // The candidates live only until the pick: they are not kept across the attempt.
+                let deployment = {
+                    let now = self.clock.now();
+                    let mut candidates = Indices::new();
+                    candidates.extend(
+                        g.members
+                            .iter()
+                            .copied()
+                            .filter(|d| !tried.contains(d) && !self.is_unavailable(*d, now)),
+                    );
+                    if candidates.is_empty() {
                         return Err(failed);
+                    }
+                    let candidates = candidates.as_slice();
+                    candidates[self.pick_position(candidates, request, now)]
+                };
+                if let Some(excluded) = tried.last() {
+                    self.emit(
+                        Some(request.id),
+                        EventKind::WeightedFailover {
+                            model_group: g.name.clone(),
+                            excluded: self.config.deployments[excluded].id.clone(),
+                        },
+                    );
+                }
+                tried.push(deployment);
+                match self.attempt(g, deployment, request, depth, run).await {
+                    Ok(done) => return Ok(done),
+                    Err(f) if f.committed => return Err(f),
+                    Err(f) => {
+                        let stop =
+                            self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
+                        failed = f;
+                        if stop {
+                            return Err(failed);
+                        }
                     }
                 }
             }
@@ -1065,446 +1123,500 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// The retry loop on one order level of a group.
-    async fn retry_loop(
+    fn retry_loop(
         &self,
         g: &Group,
         level: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-        tried: &mut Indices,
-    ) -> Result<Completion, Failed> {
-        let members = g.level_members(level);
-        let settings = &self.config.settings;
-        let mut retries_done = 0u32;
-        let mut candidates = Indices::new();
-        loop {
-            let now = self.clock.now();
-            let picked = self.candidates(members, request, now, &mut candidates);
-            let result = if let Err(none) = picked {
-                run.last_group = Some(g.name.clone());
-                let (kind, retry_after) = match none {
-                    NoCandidate::AllCooling { retry_after } => {
-                        self.emit(
-                            Some(request.id),
-                            EventKind::AllCooled {
-                                model_group: g.name.clone(),
-                                retry_after,
-                            },
-                        );
-                        (FailureKind::RouterRateLimit, Some(retry_after))
-                    }
-                    NoCandidate::OverLimits { retry_after } => {
-                        (FailureKind::RouterRateLimit, Some(retry_after))
-                    }
-                    NoCandidate::NoTagMatch => (FailureKind::BadRequest, None),
-                    NoCandidate::ContextTooLarge => (FailureKind::ContextWindowExceeded, None),
+        tried: &mut Tried,
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let members = g.level_members(level);
+            let mut retries_done = 0u32;
+            loop {
+                // The candidates live only until the pick: they are not kept across the attempt.
+                let picked = {
+                    let now = self.clock.now();
+                    let mut candidates = Indices::new();
+                    self.candidates(members, request, now, &mut candidates)
+                        .map(|()| {
+                            let slice = candidates.as_slice();
+                            slice[self.pick_position(slice, request, now)]
+                        })
                 };
-                Err(Failed {
-                    failure: ProviderFailure::new(kind),
-                    retry_after,
-                    committed: false,
-                })
-            } else {
-                let slice = candidates.as_slice();
-                let deployment = slice[self.pick_position(slice, request, now)];
-                if !tried.contains(&deployment) {
-                    tried.push(deployment);
+                let failed = match picked {
+                    Err(none) => self.no_candidate(g, request, run, none),
+                    Ok(deployment) => {
+                        if !tried.contains(&deployment) {
+                            tried.push(deployment);
+                        }
+                        match self.attempt(g, deployment, request, depth, run).await {
+                            Ok(done) => return Ok(done),
+                            Err(failed) => failed,
+                        }
+                    }
+                };
+                // Decided before the backoff: only the wait is kept while it runs.
+                let (now, wait) =
+                    self.retry_or_give_up(g, members, request, run, failed, &mut retries_done)?;
+                if !wait.is_zero() {
+                    self.clock.sleep_until(now + wait).await;
                 }
-                self.attempt(g, deployment, request, depth, run).await
-            };
-            let failed = match result {
-                Ok(done) => return Ok(done),
-                Err(failed) => failed,
-            };
-            if failed.committed {
-                self.emit(
-                    Some(request.id),
-                    EventKind::GiveUp {
-                        model_group: g.name.clone(),
-                        failure: failed.failure.kind,
-                        reason: GiveUpReason::StreamContentDelivered,
-                    },
-                );
-                return Err(failed);
+                run.pending_wait = wait;
             }
-            let now = self.clock.now();
-            let healthy_left = members
-                .iter()
-                .filter(|&&d| !self.is_unavailable(d, now))
-                .count();
-            let deployment = run
-                .last_deployment_index
-                .filter(|_| failed.failure.kind != FailureKind::RouterRateLimit)
-                .map(|i| &self.config.deployments[i]);
-            let ctx = RetryContext {
-                request,
-                deployment,
-                model_group: &g.name,
-                group_size: g.members.len(),
-                healthy_left,
-                fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
-                context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
-                content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
-                settings,
-            };
-            let budget = self.retry.budget(failed.failure.kind, &ctx);
-            let classified = match self.classifier.scope(&failed.failure) {
-                RecoveryScope::RetryPolicy => None,
-                RecoveryScope::GeneralFallbacks => Some(GiveUpReason::ClassifiedGeneralFallbacks),
-                RecoveryScope::RemainingDeployments => {
-                    Some(GiveUpReason::ClassifiedRemainingDeployments)
-                }
-            };
-            let give_up = classified
-                .or_else(|| self.retry.not_worth_retrying(&failed.failure, &ctx))
-                .or((retries_done >= budget).then_some(GiveUpReason::RetriesExhausted));
-            if let Some(reason) = give_up {
-                self.emit_at(
-                    now,
-                    Some(request.id),
-                    EventKind::GiveUp {
-                        model_group: g.name.clone(),
-                        failure: failed.failure.kind,
-                        reason,
-                    },
-                );
-                return Err(failed);
-            }
-            let retry_after = failed
-                .failure
-                .retry_after
-                .as_ref()
-                .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis()));
-            let wait_ctx = WaitContext {
-                group_size: g.members.len(),
-                healthy_left,
-                retry_after,
-                retry_index: retries_done,
-                min_backoff: settings.retry_after,
-            };
-            let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
-            retries_done += 1;
-            run.retries += 1;
-            self.emit_at(
-                now,
-                Some(request.id),
-                EventKind::Retry {
-                    model_group: g.name.clone(),
-                    failure: failed.failure.kind,
-                    retry: retries_done,
-                    budget,
-                },
-            );
-            if let Some(reason) = reason {
-                self.emit_at(
-                    now,
-                    Some(request.id),
-                    EventKind::Wait {
-                        duration: wait,
-                        reason,
-                    },
-                );
-            }
-            if !wait.is_zero() {
-                self.clock.sleep_until(now + wait).await;
-            }
-            run.pending_wait = wait;
         }
     }
 
+    /// A level with no deployment to pick: the failure the pick gives (with `all_cooled` when
+    /// every deployment is cooling).
+    fn no_candidate(
+        &self,
+        g: &Group,
+        request: &Request,
+        run: &mut RequestRun,
+        none: NoCandidate,
+    ) -> Failed {
+        run.last_group = Some(g.name.clone());
+        let (kind, retry_after) = match none {
+            NoCandidate::AllCooling { retry_after } => {
+                self.emit(
+                    Some(request.id),
+                    EventKind::AllCooled {
+                        model_group: g.name.clone(),
+                        retry_after,
+                    },
+                );
+                (FailureKind::RouterRateLimit, Some(retry_after))
+            }
+            NoCandidate::OverLimits { retry_after } => {
+                (FailureKind::RouterRateLimit, Some(retry_after))
+            }
+            NoCandidate::NoTagMatch => (FailureKind::BadRequest, None),
+            NoCandidate::ContextTooLarge => (FailureKind::ContextWindowExceeded, None),
+        };
+        Failed {
+            failure: ProviderFailure::new(kind),
+            retry_after,
+            committed: false,
+        }
+    }
+
+    /// After a failed attempt (or pick) on a level: give up with the failure (and a `give_up`
+    /// event), or retry (`retry`, and `wait` when there is one). Returns when the wait starts
+    /// and how long it is.
+    fn retry_or_give_up(
+        &self,
+        g: &Group,
+        members: &[usize],
+        request: &Request,
+        run: &mut RequestRun,
+        failed: Failed,
+        retries_done: &mut u32,
+    ) -> Result<(Instant, Duration), Failed> {
+        let settings = &self.config.settings;
+        if failed.committed {
+            self.emit(
+                Some(request.id),
+                EventKind::GiveUp {
+                    model_group: g.name.clone(),
+                    failure: failed.failure.kind,
+                    reason: GiveUpReason::StreamContentDelivered,
+                },
+            );
+            return Err(failed);
+        }
+        let now = self.clock.now();
+        let healthy_left = members
+            .iter()
+            .filter(|&&d| !self.is_unavailable(d, now))
+            .count();
+        let deployment = run
+            .last_deployment_index
+            .filter(|_| failed.failure.kind != FailureKind::RouterRateLimit)
+            .map(|i| &self.config.deployments[i]);
+        let ctx = RetryContext {
+            request,
+            deployment,
+            model_group: &g.name,
+            group_size: g.members.len(),
+            healthy_left,
+            fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
+            context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
+            content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
+            settings,
+        };
+        let budget = self.retry.budget(failed.failure.kind, &ctx);
+        let classified = match self.classifier.scope(&failed.failure) {
+            RecoveryScope::RetryPolicy => None,
+            RecoveryScope::GeneralFallbacks => Some(GiveUpReason::ClassifiedGeneralFallbacks),
+            RecoveryScope::RemainingDeployments => {
+                Some(GiveUpReason::ClassifiedRemainingDeployments)
+            }
+        };
+        let give_up = classified
+            .or_else(|| self.retry.not_worth_retrying(&failed.failure, &ctx))
+            .or((*retries_done >= budget).then_some(GiveUpReason::RetriesExhausted));
+        if let Some(reason) = give_up {
+            self.emit_at(
+                now,
+                Some(request.id),
+                EventKind::GiveUp {
+                    model_group: g.name.clone(),
+                    failure: failed.failure.kind,
+                    reason,
+                },
+            );
+            return Err(failed);
+        }
+        let retry_after = failed
+            .failure
+            .retry_after
+            .as_ref()
+            .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis()));
+        let wait_ctx = WaitContext {
+            group_size: g.members.len(),
+            healthy_left,
+            retry_after,
+            retry_index: *retries_done,
+            min_backoff: settings.retry_after,
+        };
+        let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
+        *retries_done += 1;
+        run.retries += 1;
+        self.emit_at(
+            now,
+            Some(request.id),
+            EventKind::Retry {
+                model_group: g.name.clone(),
+                failure: failed.failure.kind,
+                retry: *retries_done,
+                budget,
+            },
+        );
+        if let Some(reason) = reason {
+            self.emit_at(
+                now,
+                Some(request.id),
+                EventKind::Wait {
+                    duration: wait,
+                    reason,
+                },
+            );
+        }
+        Ok((now, wait))
+    }
+
     /// One provider call, with its events, its record and the failure handler.
-    async fn attempt(
+    fn attempt(
         &self,
         g: &Group,
         deployment_index: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, Failed> {
-        let deployment: &Deployment = &self.config.deployments[deployment_index];
-        let attempt = run.attempts.len() as u32 + 1;
-        let wait = std::mem::take(&mut run.pending_wait);
-        let start = self.clock.now();
-        run.last_group = Some(g.name.clone());
-        run.last_deployment = Some(deployment.id.clone());
-        run.last_deployment_index = Some(deployment_index);
-        self.emit_at(
-            start,
-            Some(request.id),
-            EventKind::AttemptStart {
-                attempt,
-                model_group: g.name.clone(),
-                deployment_id: deployment.id.clone(),
-                fallback_depth: depth,
-            },
-        );
-        let call = ProviderCall {
-            deployment,
-            deployment_index,
-            request,
-            attempt,
-        };
-        self.load
-            .on_start(deployment_index, start, request.input_tokens);
-        let trial = self.claim_trial(deployment_index);
-        let timeout = deployment.timeout.or(self.config.settings.timeout);
-        let result = match timeout {
-            None => self.provider.call(call).await,
-            Some(limit) => {
-                tokio::select! {
-                    biased;
-                    r = self.provider.call(call) => r,
-                    () = self.clock.sleep_until(start + limit) => {
-                        Err(ProviderFailure::new(FailureKind::Timeout))
-                    }
-                }
-            }
-        };
-        let (result, broke) = match result {
-            Ok(ProviderResponse::Complete(done)) => match self.classifier.judge_success(&done) {
-                None => (Ok(done), None),
-                Some(failure) => (Err(failure), None),
-            },
-            Ok(ProviderResponse::Stream(stream)) => {
-                run.stream.opened = true;
-                match self.drive_stream(stream, deployment, start, run).await {
-                    Ok(done) => (Ok(done), None),
-                    Err(broke) => (Err(broke.failure.clone()), Some(broke)),
-                }
-            }
-            Err(failure) => (Err(failure), None),
-        };
-        let end = self.clock.now();
-        // Latency-based routing learns from successes (a stream by its time to first token)
-        // and from timeouts (as long as they took); other failures say nothing about speed,
-        // but they do make the deployment "tried" (see `DeploymentLoad::was_tried`).
-        let sample = match &result {
-            Ok(_) => Some(match run.stream.first_token_at {
-                Some(first) if request.stream && first >= start => first - start,
-                _ => end - start,
-            }),
-            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
-            Err(_) => None,
-        };
-        let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);
-        self.load
-            .on_end(deployment_index, end, sample, output_tokens);
-        let mut committed = false;
-        if let Some(broke) = &broke {
-            run.stream.last_break = Some(broke.how);
-            committed = self.past_point_of_no_return(&run.stream);
-            self.emit(
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let deployment: &Deployment = &self.config.deployments[deployment_index];
+            let attempt = run.attempts.len() as u32 + 1;
+            let wait = std::mem::take(&mut run.pending_wait);
+            let start = self.clock.now();
+            run.last_group = Some(g.name.clone());
+            run.last_deployment_index = Some(deployment_index);
+            self.emit_at(
+                start,
                 Some(request.id),
-                EventKind::StreamBreak {
+                EventKind::AttemptStart {
+                    attempt,
                     model_group: g.name.clone(),
                     deployment_id: deployment.id.clone(),
-                    failure: broke.failure.kind,
-                    how: broke.how,
-                    tokens_so_far: run.stream.delivered,
-                    after_content: committed,
+                    fallback_depth: depth,
                 },
             );
-        }
-        let retry_after = match &result {
-            Err(f) => f
-                .retry_after
-                .as_ref()
-                .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis())),
-            Ok(_) => None,
-        };
-        let (failure_kind, status) = match &result {
-            Ok(_) => (None, Some(200)),
-            Err(f) => (Some(f.kind), f.status),
-        };
-        self.emit_at(
-            end,
-            Some(request.id),
-            EventKind::AttemptEnd {
+            self.load
+                .on_start(deployment_index, start, request.input_tokens);
+            let trial = self.claim_trial(deployment_index);
+            let deadline = deployment
+                .timeout
+                .or(self.config.settings.timeout)
+                .map(|limit| start + limit);
+            let result = match deadline {
+                None => {
+                    self.provider
+                        .call(ProviderCall {
+                            deployment,
+                            deployment_index,
+                            request,
+                            attempt,
+                        })
+                        .await
+                }
+                Some(deadline) => {
+                    tokio::select! {
+                        biased;
+                        r = self.provider.call(ProviderCall {
+                            deployment,
+                            deployment_index,
+                            request,
+                            attempt,
+                        }) => r,
+                        () = self.clock.sleep_until(deadline) => {
+                            Err(ProviderFailure::new(FailureKind::Timeout))
+                        }
+                    }
+                }
+            };
+            let (result, broke) = match result {
+                Ok(ProviderResponse::Complete(done)) => {
+                    match self.classifier.judge_success(&done) {
+                        None => (Ok(done), None),
+                        Some(failure) => (Err(failure), None),
+                    }
+                }
+                Ok(ProviderResponse::Stream(stream)) => {
+                    run.stream.opened = true;
+                    // Boxed: only a streamed attempt pays for the stream reader's state.
+                    match Box::pin(self.drive_stream(stream, deployment, start, run)).await {
+                        Ok(done) => (Ok(done), None),
+                        Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                    }
+                }
+                Err(failure) => (Err(failure), None),
+            };
+            let end = self.clock.now();
+            // Latency-based routing learns from successes (a stream by its time to first token)
+            // and from timeouts (as long as they took); other failures say nothing about speed,
+            // but they do make the deployment "tried" (see `DeploymentLoad::was_tried`).
+            let sample = match &result {
+                Ok(_) => Some(match run.stream.first_token_at {
+                    Some(first) if request.stream && first >= start => first - start,
+                    _ => end - start,
+                }),
+                Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
+                Err(_) => None,
+            };
+            let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);
+            self.load
+                .on_end(deployment_index, end, sample, output_tokens);
+            let mut committed = false;
+            if let Some(broke) = &broke {
+                run.stream.last_break = Some(broke.how);
+                committed = self.past_point_of_no_return(&run.stream);
+                self.emit(
+                    Some(request.id),
+                    EventKind::StreamBreak {
+                        model_group: g.name.clone(),
+                        deployment_id: deployment.id.clone(),
+                        failure: broke.failure.kind,
+                        how: broke.how,
+                        tokens_so_far: run.stream.delivered,
+                        after_content: committed,
+                    },
+                );
+            }
+            let retry_after = match &result {
+                Err(f) => f
+                    .retry_after
+                    .as_ref()
+                    .and_then(|ra| retry_after::resolve(ra, self.clock.unix_millis())),
+                Ok(_) => None,
+            };
+            let (failure_kind, status) = match &result {
+                Ok(_) => (None, Some(200)),
+                Err(f) => (Some(f.kind), f.status),
+            };
+            self.emit_at(
+                end,
+                Some(request.id),
+                EventKind::AttemptEnd {
+                    attempt,
+                    start,
+                    model_group: g.name.clone(),
+                    deployment_id: deployment.id.clone(),
+                    failure: failure_kind,
+                    status,
+                    retry_after,
+                    wait,
+                    fallback_depth: depth,
+                },
+            );
+            run.attempts.push(AttemptRecord {
                 attempt,
                 start,
+                end,
                 model_group: g.name.clone(),
                 deployment_id: deployment.id.clone(),
-                failure: failure_kind,
-                status,
-                retry_after,
+                failure: result.as_ref().err().cloned(),
                 wait,
                 fallback_depth: depth,
-            },
-        );
-        run.attempts.push(AttemptRecord {
-            attempt,
-            start,
-            end,
-            model_group: g.name.clone(),
-            deployment_id: deployment.id.clone(),
-            failure: result.as_ref().err().cloned(),
-            wait,
-            fallback_depth: depth,
-        });
-        match result {
-            Ok(done) => {
-                self.cooldown.on_success(deployment_index, end);
-                if trial {
-                    self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
-                }
-                Ok(done)
-            }
-            Err(failure) => {
-                let counts = self.classifier.counts_against_health(&failure);
-                if trial {
-                    // The half-open trial failed: a new cooldown at once, if the failure says
-                    // anything about the deployment; otherwise the next request is the trial.
-                    lock(&self.half_open)[deployment_index].trial_in_flight = false;
-                    if counts && !self.config.settings.disable_cooldowns {
-                        let duration =
-                            cooldown_time(deployment, retry_after, &self.config.settings);
-                        self.cool(
-                            deployment_index,
-                            duration,
-                            CooldownReason::HalfOpenTrialFailed,
-                            failure.kind,
-                            Some(request.id),
-                        );
+            });
+            match result {
+                Ok(done) => {
+                    self.cooldown.on_success(deployment_index, end);
+                    if trial {
+                        self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
                     }
-                } else {
-                    let ctx = FailureContext {
-                        deployment,
-                        deployment_index,
-                        group_size: g.members.len(),
-                        failure: &failure,
-                        counts_against_health: counts,
-                        retry_after,
-                        now: end,
-                        settings: &self.config.settings,
-                    };
-                    if let Some(decision) = self.cooldown.on_failure(&ctx, self.state.as_ref()) {
-                        self.cool(
-                            deployment_index,
-                            decision.duration,
-                            decision.reason,
-                            failure.kind,
-                            Some(request.id),
-                        );
-                    }
+                    Ok(done)
                 }
-                Err(Failed {
-                    failure,
-                    retry_after: None,
-                    committed,
-                })
+                Err(failure) => {
+                    let counts = self.classifier.counts_against_health(&failure);
+                    if trial {
+                        // The half-open trial failed: a new cooldown at once, if the failure says
+                        // anything about the deployment; otherwise the next request is the trial.
+                        lock(&self.half_open)[deployment_index].trial_in_flight = false;
+                        if counts && !self.config.settings.disable_cooldowns {
+                            let duration =
+                                cooldown_time(deployment, retry_after, &self.config.settings);
+                            self.cool(
+                                deployment_index,
+                                duration,
+                                CooldownReason::HalfOpenTrialFailed,
+                                failure.kind,
+                                Some(request.id),
+                            );
+                        }
+                    } else {
+                        let ctx = FailureContext {
+                            deployment,
+                            deployment_index,
+                            group_size: g.members.len(),
+                            failure: &failure,
+                            counts_against_health: counts,
+                            retry_after,
+                            now: end,
+                            settings: &self.config.settings,
+                        };
+                        if let Some(decision) = self.cooldown.on_failure(&ctx, self.state.as_ref())
+                        {
+                            self.cool(
+                                deployment_index,
+                                decision.duration,
+                                decision.reason,
+                                failure.kind,
+                                Some(request.id),
+                            );
+                        }
+                    }
+                    Err(Failed {
+                        failure,
+                        retry_after: None,
+                        committed,
+                    })
+                }
             }
         }
     }
 
     /// Reads a provider's stream to its end on the caller's behalf, with the first-token and
     /// stall deadlines; a break comes back as the failure it broke with.
-    async fn drive_stream(
+    fn drive_stream(
         &self,
         mut stream: P::Stream,
         deployment: &Deployment,
         attempt_start: Instant,
         run: &mut RequestRun,
-    ) -> Result<Completion, StreamBroke> {
-        let settings = &self.config.settings;
-        let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
-        let stall_timeout = settings.stream_stall_timeout;
-        let mut tokens = 0u32;
-        let mut last_item_at: Option<Instant> = None;
-        loop {
-            let deadline = match last_item_at {
-                None => {
-                    first_token_timeout.map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout))
-                }
-                Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
-            };
-            let item = match deadline {
-                None => stream.next_item().await,
-                Some((deadline, how)) => {
-                    tokio::select! {
-                        biased;
-                        item = stream.next_item() => item,
-                        () = self.clock.sleep_until(deadline) => {
-                            return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+    ) -> impl Future<Output = Result<Completion, StreamBroke>> {
+        async move {
+            let settings = &self.config.settings;
+            let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
+            let stall_timeout = settings.stream_stall_timeout;
+            let mut tokens = 0u32;
+            let mut last_item_at: Option<Instant> = None;
+            loop {
+                let deadline = match last_item_at {
+                    None => first_token_timeout
+                        .map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout)),
+                    Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
+                };
+                let item = match deadline {
+                    None => stream.next_item().await,
+                    Some((deadline, how)) => {
+                        tokio::select! {
+                            biased;
+                            item = stream.next_item() => item,
+                            () = self.clock.sleep_until(deadline) => {
+                                return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+                            }
                         }
                     }
-                }
-            };
-            let now = self.clock.now();
-            last_item_at = Some(now);
-            match item {
-                Some(Ok(StreamItem::Chunk(chunk))) => {
-                    run.stream.first_byte = true;
-                    if !chunk.kind.is_content() {
-                        continue;
-                    }
-                    if !chunk.kind.allows_continuation() {
-                        run.stream.non_text_content = true;
-                    }
-                    let first_at = now
-                        .checked_sub(chunk.span)
-                        .unwrap_or(now)
-                        .max(attempt_start);
-                    if run.stream.first_token_at.is_none() {
-                        run.stream.first_token_at = Some(first_at);
-                    }
-                    let gap_before = run
-                        .stream
-                        .last_token_at
-                        .map(|t| first_at.saturating_duration_since(t));
-                    let inner_gap = if chunk.tokens > 1 {
-                        chunk.span / (chunk.tokens - 1)
-                    } else {
-                        Duration::ZERO
-                    };
-                    run.stream.last_token_at = Some(now);
-                    run.stream.delivered += chunk.tokens;
-                    tokens += chunk.tokens;
-                    self.emit(
-                        Some(run_request_id(run)),
-                        EventKind::StreamChunk {
-                            tokens: chunk.tokens,
-                            gap_before,
-                            inner_gap,
-                        },
-                    );
-                }
-                Some(Ok(StreamItem::Done(finish_reason))) => {
-                    let done = Completion {
-                        output_tokens: tokens,
-                        finish_reason,
-                        empty_choices: !run.stream.any_content(),
-                    };
-                    return match self.classifier.judge_success(&done) {
-                        None => Ok(done),
-                        Some(failure) => {
-                            let how = if done.empty_choices {
-                                BreakKind::EmptyResponse
-                            } else {
-                                BreakKind::ContentFilter
-                            };
-                            Err(StreamBroke { failure, how })
+                };
+                let now = self.clock.now();
+                last_item_at = Some(now);
+                match item {
+                    Some(Ok(StreamItem::Chunk(chunk))) => {
+                        run.stream.first_byte = true;
+                        if !chunk.kind.is_content() {
+                            continue;
                         }
-                    };
-                }
-                Some(Ok(StreamItem::ErrorFrame(failure))) => {
-                    run.stream.first_byte = true;
-                    return Err(StreamBroke {
-                        failure,
-                        how: BreakKind::ErrorFrame,
-                    });
-                }
-                Some(Err(failure)) => {
-                    return Err(StreamBroke {
-                        failure,
-                        how: BreakKind::Connection,
-                    });
-                }
-                None => {
-                    return Err(StreamBroke {
-                        failure: ProviderFailure::new(FailureKind::ApiConnection),
-                        how: BreakKind::Truncated,
-                    });
+                        if !chunk.kind.allows_continuation() {
+                            run.stream.non_text_content = true;
+                        }
+                        let first_at = now
+                            .checked_sub(chunk.span)
+                            .unwrap_or(now)
+                            .max(attempt_start);
+                        if run.stream.first_token_at.is_none() {
+                            run.stream.first_token_at = Some(first_at);
+                        }
+                        let gap_before = run
+                            .stream
+                            .last_token_at
+                            .map(|t| first_at.saturating_duration_since(t));
+                        let inner_gap = if chunk.tokens > 1 {
+                            chunk.span / (chunk.tokens - 1)
+                        } else {
+                            Duration::ZERO
+                        };
+                        run.stream.last_token_at = Some(now);
+                        run.stream.delivered += chunk.tokens;
+                        tokens += chunk.tokens;
+                        self.emit(
+                            Some(run_request_id(run)),
+                            EventKind::StreamChunk {
+                                tokens: chunk.tokens,
+                                gap_before,
+                                inner_gap,
+                            },
+                        );
+                    }
+                    Some(Ok(StreamItem::Done(finish_reason))) => {
+                        let done = Completion {
+                            output_tokens: tokens,
+                            finish_reason,
+                            empty_choices: !run.stream.any_content(),
+                        };
+                        return match self.classifier.judge_success(&done) {
+                            None => Ok(done),
+                            Some(failure) => {
+                                let how = if done.empty_choices {
+                                    BreakKind::EmptyResponse
+                                } else {
+                                    BreakKind::ContentFilter
+                                };
+                                Err(StreamBroke { failure, how })
+                            }
+                        };
+                    }
+                    Some(Ok(StreamItem::ErrorFrame(failure))) => {
+                        run.stream.first_byte = true;
+                        return Err(StreamBroke {
+                            failure,
+                            how: BreakKind::ErrorFrame,
+                        });
+                    }
+                    Some(Err(failure)) => {
+                        return Err(StreamBroke {
+                            failure,
+                            how: BreakKind::Connection,
+                        });
+                    }
+                    None => {
+                        return Err(StreamBroke {
+                            failure: ProviderFailure::new(FailureKind::ApiConnection),
+                            how: BreakKind::Truncated,
+                        });
+                    }
                 }
             }
         }
@@ -1513,81 +1625,85 @@ impl<P: Provider, C: Clock> Router<P, C> {
     /// A stream broke after content: continue it on a fallback deployment that supports
     /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
     /// caller gets the error the stream broke with.
-    async fn continue_stream(
+    fn continue_stream(
         &self,
         group: usize,
         request: &Request,
         broken: Failed,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, RouterFailure> {
-        let settings = &self.config.settings;
-        let eligible = settings.stream_recovery == StreamRecovery::LiteLlm
-            && settings.enable_mid_stream_fallback_continuation
-            && run.stream.delivered > 0
-            && !run.stream.non_text_content
-            && request.response_format != ResponseFormat::Json
-            && broken.failure.kind != FailureKind::ContentPolicyViolation
-            && !run.stream.continued;
-        if !eligible {
-            return Err(broken.into_router_failure());
-        }
-        let serving = self.groups[group].name.clone();
-        let requested = self
-            .resolve_group(&request.model)
-            .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
-        let Some(choice) =
-            fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
-        else {
-            return Err(broken.into_router_failure());
-        };
-        let now = self.clock.now();
-        let target = choice.targets.iter().find_map(|target| {
-            let g = self.resolve_group(&target.model)?;
-            let prefill: Vec<usize> = self.groups[g]
-                .members
-                .iter()
-                .copied()
-                .filter(|&d| {
-                    self.config.deployments[d].supports_assistant_prefill
-                        && !self.is_cooling(d, now)
-                })
-                .collect();
-            (!prefill.is_empty()).then_some((g, target, prefill))
-        });
-        let Some((g, target, candidates)) = target else {
-            return Err(broken.into_router_failure());
-        };
-        let deployment = candidates[self.pick_position(&candidates, request, now)];
-        let delivered = run.stream.delivered;
-        let mut hop = apply_overrides(request, target);
-        hop.prefill_tokens += delivered;
-        hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
-        hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
-        let from_deployment = run.last_deployment.clone().unwrap_or_else(|| Arc::from(""));
-        self.emit(
-            Some(request.id),
-            EventKind::StreamContinued {
-                from_group: serving,
-                from_deployment,
-                to_group: self.groups[g].name.clone(),
-                to_deployment: self.config.deployments[deployment].id.clone(),
-                prefill_tokens: delivered,
-            },
-        );
-        // A continuation is reported as `stream_continued`, not as a fallback hop.
-        run.stream.continued = true;
-        match self
-            .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
-            .await
-        {
-            Ok(done) => Ok(Completion {
-                output_tokens: run.stream.delivered.max(done.output_tokens),
-                ..done
-            }),
-            Err(_) => {
-                run.stream.continued = false;
-                Err(broken.into_router_failure())
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        async move {
+            let settings = &self.config.settings;
+            let eligible = settings.stream_recovery == StreamRecovery::LiteLlm
+                && settings.enable_mid_stream_fallback_continuation
+                && run.stream.delivered > 0
+                && !run.stream.non_text_content
+                && request.response_format != ResponseFormat::Json
+                && broken.failure.kind != FailureKind::ContentPolicyViolation
+                && !run.stream.continued;
+            if !eligible {
+                return Err(broken.into_router_failure());
+            }
+            let serving = self.groups[group].name.clone();
+            let requested = self
+                .resolve_group(&request.model)
+                .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
+            let Some(choice) =
+                fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
+            else {
+                return Err(broken.into_router_failure());
+            };
+            let now = self.clock.now();
+            let target = choice.targets.iter().find_map(|target| {
+                let g = self.resolve_group(&target.model)?;
+                let prefill: Vec<usize> = self.groups[g]
+                    .members
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        self.config.deployments[d].supports_assistant_prefill
+                            && !self.is_cooling(d, now)
+                    })
+                    .collect();
+                (!prefill.is_empty()).then_some((g, target, prefill))
+            });
+            let Some((g, target, candidates)) = target else {
+                return Err(broken.into_router_failure());
+            };
+            let deployment = candidates[self.pick_position(&candidates, request, now)];
+            let delivered = run.stream.delivered;
+            let mut hop = apply_overrides(request, target);
+            hop.prefill_tokens += delivered;
+            hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
+            hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
+            let from_deployment = self
+                .last_deployment_id(run)
+                .unwrap_or_else(|| Arc::from(""));
+            self.emit(
+                Some(request.id),
+                EventKind::StreamContinued {
+                    from_group: serving,
+                    from_deployment,
+                    to_group: self.groups[g].name.clone(),
+                    to_deployment: self.config.deployments[deployment].id.clone(),
+                    prefill_tokens: delivered,
+                },
+            );
+            // A continuation is reported as `stream_continued`, not as a fallback hop.
+            run.stream.continued = true;
+            match self
+                .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
+                .await
+            {
+                Ok(done) => Ok(Completion {
+                    output_tokens: run.stream.delivered.max(done.output_tokens),
+                    ..done
+                }),
+                Err(_) => {
+                    run.stream.continued = false;
+                    Err(broken.into_router_failure())
+                }
             }
         }
     }

@@ -35,6 +35,9 @@ pub enum CliError {
     /// `diff` could not read a report.
     #[error("{0}")]
     Diff(#[from] DiffError),
+    /// A command-line combination the argument parser cannot refuse by itself.
+    #[error("{0}")]
+    Usage(&'static str),
     /// Writing the results to stdout failed (a closed pipe is not an error: see `out`).
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),

@@ -2,8 +2,8 @@
 //!
 //! The simulation runtime: the scenario file and its validation ([`scenario`]), seeded lazy
 //! traffic ([`traffic`]), the runner that drives the real router engine against fake
-//! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]) and the speed
-//! benchmark ([`bench`](mod@bench)).
+//! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]), the speed
+//! benchmark ([`bench`](mod@bench)) and the memory of in-flight requests ([`footprint`]).
 
 pub mod bench;
 pub mod check;
@@ -12,6 +12,7 @@ pub mod diff;
 pub mod discover;
 pub mod expect;
 pub mod facts;
+pub mod footprint;
 pub mod hash;
 pub mod report_dir;
 pub mod run;

@@ -284,8 +284,10 @@ async fn simulate(
         tokio::time::sleep_until(start + arrival.at).await;
         in_flight.set(in_flight.get() + 1);
         let (router, in_flight, all_done) = (router.clone(), in_flight.clone(), all_done.clone());
+        let request = arrival.request;
         tokio::task::spawn_local(async move {
-            router.completion(arrival.request).await;
+            // By reference: the task holds the only copy of the request while it is in flight.
+            router.completion_of(&request).await;
             in_flight.set(in_flight.get() - 1);
             if in_flight.get() == 0 {
                 all_done.notify_one();

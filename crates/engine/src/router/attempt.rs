@@ -36,19 +36,26 @@ type Outcome = (
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Makes one provider call, cut off at `start` plus the deployment's `timeout` (else the
     /// router's), if one is set.
-    pub(super) async fn call_with_deadline(
-        &self,
-        call: ProviderCall<'_>,
+    pub(super) fn call_with_deadline<'a>(
+        &'a self,
+        call: ProviderCall<'a>,
         start: Instant,
-    ) -> Result<ProviderResponse<P::Stream>, ProviderFailure> {
-        match call.deployment.timeout.or(self.config.settings.timeout) {
-            None => self.provider.call(call).await,
-            Some(limit) => {
-                tokio::select! {
-                    biased;
-                    r = self.provider.call(call) => r,
-                    () = self.clock.sleep_until(start + limit) => {
-                        Err(ProviderFailure::new(FailureKind::Timeout))
+    ) -> impl Future<Output = Result<ProviderResponse<P::Stream>, ProviderFailure>> + 'a {
+        async move {
+            let deadline = call
+                .deployment
+                .timeout
+                .or(self.config.settings.timeout)
+                .map(|limit| start + limit);
+            match deadline {
+                None => self.provider.call(call).await,
+                Some(deadline) => {
+                    tokio::select! {
+                        biased;
+                        r = self.provider.call(call) => r,
+                        () = self.clock.sleep_until(deadline) => {
+                            Err(ProviderFailure::new(FailureKind::Timeout))
+                        }
                     }
                 }
             }
@@ -56,93 +63,95 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// One provider call, with its events, its record and the failure handler.
-    pub(super) async fn attempt(
+    pub(super) fn attempt(
         &self,
         g: &Group,
         deployment_index: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, Failed> {
-        let deployment: &Deployment = &self.config.deployments[deployment_index];
-        let attempt = run.attempts.len() as u32 + 1;
-        let wait = std::mem::take(&mut run.pending_wait);
-        let start = self.clock.now();
-        run.last_group = Some(g.name.clone());
-        run.last_deployment = Some(deployment.id.clone());
-        self.emit_at(
-            start,
-            Some(request.id),
-            EventKind::AttemptStart {
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let deployment: &Deployment = &self.config.deployments[deployment_index];
+            let attempt = run.attempts.len() as u32 + 1;
+            let wait = std::mem::take(&mut run.pending_wait);
+            let start = self.clock.now();
+            run.last_group = Some(g.name.clone());
+            run.last_deployment_index = Some(deployment_index);
+            self.emit_at(
+                start,
+                Some(request.id),
+                EventKind::AttemptStart {
+                    attempt,
+                    model_group: g.name.clone(),
+                    deployment_id: deployment.id.clone(),
+                    fallback_depth: depth,
+                },
+            );
+            let call = ProviderCall {
+                deployment,
+                deployment_index,
+                request,
                 attempt,
-                model_group: g.name.clone(),
-                deployment_id: deployment.id.clone(),
-                fallback_depth: depth,
-            },
-        );
-        let call = ProviderCall {
-            deployment,
-            deployment_index,
-            request,
-            attempt,
-        };
-        self.load
-            .on_start(deployment_index, start, request.input_tokens);
-        let trial = self.recovery.claim_trial(deployment_index);
-        let (result, broke) = self.call_and_read(call, start, run).await;
-        let end = self.clock.now();
-        self.learn_latency(deployment_index, request, &result, (start, end), run);
-        let committed = broke
-            .as_ref()
-            .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
-        let retry_after = result
-            .as_ref()
-            .err()
-            .and_then(|f| self.resolve_retry_after(f));
-        let facts = Attempted {
-            g,
-            deployment,
-            request,
-            attempt,
-            start,
-            end,
-            wait,
-            depth,
-        };
-        self.record(&facts, &result, retry_after, run);
-        match result {
-            Ok(done) => {
-                self.cooldown.on_success(deployment_index, end);
-                if trial {
-                    self.recovery.on_trial_result(deployment_index, true);
-                    self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
+            };
+            self.load
+                .on_start(deployment_index, start, request.input_tokens);
+            let trial = self.recovery.claim_trial(deployment_index);
+            let (result, broke) = self.call_and_read(call, start, run).await;
+            let end = self.clock.now();
+            self.learn_latency(deployment_index, request, &result, (start, end), run);
+            let committed = broke
+                .as_ref()
+                .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
+            let retry_after = result
+                .as_ref()
+                .err()
+                .and_then(|f| self.resolve_retry_after(f));
+            let facts = Attempted {
+                g,
+                deployment,
+                request,
+                attempt,
+                start,
+                end,
+                wait,
+                depth,
+            };
+            self.record(&facts, &result, retry_after, run);
+            match result {
+                Ok(done) => {
+                    self.cooldown.on_success(deployment_index, end);
+                    if trial {
+                        self.recovery.on_trial_result(deployment_index, true);
+                        self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
+                    }
+                    Ok(done)
                 }
-                Ok(done)
-            }
-            Err(failure) => {
-                let origin = if trial {
-                    // A failed trial frees the slot: the next request is the trial, unless
-                    // the trigger cools the deployment again.
-                    self.recovery.on_trial_result(deployment_index, false);
-                    FailureOrigin::Trial
-                } else {
-                    FailureOrigin::Traffic
-                };
-                self.report_failure(FailureReport {
-                    deployment: deployment_index,
-                    group_size: g.members.len(),
-                    failure: &failure,
-                    origin,
-                    retry_after,
-                    now: end,
-                    request_id: Some(request.id),
-                });
-                Err(Failed {
-                    failure,
-                    deployment: Some(deployment_index),
-                    retry_after: None,
-                    committed,
-                })
+                Err(failure) => {
+                    let origin = if trial {
+                        // A failed trial frees the slot: the next request is the trial, unless
+                        // the trigger cools the deployment again.
+                        self.recovery.on_trial_result(deployment_index, false);
+                        FailureOrigin::Trial
+                    } else {
+                        FailureOrigin::Traffic
+                    };
+                    self.report_failure(FailureReport {
+                        deployment: deployment_index,
+                        group_size: g.members.len(),
+                        failure: &failure,
+                        origin,
+                        retry_after,
+                        now: end,
+                        request_id: Some(request.id),
+                    });
+                    Err(Failed {
+                        failure,
+                        deployment: Some(deployment_index),
+                        retry_after: None,
+                        committed,
+                    })
+                }
             }
         }
     }
@@ -212,24 +221,30 @@ impl<P: Provider, C: Clock> Router<P, C> {
 
     /// The call, and for a stream the reading of it: a success the classifier rejects is a
     /// failure, and a stream that broke says how.
-    async fn call_and_read(
-        &self,
-        call: ProviderCall<'_>,
+    fn call_and_read<'a>(
+        &'a self,
+        call: ProviderCall<'a>,
         start: Instant,
-        run: &mut RequestRun,
-    ) -> Outcome {
-        match self.call_with_deadline(call, start).await {
-            Ok(ProviderResponse::Complete(done)) => match self.classifier.judge_success(&done) {
-                None => (Ok(done), None),
-                Some(failure) => (Err(failure), None),
-            },
-            Ok(ProviderResponse::Stream(stream)) => {
-                match self.drive_stream(stream, call.deployment, start, run).await {
-                    Ok(done) => (Ok(done), None),
-                    Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+        run: &'a mut RequestRun,
+    ) -> impl Future<Output = Outcome> + 'a {
+        async move {
+            let deployment = call.deployment;
+            match self.call_with_deadline(call, start).await {
+                Ok(ProviderResponse::Complete(done)) => {
+                    match self.classifier.judge_success(&done) {
+                        None => (Ok(done), None),
+                        Some(failure) => (Err(failure), None),
+                    }
                 }
+                Ok(ProviderResponse::Stream(stream)) => {
+                    // Boxed: only a streamed attempt pays for the stream reader's state.
+                    match Box::pin(self.drive_stream(stream, deployment, start, run)).await {
+                        Ok(done) => (Ok(done), None),
+                        Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                    }
+                }
+                Err(failure) => (Err(failure), None),
             }
-            Err(failure) => (Err(failure), None),
         }
     }
 }

@@ -88,70 +88,121 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     fallback_depth: depth,
                 },
             );
+            self.load
+                .on_start(deployment_index, start, request.input_tokens);
+            let trial = self.recovery.claim_trial(deployment_index);
+            // The call is made here, not in a helper future: each nested future would keep
+            // its own copy of the call's arguments for the whole attempt.
+            let deadline = deployment
+                .timeout
+                .or(self.config.settings.timeout)
+                .map(|limit| start + limit);
             let call = ProviderCall {
                 deployment,
                 deployment_index,
                 request,
                 attempt,
             };
-            self.load
-                .on_start(deployment_index, start, request.input_tokens);
-            let trial = self.recovery.claim_trial(deployment_index);
-            let (result, broke) = self.call_and_read(call, start, run).await;
-            let end = self.clock.now();
-            self.learn_latency(deployment_index, request, &result, (start, end), run);
-            let committed = broke
-                .as_ref()
-                .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
-            let retry_after = result
-                .as_ref()
-                .err()
-                .and_then(|f| self.resolve_retry_after(f));
+            let called = match deadline {
+                None => self.provider.call(call).await,
+                Some(deadline) => {
+                    tokio::select! {
+                        biased;
+                        r = self.provider.call(call) => r,
+                        () = self.clock.sleep_until(deadline) => {
+                            Err(ProviderFailure::new(FailureKind::Timeout))
+                        }
+                    }
+                }
+            };
+            let (result, broke) = match called {
+                Ok(ProviderResponse::Stream(stream)) => {
+                    // Boxed: only a streamed attempt pays for the stream reader's state.
+                    match Box::pin(self.drive_stream(stream, deployment, start, run)).await {
+                        Ok(done) => (Ok(done), None),
+                        Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                    }
+                }
+                Ok(ProviderResponse::Complete(done)) => {
+                    let judged = self.classifier.judge_success(&done);
+                    (judged.map_or(Ok(done), Err), None)
+                }
+                Err(failure) => (Err(failure), None),
+            };
             let facts = Attempted {
                 g,
                 deployment,
                 request,
                 attempt,
                 start,
-                end,
+                end: self.clock.now(),
                 wait,
                 depth,
             };
-            self.record(&facts, &result, retry_after, run);
-            match result {
-                Ok(done) => {
-                    self.cooldown.on_success(deployment_index, end);
-                    if trial {
-                        self.recovery.on_trial_result(deployment_index, true);
-                        self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
-                    }
-                    Ok(done)
+            self.settle(&facts, deployment_index, trial, (result, broke), run)
+        }
+    }
+
+    /// What an attempt's outcome teaches (latency, a break, the record) and what it does
+    /// (a success restores a trial; a failure goes to the failure handler).
+    fn settle(
+        &self,
+        facts: &Attempted<'_>,
+        deployment_index: usize,
+        trial: bool,
+        (result, broke): Outcome,
+        run: &mut RequestRun,
+    ) -> Result<Completion, Failed> {
+        let Attempted {
+            g,
+            deployment,
+            request,
+            start,
+            end,
+            ..
+        } = *facts;
+        self.learn_latency(deployment_index, request, &result, (start, end), run);
+        let committed = broke
+            .as_ref()
+            .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
+        let retry_after = result
+            .as_ref()
+            .err()
+            .and_then(|f| self.resolve_retry_after(f));
+        self.record(facts, &result, retry_after, run);
+        match result {
+            Ok(done) => {
+                self.cooldown.on_success(deployment_index, end);
+                if trial {
+                    self.recovery.on_trial_result(deployment_index, true);
+                    self.restore(deployment_index, RecoveredVia::Trial, Some(request.id));
                 }
-                Err(failure) => {
-                    let origin = if trial {
-                        // A failed trial frees the slot: the next request is the trial, unless
-                        // the trigger cools the deployment again.
-                        self.recovery.on_trial_result(deployment_index, false);
-                        FailureOrigin::Trial
-                    } else {
-                        FailureOrigin::Traffic
-                    };
-                    self.report_failure(FailureReport {
-                        deployment: deployment_index,
-                        group_size: g.members.len(),
-                        failure: &failure,
-                        origin,
-                        retry_after,
-                        now: end,
-                        request_id: Some(request.id),
-                    });
-                    Err(Failed {
-                        failure,
-                        deployment: Some(deployment_index),
-                        retry_after: None,
-                        committed,
-                    })
-                }
+                Ok(done)
+            }
+            Err(failure) => {
+                let origin = if trial {
+                    // A failed trial frees the slot: the next request is the trial, unless
+                    // the trigger cools the deployment again.
+                    self.recovery.on_trial_result(deployment_index, false);
+                    FailureOrigin::Trial
+                } else {
+                    FailureOrigin::Traffic
+                };
+                self.report_failure(FailureReport {
+                    deployment: deployment_index,
+                    group_size: g.members.len(),
+                    failure: &failure,
+                    origin,
+                    retry_after,
+                    now: end,
+                    request_id: Some(request.id),
+                });
+                Err(Failed {
+                    failure,
+                    deployment: Some(deployment_index),
+                    retry_after: None,
+                    committed,
+                })
             }
         }
     }
@@ -217,34 +268,5 @@ impl<P: Provider, C: Clock> Router<P, C> {
             wait: facts.wait,
             fallback_depth: facts.depth,
         });
-    }
-
-    /// The call, and for a stream the reading of it: a success the classifier rejects is a
-    /// failure, and a stream that broke says how.
-    fn call_and_read<'a>(
-        &'a self,
-        call: ProviderCall<'a>,
-        start: Instant,
-        run: &'a mut RequestRun,
-    ) -> impl Future<Output = Outcome> + 'a {
-        async move {
-            let deployment = call.deployment;
-            match self.call_with_deadline(call, start).await {
-                Ok(ProviderResponse::Complete(done)) => {
-                    match self.classifier.judge_success(&done) {
-                        None => (Ok(done), None),
-                        Some(failure) => (Err(failure), None),
-                    }
-                }
-                Ok(ProviderResponse::Stream(stream)) => {
-                    // Boxed: only a streamed attempt pays for the stream reader's state.
-                    match Box::pin(self.drive_stream(stream, deployment, start, run)).await {
-                        Ok(done) => (Ok(done), None),
-                        Err(broke) => (Err(broke.failure.clone()), Some(broke)),
-                    }
-                }
-                Err(failure) => (Err(failure), None),
-            }
-        }
     }
 }

@@ -86,7 +86,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             if !failover {
                 return Err(failed);
             }
-            self.fail_over(g, request, depth, run, tried, failed).await
+            // Boxed: only a request that fails over pays for that state while it is in flight.
+            Box::pin(self.fail_over(g, request, depth, run, tried, failed)).await
         }
     }
 

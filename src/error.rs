@@ -39,6 +39,9 @@ pub enum CliError {
     /// `explore` could not load or prepare its scenario.
     #[error("{0}")]
     Explore(#[from] ExploreError),
+    /// A command-line combination the argument parser cannot refuse by itself.
+    #[error("{0}")]
+    Usage(&'static str),
     /// Writing the results to stdout failed (a closed pipe is not an error: see `out`).
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),

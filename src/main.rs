@@ -84,6 +84,10 @@ pub struct BenchArgs {
     /// Share of streamed requests (0 to 1).
     #[arg(long, default_value_t = 0.0)]
     pub stream_share: f64,
+    /// Instead: memory per in-flight request, with N requests in flight at once (the
+    /// `--stream-share` of them streams).
+    #[arg(long, value_name = "N")]
+    pub in_flight: Option<u32>,
 }
 
 /// `routersim check`.

@@ -5,6 +5,10 @@
 //! 1 500 ms and the same text always gives the same [`Duration`].
 //!
 //! Units: `ms`, `s`, `m` (minutes), `h`. A unit is required, except for a bare `0`.
+//!
+//! No duration may exceed [`MAX_DURATION`] (10 years, 87,600 h): the longest virtual time
+//! routersim serves. Checked here, where every scenario duration is read, so the error names
+//! the key, its line and column.
 
 use std::fmt;
 use std::time::Duration;
@@ -12,12 +16,23 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use routersim_engine::config::MAX_DURATION;
+
 /// Why a duration did not parse.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("expected a duration such as 300ms, 1.5s, 2m or 1h, found {found:?}")]
-pub struct DurationError {
-    /// The text as written.
-    pub found: String,
+pub enum DurationError {
+    /// Not a duration at all.
+    #[error("expected a duration such as 300ms, 1.5s, 2m or 1h, found {found:?}")]
+    Malformed {
+        /// The text as written.
+        found: String,
+    },
+    /// Longer than [`MAX_DURATION`].
+    #[error("{found} is more than the longest duration routersim serves (87600h, 10 years)")]
+    TooLong {
+        /// The text as written.
+        found: String,
+    },
 }
 
 const NANOS_PER_UNIT: [(&str, u128); 4] = [
@@ -29,7 +44,7 @@ const NANOS_PER_UNIT: [(&str, u128); 4] = [
 
 /// Parses `300ms`, `1.5s`, `2m`, `1h`, `0s` (decimals allowed; `0` alone is zero).
 pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
-    let err = || DurationError {
+    let err = || DurationError::Malformed {
         found: text.to_string(),
     };
     let trimmed = text.trim();
@@ -53,7 +68,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     if number.ends_with('.') || frac_part.len() > 18 {
         return Err(err());
     }
-    let int: u128 = int_part.parse().map_err(|_| err())?;
+    let too_long = || DurationError::TooLong {
+        found: trimmed.to_string(),
+    };
+    // Only digits are left: a number that does not fit is simply too long.
+    let int: u128 = int_part.parse().map_err(|_| too_long())?;
     let frac: u128 = if frac_part.is_empty() {
         0
     } else {
@@ -64,7 +83,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let nanos = int
         .checked_mul(per_unit)
         .and_then(|n| n.checked_add((frac * per_unit + scale / 2) / scale))
-        .ok_or_else(err)?;
+        .ok_or_else(too_long)?;
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(too_long());
+    }
     let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| err())?;
     Ok(Duration::new(secs, (nanos % 1_000_000_000) as u32))
 }
@@ -200,6 +222,27 @@ mod tests {
             "", "5", "1.5", "s", "-1s", "1.s", ".5s", "1x", "1 d", "1e3ms", "1.2.3s",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should not parse");
+        }
+    }
+
+    #[test]
+    fn ten_years_is_the_longest() {
+        assert_eq!(parse_duration("87600h"), Ok(MAX_DURATION));
+        assert_eq!(parse_duration("315360000s"), Ok(MAX_DURATION));
+        for long in [
+            "87600.000001h",
+            "100000h",
+            "315360000001ms",
+            "99999999999999999999h",
+            "999999999999999999999999999999999999999999999999h",
+        ] {
+            assert_eq!(
+                parse_duration(long),
+                Err(DurationError::TooLong {
+                    found: long.to_string()
+                }),
+                "{long}"
+            );
         }
     }
 

@@ -540,17 +540,69 @@ impl FakeProviders {
 impl Provider for FakeProviders {
     type Stream = FakeStream;
 
-    async fn call(
+    /// Decides the outcome when called (the router awaits the call at once, so this is the
+    /// same instant as its first poll); the future then holds only the outcome and its timer,
+    /// which every in-flight request pays for while it waits.
+    fn call(
         &self,
         call: ProviderCall<'_>,
-    ) -> Result<ProviderResponse<FakeStream>, ProviderFailure> {
+    ) -> impl Future<Output = Result<ProviderResponse<FakeStream>, ProviderFailure>> {
+        let pending = self.start_call(&call);
+        async move {
+            // Only the decided call (by reference) and the timer are kept while it waits.
+            if let Pending::After { latency, .. } = &pending
+                && !latency.is_zero()
+            {
+                tokio::time::sleep(*latency).await;
+            }
+            let (state, result, quota_rejected) = match pending {
+                Pending::Ready(ready) => return ready,
+                Pending::After {
+                    state,
+                    result,
+                    quota_rejected,
+                    ..
+                } => (state, result, quota_rejected),
+            };
+            let mut stats = state.stats.borrow_mut();
+            if quota_rejected {
+                stats.quota_rejections += 1;
+            }
+            match result {
+                Ok(completion) => {
+                    stats.ok += 1;
+                    Ok(ProviderResponse::Complete(completion))
+                }
+                Err(failure) => {
+                    *stats.failures.entry(failure.kind).or_default() += 1;
+                    Err(failure)
+                }
+            }
+        }
+    }
+}
+
+/// A call decided: returned at once, or after a latency.
+enum Pending<'a> {
+    Ready(Result<ProviderResponse<FakeStream>, ProviderFailure>),
+    After {
+        state: &'a DeploymentState,
+        result: Result<Completion, ProviderFailure>,
+        latency: Duration,
+        quota_rejected: bool,
+    },
+}
+
+impl FakeProviders {
+    /// Counts the call and decides it (see the module docs).
+    fn start_call(&self, call: &ProviderCall<'_>) -> Pending<'_> {
         // A deployment index outside the config this was built from is a wiring bug; answer
         // 404 rather than panic inside the simulation.
         let Some(state) = self.deployments.get(call.deployment_index) else {
-            return Err(ProviderFailure::new(FailureKind::NotFound));
+            return Pending::Ready(Err(ProviderFailure::new(FailureKind::NotFound)));
         };
         state.stats.borrow_mut().calls += 1;
-        match self.decide(state, &call) {
+        match self.decide(state, call) {
             Decision::Stream { plan } => {
                 let mut stats = state.stats.borrow_mut();
                 stats.ok += 1;
@@ -558,34 +610,21 @@ impl Provider for FakeProviders {
                 if plan.fault.is_some() {
                     stats.stream_faults += 1;
                 }
-                Ok(ProviderResponse::Stream(FakeStream::new(
+                Pending::Ready(Ok(ProviderResponse::Stream(FakeStream::new(
                     Instant::now(),
                     plan,
-                )))
+                ))))
             }
             Decision::Now {
                 result,
                 latency,
                 quota_rejected,
-            } => {
-                if !latency.is_zero() {
-                    tokio::time::sleep(latency).await;
-                }
-                let mut stats = state.stats.borrow_mut();
-                if quota_rejected {
-                    stats.quota_rejections += 1;
-                }
-                match result {
-                    Ok(completion) => {
-                        stats.ok += 1;
-                        Ok(ProviderResponse::Complete(completion))
-                    }
-                    Err(failure) => {
-                        *stats.failures.entry(failure.kind).or_default() += 1;
-                        Err(failure)
-                    }
-                }
-            }
+            } => Pending::After {
+                state,
+                result,
+                latency,
+                quota_rejected,
+            },
         }
     }
 }

@@ -110,9 +110,21 @@ enum End {
     },
 }
 
-/// A fake provider's open stream (see the module doc for its timeline).
+/// A fake provider's open stream (see the module doc for its timeline). Boxed: a call's
+/// result may carry it, so every call's future would otherwise be as large as the stream.
 #[derive(Debug)]
-pub struct FakeStream {
+pub struct FakeStream(Box<StreamState>);
+
+impl FakeStream {
+    /// The stream `plan` describes, opened at `open`.
+    pub(crate) fn new(open: Instant, plan: StreamPlan) -> Self {
+        Self(Box::new(StreamState::new(open, plan)))
+    }
+}
+
+/// The state of a [`FakeStream`].
+#[derive(Debug)]
+struct StreamState {
     open: Instant,
     ttft: Duration,
     inter_token: Duration,
@@ -132,9 +144,9 @@ pub struct FakeStream {
     phase: Phase,
 }
 
-impl FakeStream {
+impl StreamState {
     /// The stream `plan` describes, opened at `open`.
-    pub(crate) fn new(open: Instant, plan: StreamPlan) -> Self {
+    fn new(open: Instant, plan: StreamPlan) -> Self {
         let StreamPlan {
             ttft,
             inter_token,
@@ -337,18 +349,17 @@ struct Step {
 
 impl ProviderStream for FakeStream {
     async fn next_item(&mut self) -> Option<Result<StreamItem, ProviderFailure>> {
-        let Step {
-            at,
-            item,
-            next,
-            phase,
-        } = self.peek()?;
-        let at = self.open + at;
+        let stream = &mut *self.0;
+        let at = stream.open + stream.peek()?.at;
         if at > Instant::now() {
             tokio::time::sleep_until(at).await;
         }
-        self.next = next;
-        self.phase = phase;
+        // The same step again (peeking is pure): only the timer is kept while a stream waits.
+        let Step {
+            item, next, phase, ..
+        } = stream.peek()?;
+        stream.next = next;
+        stream.phase = phase;
         item
     }
 }

@@ -1,6 +1,8 @@
-//! A small set of deployment or group indices that lives on the stack until it outgrows
-//! eight entries: the router keeps several per request (groups tried, deployments tried,
-//! candidates), and allocating each one was measurable in `routersim bench`.
+//! Small sets of deployment or group indices that live inline until they outgrow a few
+//! entries: the router keeps several per request (groups tried, deployments tried,
+//! candidates), and allocating each one was measurable in `routersim bench`. [`Indices`] is
+//! for the stack (eight `usize`s inline); [`Tried`] for what a request keeps while it is in
+//! flight (five `u32`s in 32 bytes: every in-flight request pays for it).
 
 /// Up to eight indices inline, then a heap spill.
 #[derive(Clone, Debug, Default)]
@@ -35,16 +37,8 @@ impl Indices {
         }
     }
 
-    pub(crate) fn contains(&self, value: &usize) -> bool {
-        self.as_slice().contains(value)
-    }
-
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    pub(crate) fn last(&self) -> Option<&usize> {
-        self.as_slice().last()
     }
 
     pub(crate) fn clear(&mut self) {
@@ -59,16 +53,86 @@ impl Indices {
     }
 }
 
+/// Groups or deployments a request has tried: kept for the request's whole life (across
+/// every await), so it is small: five indices inline in 32 bytes, then a heap spill. Indices
+/// are stored as `u32` (a config has far fewer deployments).
+#[derive(Clone, Debug)]
+pub(crate) enum Tried {
+    Inline { len: u8, items: [u32; 5] },
+    Spilled(Vec<u32>),
+}
+
+impl Default for Tried {
+    fn default() -> Self {
+        Self::Inline {
+            len: 0,
+            items: [0; 5],
+        }
+    }
+}
+
+impl Tried {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    fn slice(&self) -> &[u32] {
+        match self {
+            Self::Inline { len, items } => &items[..usize::from(*len)],
+            Self::Spilled(v) => v,
+        }
+    }
+
+    pub(crate) fn push(&mut self, value: usize) {
+        let value = u32::try_from(value).unwrap_or(u32::MAX);
+        match self {
+            Self::Inline { len, items } if usize::from(*len) < items.len() => {
+                items[usize::from(*len)] = value;
+                *len += 1;
+            }
+            Self::Inline { items, .. } => {
+                let mut spilled = items.to_vec();
+                spilled.push(value);
+                *self = Self::Spilled(spilled);
+            }
+            Self::Spilled(v) => v.push(value),
+        }
+    }
+
+    pub(crate) fn contains(&self, value: &usize) -> bool {
+        u32::try_from(*value).is_ok_and(|v| self.slice().contains(&v))
+    }
+
+    pub(crate) fn last(&self) -> Option<usize> {
+        self.slice().last().map(|&v| v as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Indices;
+    use super::{Indices, Tried};
+
+    #[test]
+    fn tried_spills_past_five_and_keeps_order() {
+        assert_eq!(std::mem::size_of::<Tried>(), 32);
+        let mut set = Tried::new();
+        assert_eq!(set.last(), None);
+        for i in 0..12 {
+            assert!(!set.contains(&i));
+            set.push(i);
+            assert!(set.contains(&i));
+            assert_eq!(set.last(), Some(i));
+        }
+        assert_eq!(set.slice(), (0..12).collect::<Vec<u32>>().as_slice());
+        assert!(!set.contains(&12));
+    }
 
     #[test]
     fn spills_past_eight_and_keeps_order() {
         let mut set = Indices::new();
         set.extend(0..12);
         assert_eq!(set.as_slice(), (0..12).collect::<Vec<_>>().as_slice());
-        assert!(set.contains(&11) && !set.contains(&12));
+        assert!(set.as_slice().contains(&11) && !set.as_slice().contains(&12));
         set.clear();
         assert!(set.is_empty());
         set.push(3);

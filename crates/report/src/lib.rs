@@ -7,7 +7,7 @@
 //!
 //! - [`record::Recorder`] is the event sink: it streams `requests.csv`, `attempts.csv` and
 //!   `events.csv` as events arrive and aggregates the rest, so memory stays flat in the number of
-//!   requests; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm`,
+//!   requests and in virtual time; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm`,
 //!   `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, and the SVG plots ([`plot`]).
 //! - [`html::write_report_html`] writes `report.html`: the summary, the `expect` results and
 //!   the plots on one self-contained page.

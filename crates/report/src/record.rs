@@ -3,7 +3,8 @@
 //! Why streaming: a run may have millions of requests, so nothing is kept per request. Trace rows
 //! go straight to buffered CSV writers (`requests.csv`, `attempts.csv`, `events.csv`); what the
 //! summary needs is folded into counters, three HdrHistograms (latency, TTFT, inter-token gap),
-//! per-deployment cooldown state and one small row per virtual second (see `timeseries`).
+//! per-deployment cooldown state and one small row per virtual second with activity (see
+//! `timeseries`: memory follows the activity, never the virtual duration).
 //! [`Recorder::finish`] flushes the traces and writes `timeseries.csv`, `latency.hgrm`,
 //! `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, then the plots (`deployments.svg`,
 //! `timeline.svg`, `latency.svg`, `attempts.svg`; see [`crate::plot`]) unless
@@ -992,7 +993,8 @@ impl State {
         }
 
         let path = self.dir.join(TIMESERIES_CSV);
-        // Kept in memory too: the timeline plot draws exactly these rows.
+        // Kept in memory too: the timeline plot draws exactly these rows (its size follows the
+        // activity: long runs leave quiet seconds out).
         let mut timeseries_csv = Vec::new();
         self.series
             .write_csv(&mut timeseries_csv)

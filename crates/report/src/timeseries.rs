@@ -3,28 +3,54 @@
 //! Why rows are kept until `finish` instead of streamed: a `RequestEnd` attributes its arrival
 //! to its `start`, which can lie arbitrarily far back (a request may wait through long timeouts
 //! and backoffs), and a cooldown's extent is only known when it ends. No horizon after which a
-//! second is final can be guaranteed, so every second keeps one fixed-size row (48 bytes) in
-//! memory: 36,000 rows for a 10-hour run. Memory grows with virtual time, never with the
-//! number of requests.
+//! second is final can be guaranteed, so the rows stay in memory until the run ends.
+//!
+//! Memory follows the activity, never the virtual duration: only seconds with a count have a
+//! row (a `BTreeMap` keyed by second), and the cooling and half-open levels are kept as their
+//! changes, `+1` at an interval's first second and `−1` after its last (closing an interval
+//! costs O(log n)). A year with one request an hour holds about 17,000 rows, not 31 million.
+//!
+//! What `timeseries.csv` holds, seconds `0..=last` (`last`: the last second with any event or
+//! inside an interval):
+//! - a series of at most [`DENSE_SECONDS`] seconds (one virtual day) has a row for every
+//!   second, as always;
+//! - a longer one has a row only where a counter is non-zero or a level changed, and for
+//!   `last`: a second left out has zero counters and the levels of the row before it (zero
+//!   before the first row). The plots and any reader fill the gaps that way.
 //!
 //! A deployment counts as cooling in a second if any part of one of its cooldown intervals
 //! `[set, end)` lies in that second. An interval starts at `CooldownSet`; a `CooldownSet` while
 //! still cooling extends it (its `until` is the effective deadline); it ends at the earlier of
 //! its deadline and the `CooldownEnd` (which a lazy sweeper may emit late), or at the run end.
-//! Per-second counts are kept as a difference array, so closing an interval costs O(1).
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use crate::units::second_of;
 
+/// Series up to this many seconds (one virtual day: 86,400 rows, about 2 MB) are written with
+/// a row for every second; longer ones only with the rows that say something (see the module
+/// docs).
+pub(crate) const DENSE_SECONDS: u64 = 86_400;
+
+/// The header of `timeseries.csv`.
+const HEADER: &str =
+    "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open";
+
 /// Counters of one virtual second.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SecondRow {
     arrivals: u64,
     ok: u64,
     failed: u64,
     retries: u64,
     fallbacks: u64,
+}
+
+impl SecondRow {
+    fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// What a second is counted for.
@@ -37,15 +63,17 @@ pub(crate) enum Count {
     Fallback,
 }
 
-/// One row per virtual second from 0 to the last second with any activity.
+/// The rows of the seconds with a count, and the level changes of both lanes.
 #[derive(Debug, Default)]
 pub(crate) struct Timeseries {
-    rows: Vec<SecondRow>,
-    /// Difference array of cooling deployments: +1 at an interval's first second, −1 after its
-    /// last. May be one longer than `rows`.
-    cooling_delta: Vec<i64>,
+    rows: BTreeMap<u64, SecondRow>,
+    /// The series' last second: the latest event or interval second seen.
+    last: Option<u64>,
+    /// Changes of the number of cooling deployments, by second (+1 at an interval's first
+    /// second, −1 after its last).
+    cooling_delta: BTreeMap<u64, i64>,
     /// The same for half-open deployments.
-    half_open_delta: Vec<i64>,
+    half_open_delta: BTreeMap<u64, i64>,
 }
 
 /// Which per-second lane an interval counts in.
@@ -59,72 +87,107 @@ pub(crate) enum Lane {
 }
 
 impl Timeseries {
-    /// Marks `second` as active (the series extends at least to it) and returns its row.
-    pub(crate) fn touch(&mut self, second: u64) -> Option<&mut SecondRow> {
-        let index = usize::try_from(second).ok()?;
-        if index >= self.rows.len() {
-            self.rows.resize(index + 1, SecondRow::default());
-        }
-        self.rows.get_mut(index)
+    /// Marks `second` as part of the series (it extends at least to it).
+    pub(crate) fn touch(&mut self, second: u64) {
+        self.last = Some(self.last.map_or(second, |last| last.max(second)));
     }
 
     /// Adds one to a counter of `second`.
     pub(crate) fn count(&mut self, second: u64, what: Count) {
-        if let Some(row) = self.touch(second) {
-            let field = match what {
-                Count::Arrival => &mut row.arrivals,
-                Count::Ok => &mut row.ok,
-                Count::Failed => &mut row.failed,
-                Count::Retry => &mut row.retries,
-                Count::Fallback => &mut row.fallbacks,
-            };
-            *field = field.saturating_add(1);
-        }
+        self.touch(second);
+        let row = self.rows.entry(second).or_default();
+        let field = match what {
+            Count::Arrival => &mut row.arrivals,
+            Count::Ok => &mut row.ok,
+            Count::Failed => &mut row.failed,
+            Count::Retry => &mut row.retries,
+            Count::Fallback => &mut row.fallbacks,
+        };
+        *field = field.saturating_add(1);
     }
 
     /// One deployment is in `lane` during seconds `first..=last`.
     fn add_interval(&mut self, lane: Lane, first: u64, last: u64) {
-        if first > last || self.touch(last).is_none() {
+        if first > last {
             return;
         }
-        let (Ok(first), Ok(after)) = (usize::try_from(first), usize::try_from(last + 1)) else {
-            return;
-        };
+        self.touch(last);
         let delta = match lane {
             Lane::Cooling => &mut self.cooling_delta,
             Lane::HalfOpen => &mut self.half_open_delta,
         };
-        if delta.len() <= after {
-            delta.resize(after + 1, 0);
+        *delta.entry(first).or_default() += 1;
+        if let Some(after) = last.checked_add(1) {
+            *delta.entry(after).or_default() -= 1;
         }
-        delta[first] += 1;
-        delta[after] -= 1;
     }
 
-    /// Writes the CSV (header and every row).
+    /// Writes the CSV: the header and the rows the module docs describe.
     pub(crate) fn write_csv(&self, out: &mut impl Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open"
-        )?;
+        writeln!(out, "{HEADER}")?;
+        let Some(last) = self.last else {
+            return Ok(());
+        };
+        let dense = last < DENSE_SECONDS;
+        // Every second that may need a row, in order: counted seconds, level changes, the last.
+        let mut seconds: Vec<u64> = self
+            .rows
+            .keys()
+            .chain(self.cooling_delta.keys())
+            .chain(self.half_open_delta.keys())
+            .copied()
+            .filter(|&s| s <= last)
+            .chain(std::iter::once(last))
+            .collect();
+        seconds.sort_unstable();
+        seconds.dedup();
         let (mut cooling, mut half_open): (i64, i64) = (0, 0);
-        for (second, row) in self.rows.iter().enumerate() {
-            cooling += self.cooling_delta.get(second).copied().unwrap_or(0);
-            half_open += self.half_open_delta.get(second).copied().unwrap_or(0);
-            writeln!(
-                out,
-                "{second},{},{},{},{},{},{},{}",
-                row.arrivals,
-                row.ok,
-                row.failed,
-                row.retries,
-                row.fallbacks,
-                cooling.max(0),
-                half_open.max(0)
-            )?;
+        let mut next = 0_u64;
+        for second in seconds {
+            if dense {
+                // The quiet seconds before this one: zero counters, the current levels.
+                for quiet in next..second {
+                    write_row(out, quiet, &SecondRow::default(), cooling, half_open)?;
+                }
+            }
+            let changed = [
+                (&self.cooling_delta, &mut cooling),
+                (&self.half_open_delta, &mut half_open),
+            ]
+            .into_iter()
+            .fold(false, |changed, (deltas, level)| {
+                let delta = deltas.get(&second).copied().unwrap_or(0);
+                *level += delta;
+                changed || delta != 0
+            });
+            let row = self.rows.get(&second).copied().unwrap_or_default();
+            if dense || changed || !row.is_zero() || second == last {
+                write_row(out, second, &row, cooling, half_open)?;
+            }
+            next = second + 1;
         }
         Ok(())
     }
+}
+
+fn write_row(
+    out: &mut impl Write,
+    second: u64,
+    row: &SecondRow,
+    cooling: i64,
+    half_open: i64,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{second},{},{},{},{},{},{},{}",
+        row.arrivals,
+        row.ok,
+        row.failed,
+        row.retries,
+        row.fallbacks,
+        cooling.max(0),
+        half_open.max(0)
+    )
 }
 
 /// The cooldown (or half-open) history of one deployment.

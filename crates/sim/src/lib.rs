@@ -3,7 +3,8 @@
 //! The simulation runtime: the scenario file and its validation ([`scenario`]), seeded lazy
 //! traffic ([`traffic`]), the runner that drives the real router engine against fake
 //! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]), invariant
-//! exploration ([`explore`](mod@explore)) and the speed benchmark ([`bench`](mod@bench)).
+//! exploration ([`explore`](mod@explore)), the speed benchmark ([`bench`](mod@bench)) and the
+//! memory of in-flight requests ([`footprint`]).
 
 pub mod bench;
 pub mod check;
@@ -13,6 +14,7 @@ pub mod discover;
 pub mod expect;
 pub mod explore;
 pub mod facts;
+pub mod footprint;
 pub mod hash;
 pub mod report_dir;
 pub mod run;

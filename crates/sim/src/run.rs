@@ -327,8 +327,10 @@ async fn simulate(
     for arrival in arrivals.by_ref() {
         tokio::time::sleep_until(start + arrival.at).await;
         let (router, task) = (router.clone(), InFlight::enter(&in_flight));
+        let request = arrival.request;
         tokio::task::spawn_local(async move {
-            router.completion(arrival.request).await;
+            // By reference: the task holds the only copy of the request while it is in flight.
+            router.completion_of(&request).await;
             task.finished();
         });
     }

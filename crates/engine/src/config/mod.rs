@@ -67,6 +67,13 @@ pub const DEFAULT_NUM_RETRIES: u32 = 2;
 pub const DEFAULT_COOLDOWN_TIME: Duration = Duration::from_secs(5);
 /// Default `max_fallbacks` (LiteLLM's), unless `ROUTER_MAX_FALLBACKS` says otherwise.
 pub const DEFAULT_MAX_FALLBACKS: u32 = 5;
+/// The longest duration any input may state: 10 years (87,600 h). Router timeouts, cooldowns
+/// and intervals here; latencies, stalls, fault windows and traffic times in a scenario. The
+/// virtual clock serves longer ones exactly (tokio re-files a timer past its 2.2-year wheel
+/// each time the wheel turns), but an instant plus a duration must never overflow
+/// (`timeout: 1e19` would), and a run's sums of durations (arrival, attempts, waits) stay far
+/// inside the 584,000 years of the reports' microsecond counters with this bound.
+pub const MAX_DURATION: Duration = Duration::from_secs(87_600 * 3600);
 /// The environment variable LiteLLM reads for the fallback depth limit.
 pub const MAX_FALLBACKS_ENV: &str = "ROUTER_MAX_FALLBACKS";
 

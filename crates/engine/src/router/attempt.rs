@@ -36,19 +36,26 @@ type Outcome = (
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Makes one provider call, cut off at `start` plus the deployment's `timeout` (else the
     /// router's), if one is set.
-    pub(super) async fn call_with_deadline(
-        &self,
-        call: ProviderCall<'_>,
+    pub(super) fn call_with_deadline<'a>(
+        &'a self,
+        call: ProviderCall<'a>,
         start: Instant,
-    ) -> Result<ProviderResponse<P::Stream>, ProviderFailure> {
-        match call.deployment.timeout.or(self.config.settings.timeout) {
-            None => self.provider.call(call).await,
-            Some(limit) => {
-                tokio::select! {
-                    biased;
-                    r = self.provider.call(call) => r,
-                    () = self.clock.sleep_until(start + limit) => {
-                        Err(ProviderFailure::new(FailureKind::Timeout))
+    ) -> impl Future<Output = Result<ProviderResponse<P::Stream>, ProviderFailure>> + 'a {
+        async move {
+            let deadline = call
+                .deployment
+                .timeout
+                .or(self.config.settings.timeout)
+                .map(|limit| start + limit);
+            match deadline {
+                None => self.provider.call(call).await,
+                Some(deadline) => {
+                    tokio::select! {
+                        biased;
+                        r = self.provider.call(call) => r,
+                        () = self.clock.sleep_until(deadline) => {
+                            Err(ProviderFailure::new(FailureKind::Timeout))
+                        }
                     }
                 }
             }
@@ -56,41 +63,104 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// One provider call, with its events, its record and the failure handler.
-    pub(super) async fn attempt(
+    pub(super) fn attempt(
         &self,
         g: &Group,
         deployment_index: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, Failed> {
-        let deployment: &Deployment = &self.config.deployments[deployment_index];
-        let attempt = run.attempts.len() as u32 + 1;
-        let wait = std::mem::take(&mut run.pending_wait);
-        let start = self.clock.now();
-        run.last_group = Some(g.name.clone());
-        run.last_deployment = Some(deployment.id.clone());
-        self.emit_at(
-            start,
-            Some(request.id),
-            EventKind::AttemptStart {
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let deployment: &Deployment = &self.config.deployments[deployment_index];
+            let attempt = run.attempts.len() as u32 + 1;
+            let wait = std::mem::take(&mut run.pending_wait);
+            let start = self.clock.now();
+            run.last_group = Some(g.name.clone());
+            run.last_deployment_index = Some(deployment_index);
+            self.emit_at(
+                start,
+                Some(request.id),
+                EventKind::AttemptStart {
+                    attempt,
+                    model_group: g.name.clone(),
+                    deployment_id: deployment.id.clone(),
+                    fallback_depth: depth,
+                },
+            );
+            self.load
+                .on_start(deployment_index, start, request.input_tokens);
+            let trial = self.recovery.claim_trial(deployment_index);
+            // The call is made here, not in a helper future: each nested future would keep
+            // its own copy of the call's arguments for the whole attempt.
+            let deadline = deployment
+                .timeout
+                .or(self.config.settings.timeout)
+                .map(|limit| start + limit);
+            let call = ProviderCall {
+                deployment,
+                deployment_index,
+                request,
                 attempt,
-                model_group: g.name.clone(),
-                deployment_id: deployment.id.clone(),
-                fallback_depth: depth,
-            },
-        );
-        let call = ProviderCall {
+            };
+            let called = match deadline {
+                None => self.provider.call(call).await,
+                Some(deadline) => {
+                    tokio::select! {
+                        biased;
+                        r = self.provider.call(call) => r,
+                        () = self.clock.sleep_until(deadline) => {
+                            Err(ProviderFailure::new(FailureKind::Timeout))
+                        }
+                    }
+                }
+            };
+            let (result, broke) = match called {
+                Ok(ProviderResponse::Stream(stream)) => {
+                    // Boxed: only a streamed attempt pays for the stream reader's state.
+                    match Box::pin(self.drive_stream(stream, deployment, start, run)).await {
+                        Ok(done) => (Ok(done), None),
+                        Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                    }
+                }
+                Ok(ProviderResponse::Complete(done)) => {
+                    let judged = self.classifier.judge_success(&done);
+                    (judged.map_or(Ok(done), Err), None)
+                }
+                Err(failure) => (Err(failure), None),
+            };
+            let facts = Attempted {
+                g,
+                deployment,
+                request,
+                attempt,
+                start,
+                end: self.clock.now(),
+                wait,
+                depth,
+            };
+            self.settle(&facts, deployment_index, trial, (result, broke), run)
+        }
+    }
+
+    /// What an attempt's outcome teaches (latency, a break, the record) and what it does
+    /// (a success restores a trial; a failure goes to the failure handler).
+    fn settle(
+        &self,
+        facts: &Attempted<'_>,
+        deployment_index: usize,
+        trial: bool,
+        (result, broke): Outcome,
+        run: &mut RequestRun,
+    ) -> Result<Completion, Failed> {
+        let Attempted {
+            g,
             deployment,
-            deployment_index,
             request,
-            attempt,
-        };
-        self.load
-            .on_start(deployment_index, start, request.input_tokens);
-        let trial = self.recovery.claim_trial(deployment_index);
-        let (result, broke) = self.call_and_read(call, start, run).await;
-        let end = self.clock.now();
+            start,
+            end,
+            ..
+        } = *facts;
         self.learn_latency(deployment_index, request, &result, (start, end), run);
         let committed = broke
             .as_ref()
@@ -99,17 +169,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .as_ref()
             .err()
             .and_then(|f| self.resolve_retry_after(f));
-        let facts = Attempted {
-            g,
-            deployment,
-            request,
-            attempt,
-            start,
-            end,
-            wait,
-            depth,
-        };
-        self.record(&facts, &result, retry_after, run);
+        self.record(facts, &result, retry_after, run);
         match result {
             Ok(done) => {
                 self.cooldown.on_success(deployment_index, end);
@@ -208,28 +268,5 @@ impl<P: Provider, C: Clock> Router<P, C> {
             wait: facts.wait,
             fallback_depth: facts.depth,
         });
-    }
-
-    /// The call, and for a stream the reading of it: a success the classifier rejects is a
-    /// failure, and a stream that broke says how.
-    async fn call_and_read(
-        &self,
-        call: ProviderCall<'_>,
-        start: Instant,
-        run: &mut RequestRun,
-    ) -> Outcome {
-        match self.call_with_deadline(call, start).await {
-            Ok(ProviderResponse::Complete(done)) => match self.classifier.judge_success(&done) {
-                None => (Ok(done), None),
-                Some(failure) => (Err(failure), None),
-            },
-            Ok(ProviderResponse::Stream(stream)) => {
-                match self.drive_stream(stream, call.deployment, start, run).await {
-                    Ok(done) => (Ok(done), None),
-                    Err(broke) => (Err(broke.failure.clone()), Some(broke)),
-                }
-            }
-            Err(failure) => (Err(failure), None),
-        }
     }
 }

@@ -21,6 +21,18 @@
 //!
 //! The decisions are policies injected on the [`RouterBuilder`] (strategy, classifier, retry
 //! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.
+//!
+//! Memory per request in flight: a caller may hold millions of these futures at once (the
+//! simulator does), so what lives across an `.await` is kept small. The walk is boxed by
+//! [`Router::completion_of`]; the rarely taken branches (a fallback walk, a mid-stream
+//! continuation, reading a stream) are boxed again where they start, so a request pays for
+//! them only when it takes them; picks and retry decisions happen in plain functions or
+//! blocks that end before the next `.await`. The request's steps are written as functions
+//! returning `async move` blocks rather than `async fn`: an `async fn` keeps each argument
+//! twice in its state (once as passed, once moved into the body).
+
+// Deliberate: see "Memory per request in flight" above.
+#![allow(clippy::manual_async_fn)]
 
 mod attempt;
 mod health;
@@ -51,7 +63,7 @@ use crate::recovery::Recovery;
 use crate::request::{AttemptRecord, RouterFailure};
 use crate::retry::{LiteLlmRetryPolicy, RetryBudget, RetryPolicy, UnlimitedBudget};
 use crate::retry_after;
-use crate::small::Indices;
+use crate::small::Tried;
 use crate::state::{InMemoryState, StateStore};
 use crate::stats::LoadTracker;
 use crate::strategy::SelectionStrategy;
@@ -305,12 +317,13 @@ pub struct Router<P, C = TokioClock> {
 /// Per-request bookkeeping.
 struct RequestRun {
     attempts: Vec<AttemptRecord>,
-    tried_groups: Indices,
+    tried_groups: Tried,
     retries: u32,
     fallbacks: u32,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
-    last_deployment: Option<Arc<str>>,
+    /// The deployment of the last attempt (its id is the request's final deployment).
+    last_deployment_index: Option<usize>,
     start: Instant,
     request_id: u64,
     stream: StreamProgress,
@@ -399,6 +412,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     pattern.is_wildcard() && pattern.matches(name)
                 })
             })
+    }
+
+    /// The id of the deployment the request's last attempt went to.
+    fn last_deployment_id(&self, run: &RequestRun) -> Option<Arc<str>> {
+        run.last_deployment_index
+            .map(|i| self.config.deployments[i].id.clone())
     }
 
     /// A failure's `Retry-After`, resolved against the clock (an HTTP date needs the wall

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use super::visit::NoCandidate;
 use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
@@ -13,62 +15,57 @@ use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, Request};
 use crate::retry::{RetryContext, RetryDecision};
-use crate::small::Indices;
+use crate::small::{Indices, Tried};
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// The retry loop on one order level of a group.
-    pub(super) async fn retry_loop(
+    pub(super) fn retry_loop(
         &self,
         g: &Group,
         level: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-        tried: &mut Indices,
-    ) -> Result<Completion, Failed> {
-        let members = g.level_members(level);
-        let mut retries_done = 0u32;
-        let mut candidates = Indices::new();
-        loop {
-            let now = self.clock.now();
-            let result = match self.candidates(members, request, now, &mut candidates) {
-                Err(none) => {
-                    run.last_group = Some(g.name.clone());
-                    Err(self.no_candidate(g, request, none))
-                }
-                Ok(()) => {
-                    let slice = candidates.as_slice();
-                    let deployment = slice[self.pick_position(slice, request, now)];
-                    if !tried.contains(&deployment) {
-                        tried.push(deployment);
+        tried: &mut Tried,
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let members = g.level_members(level);
+            let mut retries_done = 0u32;
+            loop {
+                // The candidates live only until the pick: they are not kept across the attempt.
+                let picked = {
+                    let now = self.clock.now();
+                    let mut candidates = Indices::new();
+                    self.candidates(members, request, now, &mut candidates)
+                        .map(|()| {
+                            let slice = candidates.as_slice();
+                            slice[self.pick_position(slice, request, now)]
+                        })
+                };
+                let failed = match picked {
+                    Err(none) => {
+                        run.last_group = Some(g.name.clone());
+                        self.no_candidate(g, request, none)
                     }
-                    self.attempt(g, deployment, request, depth, run).await
+                    Ok(deployment) => {
+                        if !tried.contains(&deployment) {
+                            tried.push(deployment);
+                        }
+                        match self.attempt(g, deployment, request, depth, run).await {
+                            Ok(done) => return Ok(done),
+                            Err(failed) => failed,
+                        }
+                    }
+                };
+                // Decided before the backoff: only the wait is kept while it runs.
+                let (now, wait) = self.before_retry(g, members, request, failed, retries_done)?;
+                if !wait.is_zero() {
+                    self.clock.sleep_until(now + wait).await;
                 }
-            };
-            let failed = match result {
-                Ok(done) => return Ok(done),
-                Err(failed) => failed,
-            };
-            if failed.committed {
-                self.emit(
-                    Some(request.id),
-                    EventKind::GiveUp {
-                        model_group: g.name.clone(),
-                        failure: failed.failure.kind,
-                        reason: GiveUpReason::StreamContentDelivered,
-                    },
-                );
-                return Err(failed);
+                retries_done += 1;
+                run.retries += 1;
+                run.pending_wait = wait;
             }
-            let Some(wait) = self
-                .before_retry(g, members, request, &failed, retries_done)
-                .await
-            else {
-                return Err(failed);
-            };
-            retries_done += 1;
-            run.retries += 1;
-            run.pending_wait = wait;
         }
     }
 
@@ -100,16 +97,28 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 
-    /// After a failure: the retry decision, then the wait. `None` means give up (reported);
-    /// otherwise the wait is over, and the next pick may start.
-    async fn before_retry(
+    /// After a failed attempt (or pick): give up with the failure (reported: a stream past
+    /// the point of no return, the retry policy, the retry budget), or retry (reported, with
+    /// its wait). Returns when the wait starts and how long it is; the caller waits.
+    fn before_retry(
         &self,
         g: &Group,
         members: &[usize],
         request: &Request,
-        failed: &Failed,
+        failed: Failed,
         retries_done: u32,
-    ) -> Option<Duration> {
+    ) -> Result<(Instant, Duration), Failed> {
+        if failed.committed {
+            self.emit(
+                Some(request.id),
+                EventKind::GiveUp {
+                    model_group: g.name.clone(),
+                    failure: failed.failure.kind,
+                    reason: GiveUpReason::StreamContentDelivered,
+                },
+            );
+            return Err(failed);
+        }
         let settings = &self.config.settings;
         let now = self.clock.now();
         let healthy_left = members
@@ -146,7 +155,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         reason,
                     },
                 );
-                return None;
+                return Err(failed);
             }
         };
         let wait_ctx = WaitContext {
@@ -177,9 +186,6 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 },
             );
         }
-        if !wait.is_zero() {
-            self.clock.sleep_until(now + wait).await;
-        }
-        Some(wait)
+        Ok((now, wait))
     }
 }

@@ -54,71 +54,72 @@ pub(super) struct StreamBroke {
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Reads a provider's stream to its end on the caller's behalf, with the first-token and
     /// stall deadlines; a break comes back as the failure it broke with.
-    pub(super) async fn drive_stream(
+    pub(super) fn drive_stream(
         &self,
         mut stream: P::Stream,
         deployment: &Deployment,
         attempt_start: Instant,
         run: &mut RequestRun,
-    ) -> Result<Completion, StreamBroke> {
-        let settings = &self.config.settings;
-        let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
-        let stall_timeout = settings.stream_stall_timeout;
-        let mut tokens = 0u32;
-        let mut last_item_at: Option<Instant> = None;
-        loop {
-            let deadline = match last_item_at {
-                None => {
-                    first_token_timeout.map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout))
-                }
-                Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
-            };
-            let item = match deadline {
-                None => stream.next_item().await,
-                Some((deadline, how)) => {
-                    tokio::select! {
-                        biased;
-                        item = stream.next_item() => item,
-                        () = self.clock.sleep_until(deadline) => {
-                            return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+    ) -> impl Future<Output = Result<Completion, StreamBroke>> {
+        async move {
+            let settings = &self.config.settings;
+            let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
+            let stall_timeout = settings.stream_stall_timeout;
+            let mut tokens = 0u32;
+            let mut last_item_at: Option<Instant> = None;
+            loop {
+                let deadline = match last_item_at {
+                    None => first_token_timeout
+                        .map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout)),
+                    Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
+                };
+                let item = match deadline {
+                    None => stream.next_item().await,
+                    Some((deadline, how)) => {
+                        tokio::select! {
+                            biased;
+                            item = stream.next_item() => item,
+                            () = self.clock.sleep_until(deadline) => {
+                                return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+                            }
                         }
                     }
-                }
-            };
-            let now = self.clock.now();
-            last_item_at = Some(now);
-            let (failure, how) = match item {
-                Some(Ok(StreamItem::Chunk(chunk))) => {
-                    tokens += self.deliver(chunk, now, attempt_start, run);
-                    continue;
-                }
-                Some(Ok(StreamItem::Done(finish_reason))) => {
-                    let done = Completion {
-                        output_tokens: tokens,
-                        finish_reason,
-                        empty_choices: !run.stream.any_content(),
-                    };
-                    let Some(failure) = self.classifier.judge_success(&done) else {
-                        return Ok(done);
-                    };
-                    let how = if done.empty_choices {
-                        BreakKind::EmptyResponse
-                    } else {
-                        BreakKind::ContentFilter
-                    };
-                    (failure, how)
-                }
-                Some(Ok(StreamItem::ErrorFrame(failure))) => {
-                    run.stream.first_byte = true;
-                    (failure, BreakKind::ErrorFrame)
-                }
-                Some(Err(failure)) => (failure, BreakKind::Connection),
-                None => (
-                    ProviderFailure::new(FailureKind::ApiConnection),
-                    BreakKind::Truncated,
-                ),
-            };
-            return Err(StreamBroke { failure, how });
+                };
+                let now = self.clock.now();
+                last_item_at = Some(now);
+                let (failure, how) = match item {
+                    Some(Ok(StreamItem::Chunk(chunk))) => {
+                        tokens += self.deliver(chunk, now, attempt_start, run);
+                        continue;
+                    }
+                    Some(Ok(StreamItem::Done(finish_reason))) => {
+                        let done = Completion {
+                            output_tokens: tokens,
+                            finish_reason,
+                            empty_choices: !run.stream.any_content(),
+                        };
+                        let Some(failure) = self.classifier.judge_success(&done) else {
+                            return Ok(done);
+                        };
+                        let how = if done.empty_choices {
+                            BreakKind::EmptyResponse
+                        } else {
+                            BreakKind::ContentFilter
+                        };
+                        (failure, how)
+                    }
+                    Some(Ok(StreamItem::ErrorFrame(failure))) => {
+                        run.stream.first_byte = true;
+                        (failure, BreakKind::ErrorFrame)
+                    }
+                    Some(Err(failure)) => (failure, BreakKind::Connection),
+                    None => (
+                        ProviderFailure::new(FailureKind::ApiConnection),
+                        BreakKind::Truncated,
+                    ),
+                };
+                return Err(StreamBroke { failure, how });
+            }
         }
     }
 
@@ -196,74 +197,78 @@ impl<P: Provider, C: Clock> Router<P, C> {
     /// A stream broke after content: continue it on a fallback deployment that supports
     /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
     /// caller gets the error the stream broke with.
-    pub(super) async fn continue_stream(
+    pub(super) fn continue_stream(
         &self,
         group: usize,
         request: &Request,
         broken: Failed,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, RouterFailure> {
-        if !self.may_continue(request, &broken, run) {
-            return Err(broken.into_router_failure());
-        }
-        let serving = self.groups[group].name.clone();
-        let requested = self
-            .resolve_group(&request.model)
-            .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
-        let settings = &self.config.settings;
-        let Some(choice) =
-            fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
-        else {
-            return Err(broken.into_router_failure());
-        };
-        let now = self.clock.now();
-        let target = choice.targets.iter().find_map(|target| {
-            let g = self.resolve_group(&target.model)?;
-            let prefill: Vec<usize> = self.groups[g]
-                .members
-                .iter()
-                .copied()
-                .filter(|&d| {
-                    self.config.deployments[d].supports_assistant_prefill
-                        && !self.is_cooling(d, now)
-                })
-                .collect();
-            (!prefill.is_empty()).then_some((g, target, prefill))
-        });
-        let Some((g, target, candidates)) = target else {
-            return Err(broken.into_router_failure());
-        };
-        let deployment = candidates[self.pick_position(&candidates, request, now)];
-        let delivered = run.stream.delivered;
-        let mut hop = apply_overrides(request, target);
-        hop.prefill_tokens += delivered;
-        hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
-        hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
-        let from_deployment = run.last_deployment.clone().unwrap_or_else(|| Arc::from(""));
-        self.emit(
-            Some(request.id),
-            EventKind::StreamContinued {
-                from_group: serving,
-                from_deployment,
-                to_group: self.groups[g].name.clone(),
-                to_deployment: self.config.deployments[deployment].id.clone(),
-                prefill_tokens: delivered,
-            },
-        );
-        // A continuation is reported as `stream_continued`, not as a fallback hop.
-        run.stream.continued = true;
-        match self
-            .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
-            .await
-        {
-            Ok(done) => Ok(Completion {
-                output_tokens: run.stream.delivered.max(done.output_tokens),
-                ..done
-            }),
-            Err(_) => {
-                run.stream.continued = false;
-                Err(broken.into_router_failure())
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        async move {
+            if !self.may_continue(request, &broken, run) {
+                return Err(broken.into_router_failure());
+            }
+            let serving = self.groups[group].name.clone();
+            let requested = self
+                .resolve_group(&request.model)
+                .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
+            let settings = &self.config.settings;
+            let Some(choice) =
+                fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
+            else {
+                return Err(broken.into_router_failure());
+            };
+            let now = self.clock.now();
+            let target = choice.targets.iter().find_map(|target| {
+                let g = self.resolve_group(&target.model)?;
+                let prefill: Vec<usize> = self.groups[g]
+                    .members
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        self.config.deployments[d].supports_assistant_prefill
+                            && !self.is_cooling(d, now)
+                    })
+                    .collect();
+                (!prefill.is_empty()).then_some((g, target, prefill))
+            });
+            let Some((g, target, candidates)) = target else {
+                return Err(broken.into_router_failure());
+            };
+            let deployment = candidates[self.pick_position(&candidates, request, now)];
+            let delivered = run.stream.delivered;
+            let mut hop = apply_overrides(request, target);
+            hop.prefill_tokens += delivered;
+            hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
+            hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
+            let from_deployment = self
+                .last_deployment_id(run)
+                .unwrap_or_else(|| Arc::from(""));
+            self.emit(
+                Some(request.id),
+                EventKind::StreamContinued {
+                    from_group: serving,
+                    from_deployment,
+                    to_group: self.groups[g].name.clone(),
+                    to_deployment: self.config.deployments[deployment].id.clone(),
+                    prefill_tokens: delivered,
+                },
+            );
+            // A continuation is reported as `stream_continued`, not as a fallback hop.
+            run.stream.continued = true;
+            match self
+                .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
+                .await
+            {
+                Ok(done) => Ok(Completion {
+                    output_tokens: run.stream.delivered.max(done.output_tokens),
+                    ..done
+                }),
+                Err(_) => {
+                    run.stream.continued = false;
+                    Err(broken.into_router_failure())
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::config::RoutingStrategyName;
 use crate::event::EventKind;
 use crate::provider::Provider;
 use crate::request::{Completion, Request};
-use crate::small::Indices;
+use crate::small::{Indices, Tried};
 use crate::strategy::PickContext;
 
 /// Why a group level had no deployment to pick.
@@ -30,105 +30,116 @@ pub(super) enum NoCandidate {
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// One visit to a group: order levels, then weighted failover.
-    pub(super) async fn serve_group(
+    pub(super) fn serve_group(
         &self,
         group: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-    ) -> Result<Completion, Failed> {
-        let g = &self.groups[group];
-        let now = self.clock.now();
-        let mut level = (0..g.levels.len())
-            .find(|&l| {
-                g.level_members(l)
-                    .iter()
-                    .any(|&d| !self.is_unavailable(d, now))
-            })
-            .unwrap_or(0);
-        let mut tried = Indices::new();
-        let failed = loop {
-            let failed = match self
-                .retry_loop(g, level, request, depth, run, &mut tried)
-                .await
-            {
-                Ok(done) => return Ok(done),
-                Err(failed) => failed,
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            let g = &self.groups[group];
+            let mut level = {
+                let now = self.clock.now();
+                (0..g.levels.len())
+                    .find(|&l| {
+                        g.level_members(l)
+                            .iter()
+                            .any(|&d| !self.is_unavailable(d, now))
+                    })
+                    .unwrap_or(0)
             };
-            if failed.committed {
+            let mut tried = Tried::new();
+            let failed = loop {
+                let failed = match self
+                    .retry_loop(g, level, request, depth, run, &mut tried)
+                    .await
+                {
+                    Ok(done) => return Ok(done),
+                    Err(failed) => failed,
+                };
+                if failed.committed {
+                    return Err(failed);
+                }
+                let skips_walk = failed.failure.kind.has_dedicated_fallback_list()
+                    || self.classifier.scope(&failed.failure) != RecoveryScope::RetryPolicy;
+                if request.disable_fallbacks || skips_walk || level + 1 >= g.levels.len() {
+                    break failed;
+                }
+                self.emit(
+                    Some(request.id),
+                    EventKind::OrderFallback {
+                        model_group: g.name.clone(),
+                        from_order: g.levels[level].0,
+                        to_order: g.levels[level + 1].0,
+                    },
+                );
+                level += 1;
+            };
+            let scope = self.classifier.scope(&failed.failure);
+            let weighted = self.config.settings.enable_weighted_failover
+                && self.config.settings.routing_strategy == RoutingStrategyName::SimpleShuffle
+                && scope == RecoveryScope::RetryPolicy
+                && !failed.failure.kind.has_dedicated_fallback_list();
+            let failover = !request.disable_fallbacks
+                && (weighted || scope == RecoveryScope::RemainingDeployments);
+            if !failover {
                 return Err(failed);
             }
-            let skips_walk = failed.failure.kind.has_dedicated_fallback_list()
-                || self.classifier.scope(&failed.failure) != RecoveryScope::RetryPolicy;
-            if request.disable_fallbacks || skips_walk || level + 1 >= g.levels.len() {
-                break failed;
-            }
-            self.emit(
-                Some(request.id),
-                EventKind::OrderFallback {
-                    model_group: g.name.clone(),
-                    from_order: g.levels[level].0,
-                    to_order: g.levels[level + 1].0,
-                },
-            );
-            level += 1;
-        };
-        let scope = self.classifier.scope(&failed.failure);
-        let weighted = self.config.settings.enable_weighted_failover
-            && self.config.settings.routing_strategy == RoutingStrategyName::SimpleShuffle
-            && scope == RecoveryScope::RetryPolicy
-            && !failed.failure.kind.has_dedicated_fallback_list();
-        let failover = !request.disable_fallbacks
-            && (weighted || scope == RecoveryScope::RemainingDeployments);
-        if !failover {
-            return Err(failed);
+            // Boxed: only a request that fails over pays for that state while it is in flight.
+            Box::pin(self.fail_over(g, request, depth, run, tried, failed)).await
         }
-        self.fail_over(g, request, depth, run, tried, failed).await
     }
 
     /// Weighted failover: one attempt on each deployment of the group not yet tried and not
     /// cooling, picked by the strategy, until one succeeds or the classifier says stop.
-    async fn fail_over(
+    fn fail_over(
         &self,
         g: &Group,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
-        mut tried: Indices,
+        mut tried: Tried,
         mut failed: Failed,
-    ) -> Result<Completion, Failed> {
-        loop {
-            let now = self.clock.now();
-            let mut candidates = Indices::new();
-            candidates.extend(
-                g.members
-                    .iter()
-                    .copied()
-                    .filter(|d| !tried.contains(d) && !self.is_unavailable(*d, now)),
-            );
-            if candidates.is_empty() {
-                return Err(failed);
-            }
-            let candidates = candidates.as_slice();
-            let deployment = candidates[self.pick_position(candidates, request, now)];
-            if let Some(&excluded) = tried.last() {
-                self.emit(
-                    Some(request.id),
-                    EventKind::WeightedFailover {
-                        model_group: g.name.clone(),
-                        excluded: self.config.deployments[excluded].id.clone(),
-                    },
-                );
-            }
-            tried.push(deployment);
-            match self.attempt(g, deployment, request, depth, run).await {
-                Ok(done) => return Ok(done),
-                Err(f) if f.committed => return Err(f),
-                Err(f) => {
-                    let stop = self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
-                    failed = f;
-                    if stop {
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            loop {
+                // The candidates live only until the pick: they are not kept across the attempt.
+                let deployment = {
+                    let now = self.clock.now();
+                    let mut candidates = Indices::new();
+                    candidates.extend(
+                        g.members
+                            .iter()
+                            .copied()
+                            .filter(|d| !tried.contains(d) && !self.is_unavailable(*d, now)),
+                    );
+                    if candidates.is_empty() {
                         return Err(failed);
+                    }
+                    let candidates = candidates.as_slice();
+                    candidates[self.pick_position(candidates, request, now)]
+                };
+                if let Some(excluded) = tried.last() {
+                    self.emit(
+                        Some(request.id),
+                        EventKind::WeightedFailover {
+                            model_group: g.name.clone(),
+                            excluded: self.config.deployments[excluded].id.clone(),
+                        },
+                    );
+                }
+                tried.push(deployment);
+                match self.attempt(g, deployment, request, depth, run).await {
+                    Ok(done) => return Ok(done),
+                    Err(f) if f.committed => return Err(f),
+                    Err(f) => {
+                        let stop =
+                            self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
+                        failed = f;
+                        if stop {
+                            return Err(failed);
+                        }
                     }
                 }
             }

@@ -15,7 +15,7 @@ use crate::failure::FailureKind;
 use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, CompletionResult, Request, RouterFailure};
-use crate::small::Indices;
+use crate::small::Tried;
 
 /// One fallback list being walked.
 struct Frame {
@@ -29,148 +29,181 @@ struct Frame {
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Serves one request: the full retry, order, failover and fallback walk.
-    pub async fn completion(&self, request: Request) -> CompletionResult {
-        let start = self.clock.now();
-        self.retry_budget.deposit(start);
-        let mut run = RequestRun {
-            attempts: Vec::new(),
-            tried_groups: Indices::new(),
-            retries: 0,
-            fallbacks: 0,
-            pending_wait: Duration::ZERO,
-            last_group: None,
-            last_deployment: None,
-            start,
-            request_id: request.id,
-            stream: StreamProgress::default(),
-        };
-        // Boxed: the walk's state machine is large, and a runtime copies a task's future
-        // when it spawns and finishes it.
-        let outcome = Box::pin(self.walk(&request, &mut run)).await;
-        let end = self.clock.now();
-        let final_model_group = run
-            .last_group
-            .clone()
-            .unwrap_or_else(|| request.model.clone());
-        let (failure, status) = match &outcome {
-            Ok(_) => (None, Some(200)),
-            Err(f) => (Some(f.kind), f.status),
-        };
-        let stream = request
-            .stream
-            .then(|| self.stream_stats(&run, outcome.is_ok()));
-        self.emit_at(
-            end,
-            Some(request.id),
-            EventKind::RequestEnd {
+    pub fn completion(&self, request: Request) -> impl Future<Output = CompletionResult> {
+        async move { self.completion_of(&request).await }
+    }
+
+    /// [`Router::completion`] of a request the caller keeps: the future holds a reference to
+    /// it, so a caller with many requests in flight (the simulator) holds one copy of each.
+    pub fn completion_of<'a>(
+        &'a self,
+        request: &'a Request,
+    ) -> impl Future<Output = CompletionResult> + 'a {
+        async move {
+            let mut run = RequestRun {
+                attempts: Vec::new(),
+                tried_groups: Tried::new(),
+                retries: 0,
+                fallbacks: 0,
+                pending_wait: Duration::ZERO,
+                last_group: None,
+                last_deployment_index: None,
+                start: self.clock.now(),
+                request_id: request.id,
+                stream: StreamProgress::default(),
+            };
+            self.retry_budget.deposit(run.start);
+            // Boxed: the walk's state machine is large, and a runtime copies a task's future
+            // when it spawns and finishes it.
+            let outcome = Box::pin(self.walk(request, &mut run)).await;
+            let (start, end) = (run.start, self.clock.now());
+            let final_model_group = run
+                .last_group
+                .clone()
+                .unwrap_or_else(|| request.model.clone());
+            let (failure, status) = match &outcome {
+                Ok(_) => (None, Some(200)),
+                Err(f) => (Some(f.kind), f.status),
+            };
+            let stream = request
+                .stream
+                .then(|| self.stream_stats(&run, outcome.is_ok()));
+            let final_deployment_id = self.last_deployment_id(&run);
+            self.emit_at(
+                end,
+                Some(request.id),
+                EventKind::RequestEnd {
+                    model: request.model.clone(),
+                    final_model_group: final_model_group.clone(),
+                    final_deployment_id: final_deployment_id.clone(),
+                    failure,
+                    status,
+                    attempts: run.attempts.len() as u32,
+                    retries: run.retries,
+                    fallbacks: run.fallbacks,
+                    start,
+                    stream,
+                },
+            );
+            CompletionResult {
+                request_id: request.id,
                 model: request.model.clone(),
-                final_model_group: final_model_group.clone(),
-                final_deployment_id: run.last_deployment.clone(),
-                failure,
-                status,
-                attempts: run.attempts.len() as u32,
-                retries: run.retries,
+                outcome,
+                attempts: run.attempts,
+                final_model_group,
+                final_deployment_id,
                 fallbacks: run.fallbacks,
+                retries: run.retries,
                 start,
+                end,
                 stream,
-            },
-        );
-        CompletionResult {
-            request_id: request.id,
-            model: request.model,
-            outcome,
-            attempts: run.attempts,
-            final_model_group,
-            final_deployment_id: run.last_deployment,
-            fallbacks: run.fallbacks,
-            retries: run.retries,
-            start,
-            end,
-            stream,
+            }
         }
     }
 
-    async fn walk(
+    fn walk(
         &self,
         request: &Request,
         run: &mut RequestRun,
-    ) -> Result<Completion, RouterFailure> {
-        let Some(requested) = self.resolve_group(&request.model) else {
-            return Err(RouterFailure {
-                kind: FailureKind::BadRequest,
-                status: Some(400),
-                retry_after: None,
-            });
-        };
-        run.tried_groups.push(requested);
-        let original = match self.serve_group(requested, request, 0, run).await {
-            Ok(done) => return Ok(done),
-            Err(failed) => failed,
-        };
-        if original.committed {
-            return self
-                .continue_stream(requested, request, original, 0, run)
-                .await;
-        }
-        if request.disable_fallbacks {
-            return Err(original.into_router_failure());
-        }
-        let requested_name = self.groups[requested].name.clone();
-        let max_depth = self.config.settings.max_fallbacks;
-        let mut stack: Vec<Frame> = Vec::new();
-        if let Some(frame) = self.frame_for(request, &original, &requested_name, &requested_name, 0)
-            && max_depth > 0
-        {
-            stack.push(frame);
-        }
-        while let Some(frame) = stack.last_mut() {
-            let Some(target) = frame.targets.get(frame.next).cloned() else {
-                stack.pop();
-                continue;
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        async move {
+            let Some(requested) = self.resolve_group(&request.model) else {
+                return Err(RouterFailure {
+                    kind: FailureKind::BadRequest,
+                    status: Some(400),
+                    retry_after: None,
+                });
             };
-            let order = frame.next as u32;
-            frame.next += 1;
-            let Some(group) = self.resolve_group(&target.model) else {
-                continue;
-            };
-            if run.tried_groups.contains(&group) {
-                continue;
-            }
-            run.tried_groups.push(group);
-            let depth = frame.depth + 1;
-            let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
-            run.fallbacks += 1;
-            self.emit(
-                Some(request.id),
-                EventKind::Fallback {
-                    source,
-                    target: self.groups[group].name.clone(),
-                    order,
-                    depth,
-                    level,
-                    failure,
-                },
-            );
-            let hop_request = apply_overrides(request, &target);
-            match self.serve_group(group, &hop_request, depth, run).await {
+            run.tried_groups.push(requested);
+            let original = match self.serve_group(requested, request, 0, run).await {
                 Ok(done) => return Ok(done),
-                Err(failed) if failed.committed => {
-                    return self
-                        .continue_stream(group, &hop_request, failed, depth, run)
-                        .await;
+                Err(failed) => failed,
+            };
+            // Both boxed: only a request whose stream broke, or that falls back, pays for that
+            // state while it is in flight.
+            if original.committed {
+                return Box::pin(self.continue_stream(requested, request, original, 0, run)).await;
+            }
+            if request.disable_fallbacks {
+                return Err(original.into_router_failure());
+            }
+            Box::pin(self.fall_back(requested, request, original, run)).await
+        }
+    }
+
+    /// The fallback walk after the requested group failed with `original`: fallback lists
+    /// depth-first, each target group served in turn.
+    fn fall_back(
+        &self,
+        requested: usize,
+        request: &Request,
+        original: Failed,
+        run: &mut RequestRun,
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        async move {
+            let requested_name = self.groups[requested].name.clone();
+            let max_depth = self.config.settings.max_fallbacks;
+            let mut stack: Vec<Frame> = Vec::new();
+            if let Some(frame) =
+                self.frame_for(request, &original, &requested_name, &requested_name, 0)
+                && max_depth > 0
+            {
+                stack.push(frame);
+            }
+            while let Some(frame) = stack.last_mut() {
+                let Some(target) = frame.targets.get(frame.next).cloned() else {
+                    stack.pop();
+                    continue;
+                };
+                let order = frame.next as u32;
+                frame.next += 1;
+                let Some(group) = self.resolve_group(&target.model) else {
+                    continue;
+                };
+                if run.tried_groups.contains(&group) {
+                    continue;
                 }
-                Err(failed) => {
-                    let serving = self.groups[group].name.clone();
-                    if depth < max_depth
-                        && let Some(next) =
-                            self.frame_for(request, &failed, &serving, &requested_name, depth)
-                    {
-                        stack.push(next);
+                run.tried_groups.push(group);
+                let depth = frame.depth + 1;
+                let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
+                run.fallbacks += 1;
+                self.emit(
+                    Some(request.id),
+                    EventKind::Fallback {
+                        source,
+                        target: self.groups[group].name.clone(),
+                        order,
+                        depth,
+                        level,
+                        failure,
+                    },
+                );
+                let hop_request = apply_overrides(request, &target);
+                match self.serve_group(group, &hop_request, depth, run).await {
+                    Ok(done) => return Ok(done),
+                    Err(failed) if failed.committed => {
+                        return Box::pin(self.continue_stream(
+                            group,
+                            &hop_request,
+                            failed,
+                            depth,
+                            run,
+                        ))
+                        .await;
+                    }
+                    Err(failed) => {
+                        let serving = self.groups[group].name.clone();
+                        if depth < max_depth
+                            && let Some(next) =
+                                self.frame_for(request, &failed, &serving, &requested_name, depth)
+                        {
+                            stack.push(next);
+                        }
                     }
                 }
             }
+            Err(original.into_router_failure())
         }
-        Err(original.into_router_failure())
     }
 
     fn frame_for(

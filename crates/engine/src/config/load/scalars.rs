@@ -196,7 +196,16 @@ pub(super) fn duration(v: &Value, path: &str) -> Result<Duration> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(bad());
     }
-    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+    let d = Duration::try_from_secs_f64(secs).map_err(|_| bad())?;
+    if d > crate::config::MAX_DURATION {
+        return Err(ConfigError::new(
+            path,
+            format!(
+                "{secs} s is more than the longest duration routersim serves (87600h, 10 years)"
+            ),
+        ));
+    }
+    Ok(d)
 }
 
 pub(super) fn boolean(v: &Value, path: &str) -> Result<bool> {
@@ -310,6 +319,21 @@ mod tests {
         assert!(d(Value::from(-1)).is_err());
         assert!(d(Value::from("soon")).is_err());
         assert!(d(Value::from(true)).is_err());
+    }
+
+    #[test]
+    fn durations_stop_at_ten_years() {
+        let d = |v: Value| duration(&v, "router_settings.timeout");
+        assert_eq!(d(Value::from("87600h")), Ok(crate::config::MAX_DURATION));
+        assert_eq!(d(Value::from(315_360_000)), Ok(crate::config::MAX_DURATION));
+        let e = d(Value::from(1e19)).expect_err("too long");
+        assert_eq!(e.path, "router_settings.timeout");
+        assert_eq!(
+            e.message,
+            "10000000000000000000 s is more than the longest duration routersim serves \
+             (87600h, 10 years)"
+        );
+        assert!(d(Value::from("87601h")).is_err());
     }
 
     #[test]

@@ -99,6 +99,15 @@ pub enum RunError {
     /// The runtime could not start.
     #[error("could not start the simulation runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// More requests would be in flight at once than routersim holds
+    /// ([`crate::traffic::MAX_IN_FLIGHT`]); the run stopped there.
+    #[error("{file}: {message}")]
+    InFlight {
+        /// The scenario file.
+        file: PathBuf,
+        /// Which traffic entry, when, and the arithmetic.
+        message: String,
+    },
 }
 
 /// The default report directory: `reports/<name>/seed-<N>/`.
@@ -245,6 +254,12 @@ async fn simulate(
     let all_done = Rc::new(Notify::new());
     for arrival in crate::traffic::Arrivals::new(&scenario.traffic, seed) {
         tokio::time::sleep_until(start + arrival.at).await;
+        if in_flight.get() as u64 >= crate::traffic::MAX_IN_FLIGHT {
+            return Err(RunError::InFlight {
+                file: scenario.file.clone(),
+                message: crate::traffic::in_flight_exceeded(&arrival),
+            });
+        }
         in_flight.set(in_flight.get() + 1);
         let (router, in_flight, all_done) = (router.clone(), in_flight.clone(), all_done.clone());
         let request = arrival.request;

@@ -288,6 +288,8 @@ fn parse_with_extra_set(
         .enumerate()
         .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
         .collect::<Result<Vec<_>, _>>()?;
+    crate::traffic::check_in_flight(&traffic)
+        .map_err(|(i, message)| ctx.error(&format!("traffic[{i}].count"), message))?;
 
     let expect = raw
         .expect

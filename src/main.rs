@@ -86,7 +86,11 @@ pub struct BenchArgs {
     pub stream_share: f64,
     /// Instead: memory per in-flight request, with N requests in flight at once (the
     /// `--stream-share` of them streams).
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat"]
+    )]
     pub in_flight: Option<u32>,
 }
 

@@ -124,6 +124,15 @@ pub enum RunError {
     /// The runtime could not start.
     #[error("could not start the simulation runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// More requests would be in flight at once than routersim holds
+    /// ([`crate::traffic::MAX_IN_FLIGHT`]); the run stopped there.
+    #[error("{file}: {message}")]
+    InFlight {
+        /// The scenario file.
+        file: PathBuf,
+        /// Which traffic entry, when, and the arithmetic.
+        message: String,
+    },
 }
 
 /// The default report directory: `reports/<name>/seed-<N>/`.
@@ -326,6 +335,12 @@ async fn simulate(
     let mut arrivals = scenario.arrivals_with_seed(seed);
     for arrival in arrivals.by_ref() {
         tokio::time::sleep_until(start + arrival.at).await;
+        if in_flight.running() as u64 >= crate::traffic::MAX_IN_FLIGHT {
+            return Err(RunError::InFlight {
+                file: scenario.file.clone(),
+                message: crate::traffic::in_flight_exceeded(&arrival),
+            });
+        }
         let (router, task) = (router.clone(), InFlight::enter(&in_flight));
         let request = arrival.request;
         tokio::task::spawn_local(async move {
@@ -395,6 +410,11 @@ impl InFlight {
     }
 
     /// Tasks that ended without finishing (they panicked).
+    /// Request tasks running now.
+    fn running(&self) -> usize {
+        self.running.get()
+    }
+
     fn abandoned(&self) -> usize {
         self.abandoned.get()
     }

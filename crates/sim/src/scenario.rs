@@ -349,6 +349,8 @@ fn parse_with_extra_set(
             )?)
         }
     };
+    crate::traffic::check_in_flight(&traffic)
+        .map_err(|(i, message)| ctx.error(&format!("traffic[{i}].count"), message))?;
 
     let expect = raw
         .expect

@@ -1,12 +1,11 @@
 //! `routersim explore SCENARIO --seeds 1..10000 [--faults random|none]`.
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routersim_mock_providers::duration::format_duration;
 use routersim_sim::explore::faults::FaultMode;
 use routersim_sim::explore::shrink::{Size, shrink};
@@ -16,21 +15,6 @@ use routersim_sim::sweep::worker_count;
 use crate::error::CliError;
 use crate::out::Out;
 use crate::{EXIT_EXPECT_FAILED, ExploreArgs, Faults};
-
-fn progress_bar(total: usize) -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} seeds (eta {eta})",
-    ) {
-        bar.set_style(style);
-    }
-    bar
-}
 
 fn describe(before: &Size, after: &Size) -> String {
     format!(
@@ -81,7 +65,7 @@ pub fn run(args: ExploreArgs) -> Result<ExitCode, CliError> {
             Faults::None => "none",
         }
     );
-    let bar = progress_bar(total);
+    let bar = super::progress_bar(total, "seeds");
     let started = Instant::now();
     let results = explorer.run_seeds(&|done| bar.set_position(done as u64));
     bar.finish_and_clear();

@@ -1,10 +1,9 @@
 //! `routersim sweep SCENARIO --set KEY=V1,V2 … --seeds A..B` and `routersim merge SHARD…`.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use routersim_sim::sweep::{
     self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_set_args, parse_shard,
     prepare, worker_count,
@@ -15,22 +14,6 @@ use routersim_sim::config_keys::{config_lines, strict_errors};
 use crate::error::{CliError, strict};
 use crate::out::Out;
 use crate::{MergeArgs, SweepArgs};
-
-/// A progress bar on stderr when it is a terminal, hidden otherwise.
-fn progress_bar(total: usize) -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() {
-        ProgressDrawTarget::stderr()
-    } else {
-        ProgressDrawTarget::hidden()
-    };
-    let bar = ProgressBar::with_draw_target(Some(total as u64), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} runs (eta {eta})",
-    ) {
-        bar.set_style(style);
-    }
-    bar
-}
 
 /// Runs the grid (or a shard of it), writes runs.csv, sweep.csv, sweep.svg and sweep.json,
 /// and prints a table of the combinations.
@@ -60,7 +43,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
         manifest.seeds.len(),
         jobs.len()
     );
-    let bar = progress_bar(jobs.len());
+    let bar = super::progress_bar(jobs.len(), "runs");
     let started = Instant::now();
     let result = sweep.run_into_folder(&out, workers, &|done| bar.set_position(done as u64));
     bar.finish_and_clear();

@@ -20,6 +20,7 @@
 //! run can tell (a fast stream into slow providers) stops the run when the limit is reached
 //! ([`in_flight_exceeded`] says why).
 
+use routersim_engine::config::input::thousands;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
@@ -110,19 +111,6 @@ fn at_most() -> String {
         thousands(MAX_IN_FLIGHT),
         bytes(MAX_IN_FLIGHT * BYTES_PER_IN_FLIGHT)
     )
-}
-
-/// `4294967295` → `4,294,967,295`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Bytes in binary units with one decimal: `2 KiB`, `3.8 GiB`, `8.0 TiB`.

@@ -147,8 +147,8 @@ pub fn yaml_message(error: &serde_saphyr::Error) -> String {
     }
 }
 
-/// `1234567` → `1,234,567`.
-fn thousands(n: u64) -> String {
+/// `1234567` → `1,234,567`: numbers in messages read like numbers.
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_engine::classify::{DeltaLlmClassifier, FailureClassifier, LiteLlmClassifier, RecoveryScope};
+use routersim_engine::classify::{
+    DeltaLlmClassifier, FailureClassifier, LiteLlmClassifier, RecoveryScope,
+};
 use routersim_engine::config::Deployment;
 use routersim_engine::failure::{FailureKind as K, ProviderFailure, RetryAfter};
 use routersim_engine::http::{HttpProvider, HttpStream, TcpConnector};
@@ -120,14 +122,32 @@ async fn openai_request_carries_path_headers_and_body() {
     );
     let received = server.received_requests().await.unwrap();
     let req = &received[0];
-    assert_eq!(header_of(req, "authorization").as_deref(), Some("Bearer sk-test"));
+    assert_eq!(
+        header_of(req, "authorization").as_deref(),
+        Some("Bearer sk-test")
+    );
     assert_eq!(header_of(req, "x-api-key"), None);
-    assert_eq!(header_of(req, "content-type").as_deref(), Some("application/json"));
-    assert_eq!(header_of(req, "x-routersim-request-id").as_deref(), Some("42"));
+    assert_eq!(
+        header_of(req, "content-type").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(
+        header_of(req, "x-routersim-request-id").as_deref(),
+        Some("42")
+    );
     assert_eq!(header_of(req, "x-routersim-attempt").as_deref(), Some("3"));
-    assert_eq!(header_of(req, "x-routersim-input-tokens").as_deref(), Some("1200"));
-    assert_eq!(header_of(req, "x-routersim-prefill-tokens").as_deref(), Some("5"));
-    assert_eq!(header_of(req, "x-routersim-output-tokens").as_deref(), Some("7"));
+    assert_eq!(
+        header_of(req, "x-routersim-input-tokens").as_deref(),
+        Some("1200")
+    );
+    assert_eq!(
+        header_of(req, "x-routersim-prefill-tokens").as_deref(),
+        Some("5")
+    );
+    assert_eq!(
+        header_of(req, "x-routersim-output-tokens").as_deref(),
+        Some("7")
+    );
     assert!(header_of(req, "host").unwrap().starts_with("127.0.0.1:"));
     let body: Value = serde_json::from_slice(&req.body).unwrap();
     assert_eq!(body["model"], "gpt-4o", "the prefix is stripped");
@@ -139,8 +159,14 @@ async fn openai_request_carries_path_headers_and_body() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0]["role"], "user");
-    assert_eq!(messages[1]["role"], "assistant", "a prefill ends the messages");
-    assert!(req.body.len() < 1024, "the prompt is a placeholder, not 1200 tokens of text");
+    assert_eq!(
+        messages[1]["role"], "assistant",
+        "a prefill ends the messages"
+    );
+    assert!(
+        req.body.len() < 1024,
+        "the prompt is a placeholder, not 1200 tokens of text"
+    );
 
     // Without output tokens, prefill, tools or JSON mode, none of them is sent; a stream asks
     // for usage.
@@ -158,7 +184,10 @@ async fn openai_request_carries_path_headers_and_body() {
     assert_eq!(req.url.path(), "/v1/chat/completions", "no prefix: OpenAI");
     assert_eq!(header_of(req, "authorization"), None);
     assert_eq!(header_of(req, "x-routersim-output-tokens"), None);
-    assert_eq!(header_of(req, "accept").as_deref(), Some("text/event-stream"));
+    assert_eq!(
+        header_of(req, "accept").as_deref(),
+        Some("text/event-stream")
+    );
     let body: Value = serde_json::from_slice(&req.body).unwrap();
     assert_eq!(body["stream"], true);
     assert_eq!(body["stream_options"], json!({"include_usage": true}));
@@ -206,9 +235,16 @@ async fn anthropic_request_and_response_shapes() {
     assert_eq!(header_of(req, "authorization"), None);
     let body: Value = serde_json::from_slice(&req.body).unwrap();
     assert_eq!(body["model"], "claude-sonnet-4");
-    assert_eq!(body["max_tokens"], 4096, "Anthropic requires max_tokens: the default");
+    assert_eq!(
+        body["max_tokens"], 4096,
+        "Anthropic requires max_tokens: the default"
+    );
     assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
-    assert_eq!(body.get("response_format"), None, "Anthropic refuses unknown fields");
+    assert_eq!(
+        body.get("response_format"),
+        None,
+        "Anthropic refuses unknown fields"
+    );
     assert_eq!(body.get("stream_options"), None);
 
     // Both classifiers on that success: DeltaLLM calls empty content malformed; LiteLLM passes it.
@@ -258,7 +294,10 @@ async fn azure_path_query_key_and_content_filter_finish() {
         .mount(&server)
         .await;
     let d = deployment("az", "azure/x", &server.uri(), None);
-    assert_eq!(complete(&d, &Request::new(1, "group")).await.output_tokens, 1);
+    assert_eq!(
+        complete(&d, &Request::new(1, "group")).await.output_tokens,
+        1
+    );
 }
 
 /// (status, body, expected kind) for one format; each case is served on its own request id.
@@ -341,21 +380,63 @@ async fn anthropic_failure_kinds_from_real_shaped_bodies() {
         "anthropic/claude-sonnet-4",
         "",
         vec![
-            (429, e("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), K::RateLimit),
-            (400, e(invalid, "prompt is too long: 210000 tokens > 200000 maximum"), K::ContextWindowExceeded),
-            (400, e(invalid, "Output blocked by content filtering policy"), K::ContentPolicyViolation),
-            (400, e(invalid, "The request violates the content policy."), K::ContentPolicyViolation),
-            (400, e(invalid, "messages: roles must alternate"), K::BadRequest),
-            (401, e("authentication_error", "invalid x-api-key"), K::Authentication),
-            (403, e("permission_error", "Your API key does not have permission"), K::PermissionDenied),
+            (
+                429,
+                e(
+                    "rate_limit_error",
+                    "Number of request tokens has exceeded your per-minute rate limit",
+                ),
+                K::RateLimit,
+            ),
+            (
+                400,
+                e(
+                    invalid,
+                    "prompt is too long: 210000 tokens > 200000 maximum",
+                ),
+                K::ContextWindowExceeded,
+            ),
+            (
+                400,
+                e(invalid, "Output blocked by content filtering policy"),
+                K::ContentPolicyViolation,
+            ),
+            (
+                400,
+                e(invalid, "The request violates the content policy."),
+                K::ContentPolicyViolation,
+            ),
+            (
+                400,
+                e(invalid, "messages: roles must alternate"),
+                K::BadRequest,
+            ),
+            (
+                401,
+                e("authentication_error", "invalid x-api-key"),
+                K::Authentication,
+            ),
+            (
+                403,
+                e("permission_error", "Your API key does not have permission"),
+                K::PermissionDenied,
+            ),
             (404, e("not_found_error", "model: claude-9"), K::NotFound),
             (408, e("timeout_error", "Request timed out"), K::Timeout),
             (504, e("timeout_error", "Request timed out"), K::Timeout),
             (409, e(invalid, "conflict"), K::Conflict),
             (422, e(invalid, "unprocessable"), K::UnprocessableEntity),
-            (500, e("api_error", "Internal server error"), K::InternalServer),
+            (
+                500,
+                e("api_error", "Internal server error"),
+                K::InternalServer,
+            ),
             (502, e("api_error", "Bad gateway"), K::BadGateway),
-            (503, e("api_error", "Service unavailable"), K::ServiceUnavailable),
+            (
+                503,
+                e("api_error", "Service unavailable"),
+                K::ServiceUnavailable,
+            ),
             (529, e("overloaded_error", "Overloaded"), K::Overloaded),
         ],
     )
@@ -393,14 +474,23 @@ async fn retry_after_in_every_form() {
     let date = "Wed, 21 Oct 2026 07:28:00 GMT";
     let date_ms = retry_after::parse_http_date(date).unwrap();
     let cases: Vec<(Vec<(&str, &str)>, Option<RetryAfter>)> = vec![
-        (vec![("retry-after", "7")], Some(RetryAfter::Delay(Duration::from_secs(7)))),
-        (vec![("retry-after", date)], Some(RetryAfter::HttpDate(date.to_string()))),
+        (
+            vec![("retry-after", "7")],
+            Some(RetryAfter::Delay(Duration::from_secs(7))),
+        ),
+        (
+            vec![("retry-after", date)],
+            Some(RetryAfter::HttpDate(date.to_string())),
+        ),
         (
             vec![("retry-after-ms", "1500"), ("retry-after", "2")],
             Some(RetryAfter::Delay(Duration::from_millis(1500))),
         ),
         (vec![], None),
-        (vec![("retry-after", "soon")], Some(RetryAfter::HttpDate("soon".to_string()))),
+        (
+            vec![("retry-after", "soon")],
+            Some(RetryAfter::HttpDate("soon".to_string())),
+        ),
         // Informational quota headers are no Retry-After.
         (
             vec![
@@ -438,7 +528,10 @@ async fn retry_after_in_every_form() {
         retry_after::resolve(&RetryAfter::HttpDate(date.into()), date_ms - 5_000),
         Some(Duration::from_secs(5))
     );
-    assert_eq!(retry_after::resolve(&RetryAfter::HttpDate("soon".into()), 0), None);
+    assert_eq!(
+        retry_after::resolve(&RetryAfter::HttpDate("soon".into()), 0),
+        None
+    );
 
     // Azure's 429 with retry-after-ms, Anthropic's with seconds.
     let server = MockServer::start().await;
@@ -447,7 +540,9 @@ async fn retry_after_in_every_form() {
             ResponseTemplate::new(429)
                 .insert_header("retry-after-ms", "250")
                 .insert_header("retry-after", "1")
-                .set_body_json(json!({"error": {"code": "429", "message": "exceeded call rate limit"}})),
+                .set_body_json(
+                    json!({"error": {"code": "429", "message": "exceeded call rate limit"}}),
+                ),
         )
         .mount(&server)
         .await;
@@ -455,7 +550,10 @@ async fn retry_after_in_every_form() {
     let f = fail(&d, &Request::new(1, "group")).await;
     assert_eq!(
         (f.kind, f.retry_after),
-        (K::RateLimit, Some(RetryAfter::Delay(Duration::from_millis(250))))
+        (
+            K::RateLimit,
+            Some(RetryAfter::Delay(Duration::from_millis(250)))
+        )
     );
     let server = MockServer::start().await;
     Mock::given(method("POST"))
@@ -470,7 +568,11 @@ async fn retry_after_in_every_form() {
     let f = fail(&d, &Request::new(1, "group")).await;
     assert_eq!(
         (f.kind, f.status, f.retry_after),
-        (K::Overloaded, Some(529), Some(RetryAfter::Delay(Duration::from_secs(30))))
+        (
+            K::Overloaded,
+            Some(529),
+            Some(RetryAfter::Delay(Duration::from_secs(30)))
+        )
     );
 }
 
@@ -478,11 +580,38 @@ async fn retry_after_in_every_form() {
 async fn classifiers_decide_from_the_adapters_failures() {
     let server = MockServer::start().await;
     let bodies = [
-        (400, openai_error("invalid_request_error", None, "Invalid 'temperature'.")),
-        (401, openai_error("invalid_request_error", Some("invalid_api_key"), "Incorrect API key.")),
-        (403, openai_error("invalid_request_error", Some("permission_denied"), "Not allowed.")),
-        (400, openai_error("invalid_request_error", Some("content_policy_violation"), "Rejected.")),
-        (529, openai_error("server_error", Some("overloaded"), "Overloaded.")),
+        (
+            400,
+            openai_error("invalid_request_error", None, "Invalid 'temperature'."),
+        ),
+        (
+            401,
+            openai_error(
+                "invalid_request_error",
+                Some("invalid_api_key"),
+                "Incorrect API key.",
+            ),
+        ),
+        (
+            403,
+            openai_error(
+                "invalid_request_error",
+                Some("permission_denied"),
+                "Not allowed.",
+            ),
+        ),
+        (
+            400,
+            openai_error(
+                "invalid_request_error",
+                Some("content_policy_violation"),
+                "Rejected.",
+            ),
+        ),
+        (
+            529,
+            openai_error("server_error", Some("overloaded"), "Overloaded."),
+        ),
     ];
     for (i, (status, body)) in bodies.iter().enumerate() {
         Mock::given(header("x-routersim-request-id", i.to_string()))

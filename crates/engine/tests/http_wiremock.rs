@@ -469,11 +469,14 @@ async fn azure_failure_kinds_from_real_shaped_bodies() {
     .await;
 }
 
+/// Response headers, as (name, value) pairs.
+type Headers = Vec<(&'static str, &'static str)>;
+
 #[tokio::test]
 async fn retry_after_in_every_form() {
     let date = "Wed, 21 Oct 2026 07:28:00 GMT";
     let date_ms = retry_after::parse_http_date(date).unwrap();
-    let cases: Vec<(Vec<(&str, &str)>, Option<RetryAfter>)> = vec![
+    let cases: Vec<(Headers, Option<RetryAfter>)> = vec![
         (
             vec![("retry-after", "7")],
             Some(RetryAfter::Delay(Duration::from_secs(7))),

@@ -85,12 +85,15 @@ impl Script {
 #[derive(Clone, Default)]
 struct ScriptedConnector {
     scripts: Rc<RefCell<VecDeque<Script>>>,
+    /// Per call: the URI the adapter connected for, the request's path and its attempt header.
+    seen: Rc<RefCell<Vec<(String, String, String)>>>,
 }
 
 impl ScriptedConnector {
     fn new(scripts: Vec<Script>) -> Self {
         Self {
             scripts: Rc::new(RefCell::new(scripts.into())),
+            seen: Rc::default(),
         }
     }
 }
@@ -98,7 +101,7 @@ impl ScriptedConnector {
 impl Connector for ScriptedConnector {
     type Io = DuplexStream;
 
-    async fn connect(&self, _deployment_index: usize, _uri: &Uri) -> io::Result<DuplexStream> {
+    async fn connect(&self, _deployment_index: usize, uri: &Uri) -> io::Result<DuplexStream> {
         let (client, server) = tokio::io::duplex(64 * 1024);
         let script = self
             .scripts
@@ -108,17 +111,28 @@ impl Connector for ScriptedConnector {
         if script.hang_up {
             drop(server);
         } else {
-            spawn_local(serve(server, script));
+            let seen = Rc::clone(&self.seen);
+            seen.borrow_mut()
+                .push((uri.to_string(), String::new(), String::new()));
+            spawn_local(serve(server, script, seen));
         }
         Ok(client)
     }
 }
 
 /// Serves one request on `io` as `script` says.
-async fn serve(io: DuplexStream, script: Script) {
+async fn serve(io: DuplexStream, script: Script, seen: Rc<RefCell<Vec<(String, String, String)>>>) {
     let script = Rc::new(script);
-    let service = service_fn(move |_request| {
+    let service = service_fn(move |request: http::Request<hyper::body::Incoming>| {
         let script = Rc::clone(&script);
+        if let Some(last) = seen.borrow_mut().last_mut() {
+            last.1 = request.uri().to_string();
+            last.2 = request
+                .headers()
+                .get("x-routersim-attempt")
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default();
+        }
         async move {
             sleep(script.head_after).await;
             let (mut tx, body) = Channel::<Bytes, io::Error>::new(16);
@@ -615,9 +629,16 @@ async fn the_router_recovers_a_stream_broken_before_content_over_http() {
             ],
         ),
     ];
-    let d = deployment("openai/gpt-4o");
-    let provider =
-        HttpProvider::new(ScriptedConnector::new(scripts), std::slice::from_ref(&d)).unwrap();
+    let mut d = deployment("openai/gpt-4o");
+    d.params.clear();
+    let connector = ScriptedConnector::new(scripts);
+    let seen = Rc::clone(&connector.seen);
+    let provider = HttpProvider::for_wire_server(
+        connector,
+        std::slice::from_ref(&d),
+        "http://routersim.invalid",
+    )
+    .unwrap();
     let config = RouterConfig {
         deployments: vec![d],
         settings: RouterSettings::default(),
@@ -634,4 +655,14 @@ async fn the_router_recovers_a_stream_broken_before_content_over_http() {
     let stream = result.stream.unwrap();
     assert_eq!(stream.outcome, Some(StreamOutcome::Completed));
     assert_eq!(stream.tokens_delivered, 2);
+    // Both calls went to the deployment's address on the wire server, each a fresh connection.
+    let uri = "http://routersim.invalid/d/dep%2F1/v1/chat/completions";
+    let path = "/d/dep%2F1/v1/chat/completions";
+    assert_eq!(
+        *seen.borrow(),
+        vec![
+            (uri.to_string(), path.to_string(), "1".to_string()),
+            (uri.to_string(), path.to_string(), "2".to_string()),
+        ]
+    );
 }

@@ -265,17 +265,24 @@ pub fn retry_after(headers: &HeaderMap) -> Option<RetryAfter> {
             .and_then(|v| v.to_str().ok())
             .map(str::trim)
     };
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(RetryAfter::Delay(Duration::from_secs_f64(ms / 1000.0)));
+    if let Some(delay) = header("retry-after-ms").and_then(parse_millis) {
+        return Some(RetryAfter::Delay(delay));
     }
     let value = header("retry-after")?;
     match value.parse::<u64>() {
         Ok(secs) => Some(RetryAfter::Delay(Duration::from_secs(secs))),
         Err(_) => Some(RetryAfter::HttpDate(value.to_string())),
     }
+}
+
+/// `retry-after-ms`: integer milliseconds exactly (so a Retry-After round-trips to the
+/// nanosecond), else a non-negative float of milliseconds, as the `openai` SDK reads it.
+fn parse_millis(value: &str) -> Option<Duration> {
+    if let Ok(ms) = value.parse::<u64>() {
+        return Some(Duration::from_millis(ms));
+    }
+    let ms = value.parse::<f64>().ok()?;
+    (ms.is_finite() && ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
 }
 
 #[cfg(test)]
@@ -303,6 +310,17 @@ mod tests {
                 ("retry-after-ms", "1500")
             ])),
             Some(RetryAfter::Delay(Duration::from_millis(1500)))
+        );
+        for ms in [1, 999, 1234, 59_999, 123_456_789] {
+            assert_eq!(
+                retry_after(&headers(&[("retry-after-ms", &ms.to_string())])),
+                Some(RetryAfter::Delay(Duration::from_millis(ms))),
+                "exact for {ms}"
+            );
+        }
+        assert_eq!(
+            retry_after(&headers(&[("retry-after-ms", "2.5")])),
+            Some(RetryAfter::Delay(Duration::from_micros(2500)))
         );
         let date = "Wed, 21 Oct 2026 07:28:00 GMT";
         assert_eq!(

@@ -87,6 +87,31 @@ impl<C: Connector> HttpProvider<C> {
         Ok(Self::from_endpoints(connector, endpoints))
     }
 
+    /// A provider for `deployments` served by routersim's fake-provider server at `origin`:
+    /// every `api_base` is replaced by the deployment's address there
+    /// ([`format::wire_server_api_base`]); `api_key` and `api_version` are kept. The
+    /// simulator's `transport: http` uses this with a connector that ignores the host (e.g.
+    /// `http://routersim.invalid`) and serves each connection over an in-memory pipe.
+    pub fn for_wire_server(
+        connector: C,
+        deployments: &[Deployment],
+        origin: &str,
+    ) -> Result<Self, ConfigError> {
+        let endpoints = deployments
+            .iter()
+            .enumerate()
+            .map(|(index, d)| {
+                let mut d = d.clone();
+                let (format, _) = WireFormat::from_model(&d.model);
+                let base = format::wire_server_api_base(origin, &d.id, format);
+                d.params
+                    .insert("api_base".into(), serde_json::Value::String(base));
+                Endpoint::from_deployment(&d, index)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self::from_endpoints(connector, endpoints))
+    }
+
     /// A provider with endpoints built by the caller (e.g. with every `api_base` pointed at a
     /// fake-provider server): `endpoints[i]` serves `deployment_index` `i`.
     pub fn from_endpoints(connector: C, endpoints: Vec<Endpoint>) -> Self {

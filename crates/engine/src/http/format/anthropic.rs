@@ -109,7 +109,17 @@ pub fn decode_event(
             }
         }
         Some("message_stop") => out.push_back(StreamItem::Done(FinishReason::Stop)),
-        // message_start, content_block_start/stop, ping: framing, nothing for the caller.
+        // A `message_start` marked with the contract's extension is the fake provider's
+        // role-only chunk; a real one is framing, like content_block_start/stop and ping.
+        Some("message_start") => {
+            if let Some((tokens, span)) = routersim_extension(&value) {
+                out.push_back(StreamItem::Chunk(Chunk {
+                    kind: ChunkKind::RoleOnly,
+                    tokens,
+                    span,
+                }));
+            }
+        }
         Some(_) => {}
         None => return Err(MalformedEvent),
     }
@@ -162,6 +172,18 @@ mod tests {
         assert_eq!(
             decode("message_start", r#"{"type":"message_start","message":{}}"#),
             vec![]
+        );
+        assert_eq!(
+            decode(
+                "message_start",
+                r#"{"type":"message_start","message":{},"x_routersim":{"tokens":0,"span_us":0}}"#
+            ),
+            vec![StreamItem::Chunk(Chunk {
+                kind: ChunkKind::RoleOnly,
+                tokens: 0,
+                span: Duration::ZERO
+            })],
+            "the contract's role-only chunk"
         );
         assert_eq!(
             decode(

@@ -220,6 +220,20 @@ impl Endpoint {
     }
 }
 
+/// The `api_base` of a deployment served by routersim's fake-provider server at `origin`
+/// (`http://127.0.0.1:PORT`, or any host when a connector routes by deployment index):
+/// `{origin}/d/<id>/v1` for OpenAI, `{origin}/d/<id>` for Anthropic and Azure (whose paths
+/// add `/v1/messages` and `/openai/deployments/…`), the id percent-encoded — the addressing
+/// of the wire contract, as `routersim serve --emit-litellm-config` writes it for LiteLLM.
+pub fn wire_server_api_base(origin: &str, deployment_id: &str, format: WireFormat) -> String {
+    let origin = origin.trim_end_matches('/');
+    let id = percent_encode_segment(deployment_id);
+    match format {
+        WireFormat::OpenAi => format!("{origin}/d/{id}/v1"),
+        WireFormat::Anthropic | WireFormat::Azure => format!("{origin}/d/{id}"),
+    }
+}
+
 /// Percent-encodes one path segment: every byte outside `[A-Za-z0-9._~-]` (the contract's rule
 /// for `/d/<deployment_id>/…`, and Azure deployment names).
 pub fn percent_encode_segment(segment: &str) -> String {
@@ -323,5 +337,13 @@ mod tests {
             Err(ConfigError { path, .. }) if path == "litellm_params.api_base"
         ));
         assert!(Endpoint::new("z".into(), "gpt", Some("not a url"), None, None).is_err());
+        assert_eq!(
+            wire_server_api_base("http://h:1/", "a/b c", WireFormat::OpenAi),
+            "http://h:1/d/a%2Fb%20c/v1"
+        );
+        assert_eq!(
+            wire_server_api_base("http://h:1", "x", WireFormat::Azure),
+            "http://h:1/d/x"
+        );
     }
 }

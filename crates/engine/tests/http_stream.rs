@@ -15,7 +15,7 @@
     reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
 )]
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::io;
@@ -87,6 +87,8 @@ struct ScriptedConnector {
     scripts: Rc<RefCell<VecDeque<Script>>>,
     /// Per call: the URI the adapter connected for, the request's path and its attempt header.
     seen: Rc<RefCell<Vec<(String, String, String)>>>,
+    /// Body writes the server could not make: the client had closed the connection.
+    refused: Rc<Cell<u32>>,
 }
 
 impl ScriptedConnector {
@@ -94,6 +96,7 @@ impl ScriptedConnector {
         Self {
             scripts: Rc::new(RefCell::new(scripts.into())),
             seen: Rc::default(),
+            refused: Rc::default(),
         }
     }
 }
@@ -114,17 +117,23 @@ impl Connector for ScriptedConnector {
             let seen = Rc::clone(&self.seen);
             seen.borrow_mut()
                 .push((uri.to_string(), String::new(), String::new()));
-            spawn_local(serve(server, script, seen));
+            spawn_local(serve(server, script, seen, Rc::clone(&self.refused)));
         }
         Ok(client)
     }
 }
 
 /// Serves one request on `io` as `script` says.
-async fn serve(io: DuplexStream, script: Script, seen: Rc<RefCell<Vec<(String, String, String)>>>) {
+async fn serve(
+    io: DuplexStream,
+    script: Script,
+    seen: Rc<RefCell<Vec<(String, String, String)>>>,
+    refused: Rc<Cell<u32>>,
+) {
     let script = Rc::new(script);
     let service = service_fn(move |request: http::Request<hyper::body::Incoming>| {
         let script = Rc::clone(&script);
+        let refused = Rc::clone(&refused);
         if let Some(last) = seen.borrow_mut().last_mut() {
             last.1 = request.uri().to_string();
             last.2 = request
@@ -147,6 +156,7 @@ async fn serve(io: DuplexStream, script: Script, seen: Rc<RefCell<Vec<(String, S
                         Act::Wait(d) => sleep(d).await,
                         Act::Write(text) => {
                             if tx.send_data(Bytes::from(text)).await.is_err() {
+                                refused.set(refused.get() + 1);
                                 return;
                             }
                         }
@@ -665,4 +675,41 @@ async fn the_router_recovers_a_stream_broken_before_content_over_http() {
             (uri.to_string(), path.to_string(), "2".to_string()),
         ]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_stream_closes_its_connection() {
+    // A long answer (a token every 10 ms for 10 s) that the caller abandons after two items.
+    let mut body = vec![role()];
+    for _ in 0..1000 {
+        body.push(wait(10));
+        body.push(text("tok", None));
+    }
+    let connector = ScriptedConnector::new(vec![Script::ok(ms(0), body)]);
+    let refused = Rc::clone(&connector.refused);
+    let d = deployment("gpt-4o");
+    let provider = HttpProvider::new(connector, std::slice::from_ref(&d)).unwrap();
+    let mut request = Request::new(1, "group");
+    request.stream = true;
+    LocalSet::new()
+        .run_until(async {
+            let call = ProviderCall {
+                deployment: &d,
+                deployment_index: 0,
+                request: &request,
+                attempt: 1,
+            };
+            let Ok(ProviderResponse::Stream(mut stream)) = provider.call(call).await else {
+                panic!("expected a stream")
+            };
+            assert!(matches!(stream.next_item().await, Some(Ok(_))));
+            assert!(matches!(stream.next_item().await, Some(Ok(_))));
+            assert_eq!(refused.get(), 0);
+            drop(stream);
+            sleep(ms(50)).await;
+            // The server's next write found the connection gone: nothing keeps the rest of the
+            // answer (or a task) alive once the caller lets go.
+            assert_eq!(refused.get(), 1);
+        })
+        .await;
 }

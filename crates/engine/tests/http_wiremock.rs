@@ -110,6 +110,10 @@ async fn openai_request_carries_path_headers_and_body() {
     request.prefill_tokens = 5;
     request.tools = true;
     request.response_format = ResponseFormat::Json;
+    // A fallback's overrides: sampling params go on, the router's own never do.
+    request.params.insert("temperature".into(), json!(0.2));
+    request.params.insert("num_retries".into(), json!(4));
+    request.params.insert("mock_response".into(), json!("hi"));
     let c = complete(&d, &request).await;
     assert_eq!(
         c,
@@ -156,6 +160,9 @@ async fn openai_request_carries_path_headers_and_body() {
     assert_eq!(body["response_format"], json!({"type": "json_object"}));
     assert_eq!(body["tools"].as_array().unwrap().len(), 1);
     assert_eq!(body.get("stream_options"), None, "only on streams");
+    assert_eq!(body["temperature"], 0.2);
+    assert_eq!(body.get("num_retries"), None);
+    assert_eq!(body.get("mock_response"), None);
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0]["role"], "user");
@@ -220,6 +227,7 @@ async fn anthropic_request_and_response_shapes() {
     );
     let mut request = Request::new(9, "group");
     request.tools = true;
+    request.params.insert("stop".into(), json!("END"));
     request.response_format = ResponseFormat::Json;
     let c = complete(&d, &request).await;
     assert_eq!(
@@ -246,6 +254,12 @@ async fn anthropic_request_and_response_shapes() {
         "Anthropic refuses unknown fields"
     );
     assert_eq!(body.get("stream_options"), None);
+    assert_eq!(
+        body["stop_sequences"],
+        json!(["END"]),
+        "LiteLLM's mapping of stop"
+    );
+    assert_eq!(body.get("stop"), None);
 
     // Both classifiers on that success: DeltaLLM calls empty content malformed; LiteLLM passes it.
     assert_eq!(

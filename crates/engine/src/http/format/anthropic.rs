@@ -19,6 +19,10 @@ use crate::http::errors::classify_error_frame;
 /// its own default the same way).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
+/// Request params sent on (see [`super::openai::FORWARDED_PARAMS`]); `stop` becomes
+/// Anthropic's `stop_sequences`, as LiteLLM maps it.
+pub const FORWARDED_PARAMS: [&str; 4] = ["temperature", "top_p", "top_k", "stop"];
+
 /// The messages body. JSON mode has no Anthropic field (LiteLLM rewrites it into a tool); it is
 /// not sent, as a real Anthropic endpoint refuses unknown fields.
 pub fn request_body(model: &str, call: &ProviderCall<'_>) -> Value {
@@ -33,9 +37,10 @@ pub fn request_body(model: &str, call: &ProviderCall<'_>) -> Value {
         "messages": messages,
         "stream": request.stream,
     });
-    if request.tools
-        && let Some(map) = body.as_object_mut()
-    {
+    let Some(map) = body.as_object_mut() else {
+        return body;
+    };
+    if request.tools {
         map.insert(
             "tools".into(),
             json!([{
@@ -44,6 +49,22 @@ pub fn request_body(model: &str, call: &ProviderCall<'_>) -> Value {
                 "input_schema": {"type": "object", "properties": {}},
             }]),
         );
+    }
+    for key in FORWARDED_PARAMS {
+        let Some(value) = request.params.get(key) else {
+            continue;
+        };
+        match (key, value) {
+            ("stop", Value::String(one)) => {
+                map.insert("stop_sequences".into(), json!([one]));
+            }
+            ("stop", _) => {
+                map.insert("stop_sequences".into(), value.clone());
+            }
+            _ => {
+                map.insert(key.into(), value.clone());
+            }
+        }
     }
     body
 }

@@ -31,6 +31,22 @@ pub fn minimal_tool() -> Value {
     })
 }
 
+/// Request params (`Request::params`: a fallback target's overrides, say) sent on as body
+/// fields. Others — the router's own (`num_retries`, …) and anything this list does not
+/// name — stay out of the body: a real endpoint refuses fields it does not know.
+pub const FORWARDED_PARAMS: [&str; 10] = [
+    "temperature",
+    "top_p",
+    "stop",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "user",
+    "logit_bias",
+    "parallel_tool_calls",
+    "reasoning_effort",
+];
+
 /// The chat-completions body.
 pub fn request_body(model: &str, call: &ProviderCall<'_>) -> Value {
     let request = call.request;
@@ -51,6 +67,11 @@ pub fn request_body(model: &str, call: &ProviderCall<'_>) -> Value {
         }
         if request.stream {
             map.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        for key in FORWARDED_PARAMS {
+            if let Some(value) = request.params.get(key) {
+                map.insert(key.into(), value.clone());
+            }
         }
     }
     body

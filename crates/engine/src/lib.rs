@@ -32,6 +32,7 @@ pub mod cooldown;
 pub mod event;
 pub mod failure;
 pub mod fallback;
+pub mod http;
 pub mod pattern;
 pub mod provider;
 pub mod recovery;

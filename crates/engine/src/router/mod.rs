@@ -325,7 +325,6 @@ struct RequestRun {
     /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,
     start: Instant,
-    request_id: u64,
     stream: StreamProgress,
 }
 

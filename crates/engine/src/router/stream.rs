@@ -59,6 +59,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         mut stream: P::Stream,
         deployment: &Deployment,
         attempt_start: Instant,
+        request_id: u64,
         run: &mut RequestRun,
     ) -> impl Future<Output = Result<Completion, StreamBroke>> {
         async move {
@@ -89,7 +90,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 last_item_at = Some(now);
                 let (failure, how) = match item {
                     Some(Ok(StreamItem::Chunk(chunk))) => {
-                        tokens += self.deliver(chunk, now, attempt_start, run);
+                        tokens += self.deliver(chunk, (now, attempt_start), request_id, run);
                         continue;
                     }
                     Some(Ok(StreamItem::Done(finish_reason))) => {
@@ -128,8 +129,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
     fn deliver(
         &self,
         chunk: Chunk,
-        now: Instant,
-        attempt_start: Instant,
+        (now, attempt_start): (Instant, Instant),
+        request_id: u64,
         run: &mut RequestRun,
     ) -> u32 {
         run.stream.first_byte = true;
@@ -158,7 +159,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run.stream.last_token_at = Some(now);
         run.stream.delivered += chunk.tokens;
         self.emit(
-            Some(run.request_id),
+            Some(request_id),
             EventKind::StreamChunk {
                 tokens: chunk.tokens,
                 gap_before,

@@ -343,6 +343,8 @@ async fn simulate(
         }
         let (router, task) = (router.clone(), InFlight::enter(&in_flight));
         let request = arrival.request;
+        // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a pointer,
+        // and the request's state is one allocation of its own size.
         tokio::task::spawn_local(Box::pin(async move {
             // By reference: the task holds the only copy of the request while it is in flight.
             router.completion_of(&request).await;

@@ -103,6 +103,14 @@ impl Tried {
         u32::try_from(*value).is_ok_and(|v| self.slice().contains(&v))
     }
 
+    /// Pushes `value` unless it is already in (by value: a caller's local is not borrowed,
+    /// so an async caller need not keep it across its next await).
+    pub(crate) fn insert(&mut self, value: usize) {
+        if !self.contains(&value) {
+            self.push(value);
+        }
+    }
+
     pub(crate) fn last(&self) -> Option<usize> {
         self.slice().last().map(|&v| v as usize)
     }

@@ -343,11 +343,13 @@ async fn simulate(
         }
         let (router, task) = (router.clone(), InFlight::enter(&in_flight));
         let request = arrival.request;
-        tokio::task::spawn_local(async move {
+        // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a pointer,
+        // and the request's state is one allocation of its own size.
+        tokio::task::spawn_local(Box::pin(async move {
             // By reference: the task holds the only copy of the request while it is in flight.
             router.completion_of(&request).await;
             task.finished();
-        });
+        }));
     }
     if let Some(e) = arrivals.take_error() {
         // A traffic file changed since it was validated: no report of part of the traffic.
@@ -397,8 +399,18 @@ impl InFlight {
     fn enter(this: &Rc<Self>) -> TaskGuard {
         this.running.set(this.running.get() + 1);
         TaskGuard {
-            in_flight: this.clone(),
-            finished: false,
+            in_flight: Some(this.clone()),
+        }
+    }
+
+    /// Counts a task out (`abandoned`: it ended without finishing).
+    fn leave(&self, abandoned: bool) {
+        if abandoned {
+            self.abandoned.set(self.abandoned.get() + 1);
+        }
+        self.running.set(self.running.get() - 1);
+        if self.running.get() == 0 {
+            self.done.notify_one();
         }
     }
 
@@ -420,28 +432,25 @@ impl InFlight {
     }
 }
 
-/// Counts one request task out when dropped.
+/// Counts one request task out when dropped. One pointer: every in-flight request holds
+/// one (`None` once [`TaskGuard::finished`] has counted it out).
 struct TaskGuard {
-    in_flight: Rc<InFlight>,
-    finished: bool,
+    in_flight: Option<Rc<InFlight>>,
 }
 
 impl TaskGuard {
     /// The task ran to its end.
     fn finished(mut self) {
-        self.finished = true;
+        if let Some(f) = self.in_flight.take() {
+            f.leave(false);
+        }
     }
 }
 
 impl Drop for TaskGuard {
     fn drop(&mut self) {
-        let f = &self.in_flight;
-        if !self.finished {
-            f.abandoned.set(f.abandoned.get() + 1);
-        }
-        f.running.set(f.running.get() - 1);
-        if f.running.get() == 0 {
-            f.done.notify_one();
+        if let Some(f) = self.in_flight.take() {
+            f.leave(true);
         }
     }
 }

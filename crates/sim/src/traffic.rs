@@ -44,7 +44,8 @@ pub const DEFAULT_INPUT_TOKENS: u32 = 500;
 pub const MAX_IN_FLIGHT: u64 = 2_000_000;
 
 /// What one in-flight request is counted at in the limit's arithmetic: the measured footprint
-/// (`routersim bench --in-flight`: about 1.4 KB, 1.8 KB for a stream), rounded up.
+/// (`routersim bench --in-flight`: about 0.9 KB, 1.3 KB for a stream; a deadline adds about
+/// 0.35 KB), rounded up so that streams with deadlines still fit.
 pub const BYTES_PER_IN_FLIGHT: u64 = 2048;
 
 /// Explicit requests arriving at one instant are all in flight at once: refuses more than

@@ -72,75 +72,136 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run: &mut RequestRun,
     ) -> impl Future<Output = Result<Completion, Failed>> {
         async move {
+            // Kept across the call: only what cannot be read again after it (the attempt's
+            // number, its wait and its deployment are; nothing else touches them meanwhile).
+            let (start, trial) = self.begin_attempt(g, deployment_index, request, depth, run);
             let deployment: &Deployment = &self.config.deployments[deployment_index];
-            let attempt = run.attempts.len() as u32 + 1;
-            let wait = std::mem::take(&mut run.pending_wait);
-            let start = self.clock.now();
-            run.last_group = Some(g.name.clone());
-            run.last_deployment_index = Some(deployment_index);
-            self.emit_at(
-                start,
-                Some(request.id),
-                EventKind::AttemptStart {
-                    attempt,
-                    model_group: g.name.clone(),
-                    deployment_id: deployment.id.clone(),
-                    fallback_depth: depth,
-                },
-            );
-            self.load
-                .on_start(deployment_index, start, request.input_tokens);
-            let trial = self.recovery.claim_trial(deployment_index);
-            // The call is made here, not in a helper future: each nested future would keep
-            // its own copy of the call's arguments for the whole attempt.
-            let deadline = deployment
-                .timeout
-                .or(self.config.settings.timeout)
-                .map(|limit| start + limit);
             let call = ProviderCall {
                 deployment,
                 deployment_index,
                 request,
-                attempt,
+                attempt: run.attempts.len() as u32 + 1,
             };
-            let called = match deadline {
-                None => self.provider.call(call).await,
-                Some(deadline) => {
-                    tokio::select! {
-                        biased;
-                        r = self.provider.call(call) => r,
-                        () = self.clock.sleep_until(deadline) => {
-                            Err(ProviderFailure::new(FailureKind::Timeout))
-                        }
+            // The call is made here, not in a helper future: each nested future would keep
+            // its own copy of the call's arguments for the whole attempt. Its result lives in
+            // this block only: a stream's reader below must not keep it beside the stream.
+            let stream = {
+                let timed = deployment
+                    .timeout
+                    .or(self.config.settings.timeout)
+                    .is_some();
+                let called = if timed {
+                    // Boxed: only a call with a deadline pays for the deadline's timer.
+                    Box::pin(self.call_with_deadline(call, start)).await
+                } else {
+                    self.provider.call(call).await
+                };
+                match called {
+                    Ok(ProviderResponse::Stream(stream)) => stream,
+                    Ok(ProviderResponse::Complete(done)) => {
+                        let judged = self.classifier.judge_success(&done);
+                        let outcome = (judged.map_or(Ok(done), Err), None);
+                        return self.end_attempt(
+                            g,
+                            deployment_index,
+                            request,
+                            depth,
+                            start,
+                            trial,
+                            outcome,
+                            run,
+                        );
+                    }
+                    Err(failure) => {
+                        return self.end_attempt(
+                            g,
+                            deployment_index,
+                            request,
+                            depth,
+                            start,
+                            trial,
+                            (Err(failure), None),
+                            run,
+                        );
                     }
                 }
             };
-            let (result, broke) = match called {
-                Ok(ProviderResponse::Stream(stream)) => {
-                    // Boxed: only a streamed attempt pays for the stream reader's state.
-                    match Box::pin(self.drive_stream(stream, deployment, start, run)).await {
-                        Ok(done) => (Ok(done), None),
-                        Err(broke) => (Err(broke.failure.clone()), Some(broke)),
-                    }
-                }
-                Ok(ProviderResponse::Complete(done)) => {
-                    let judged = self.classifier.judge_success(&done);
-                    (judged.map_or(Ok(done), Err), None)
-                }
-                Err(failure) => (Err(failure), None),
-            };
-            let facts = Attempted {
+            let deployment = &self.config.deployments[deployment_index];
+            // Boxed: only a streamed attempt pays for the stream reader's state.
+            let outcome =
+                match Box::pin(self.drive_stream(stream, deployment, start, request.id, run)).await
+                {
+                    Ok(done) => (Ok(done), None),
+                    Err(broke) => (Err(broke.failure.clone()), Some(broke)),
+                };
+            self.end_attempt(
                 g,
-                deployment,
+                deployment_index,
                 request,
-                attempt,
-                start,
-                end: self.clock.now(),
-                wait,
                 depth,
-            };
-            self.settle(&facts, deployment_index, trial, (result, broke), run)
+                start,
+                trial,
+                outcome,
+                run,
+            )
         }
+    }
+
+    /// The attempt's call came back: its facts, then [`Router::settle`].
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the attempt's state, passed by value so that no future keeps it twice"
+    )]
+    fn end_attempt(
+        &self,
+        g: &Group,
+        deployment_index: usize,
+        request: &Request,
+        depth: u32,
+        start: Instant,
+        trial: bool,
+        outcome: Outcome,
+        run: &mut RequestRun,
+    ) -> Result<Completion, Failed> {
+        let facts = Attempted {
+            g,
+            deployment: &self.config.deployments[deployment_index],
+            request,
+            attempt: run.attempts.len() as u32 + 1,
+            start,
+            end: self.clock.now(),
+            wait: std::mem::take(&mut run.pending_wait),
+            depth,
+        };
+        self.settle(&facts, deployment_index, trial, outcome, run)
+    }
+
+    /// An attempt begins: its event, the load it adds, a half-open trial claimed. Returns
+    /// when it started and whether it is the trial.
+    fn begin_attempt(
+        &self,
+        g: &Group,
+        deployment_index: usize,
+        request: &Request,
+        depth: u32,
+        run: &mut RequestRun,
+    ) -> (Instant, bool) {
+        let start = self.clock.now();
+        run.last_group = Some(g.name.clone());
+        run.last_deployment_index = Some(deployment_index);
+        self.emit_at(
+            start,
+            Some(request.id),
+            EventKind::AttemptStart {
+                attempt: run.attempts.len() as u32 + 1,
+                model_group: g.name.clone(),
+                deployment_id: self.config.deployments[deployment_index].id.clone(),
+                fallback_depth: depth,
+            },
+        );
+        self.load
+            .on_start(deployment_index, start, request.input_tokens);
+        (start, self.recovery.claim_trial(deployment_index))
     }
 
     /// What an attempt's outcome teaches (latency, a break, the record) and what it does

@@ -23,13 +23,16 @@
 //! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.
 //!
 //! Memory per request in flight: a caller may hold millions of these futures at once (the
-//! simulator does), so what lives across an `.await` is kept small. The walk is boxed by
-//! [`Router::completion_of`]; the rarely taken branches (a fallback walk, a mid-stream
-//! continuation, reading a stream) are boxed again where they start, so a request pays for
-//! them only when it takes them; picks and retry decisions happen in plain functions or
-//! blocks that end before the next `.await`. The request's steps are written as functions
-//! returning `async move` blocks rather than `async fn`: an `async fn` keeps each argument
-//! twice in its state (once as passed, once moved into the body).
+//! simulator does), so what lives across an `.await` is kept small. The common path (walk,
+//! group visit, retry loop, attempt, provider call) is one state machine, which a caller
+//! holding many of them boxes once (the simulator boxes each request's task); the rarely taken
+//! branches (a fallback walk, a mid-stream continuation, reading a stream, a call with a
+//! deadline) are boxed where they start, so a request pays for them only when it takes them;
+//! picks, retry decisions and an attempt's bookkeeping happen in plain functions or blocks
+//! that end before the next `.await`, and a step does not keep what it can look up again
+//! after one (each nested future would hold its own copy). The request's steps are written
+//! as functions returning `async move` blocks rather than `async fn`: an `async fn` keeps
+//! each argument twice in its state (once as passed, once moved into the body).
 
 // Deliberate: see "Memory per request in flight" above.
 #![allow(clippy::manual_async_fn)]
@@ -325,7 +328,6 @@ struct RequestRun {
     /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,
     start: Instant,
-    request_id: u64,
     stream: StreamProgress,
 }
 

@@ -29,14 +29,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
         tried: &mut Tried,
     ) -> impl Future<Output = Result<Completion, Failed>> {
         async move {
-            let members = g.level_members(level);
+            // Only what the loop needs after an attempt is kept across it: the level's members
+            // are looked up again, and the deployment picked is not borrowed.
             let mut retries_done = 0u32;
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
                 let picked = {
                     let now = self.clock.now();
                     let mut candidates = Indices::new();
-                    self.candidates(members, request, now, &mut candidates)
+                    self.candidates(g.level_members(level), request, now, &mut candidates)
                         .map(|()| {
                             let slice = candidates.as_slice();
                             slice[self.pick_position(slice, request, now)]
@@ -48,9 +49,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         self.no_candidate(g, request, none)
                     }
                     Ok(deployment) => {
-                        if !tried.contains(&deployment) {
-                            tried.push(deployment);
-                        }
+                        tried.insert(deployment);
                         match self.attempt(g, deployment, request, depth, run).await {
                             Ok(done) => return Ok(done),
                             Err(failed) => failed,
@@ -58,13 +57,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                 };
                 // Decided before the backoff: only the wait is kept while it runs.
+                let members = g.level_members(level);
                 let (now, wait) = self.before_retry(g, members, request, failed, retries_done)?;
-                if !wait.is_zero() {
-                    self.clock.sleep_until(now + wait).await;
-                }
+                // Counted before the backoff, which then keeps only its timer.
                 retries_done += 1;
                 run.retries += 1;
                 run.pending_wait = wait;
+                if !wait.is_zero() {
+                    self.clock.sleep_until(now + wait).await;
+                }
             }
         }
     }

@@ -59,28 +59,35 @@ impl<P: Provider, C: Clock> Router<P, C> {
         mut stream: P::Stream,
         deployment: &Deployment,
         attempt_start: Instant,
+        request_id: u64,
         run: &mut RequestRun,
     ) -> impl Future<Output = Result<Completion, StreamBroke>> {
         async move {
-            let settings = &self.config.settings;
-            let first_token_timeout = deployment.stream_timeout.or(settings.stream_timeout);
-            let stall_timeout = settings.stream_stall_timeout;
             let mut tokens = 0u32;
             let mut last_item_at: Option<Instant> = None;
             loop {
+                // Looked up each time rather than kept: every stream in flight holds this state.
+                let settings = &self.config.settings;
                 let deadline = match last_item_at {
-                    None => first_token_timeout
+                    None => deployment
+                        .stream_timeout
+                        .or(settings.stream_timeout)
                         .map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout)),
-                    Some(at) => stall_timeout.map(|t| (at + t, BreakKind::Stall)),
+                    Some(at) => settings
+                        .stream_stall_timeout
+                        .map(|t| (at + t, BreakKind::Stall)),
                 };
                 let item = match deadline {
                     None => stream.next_item().await,
+                    // Boxed: only a stream with a deadline pays for its timer beside the read.
                     Some((deadline, how)) => {
-                        tokio::select! {
-                            biased;
-                            item = stream.next_item() => item,
-                            () = self.clock.sleep_until(deadline) => {
-                                return Err(StreamBroke { failure: ProviderFailure::new(FailureKind::Timeout), how });
+                        match Box::pin(self.next_before(&mut stream, deadline)).await {
+                            Some(item) => item,
+                            None => {
+                                return Err(StreamBroke {
+                                    failure: ProviderFailure::new(FailureKind::Timeout),
+                                    how,
+                                });
                             }
                         }
                     }
@@ -89,7 +96,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 last_item_at = Some(now);
                 let (failure, how) = match item {
                     Some(Ok(StreamItem::Chunk(chunk))) => {
-                        tokens += self.deliver(chunk, now, attempt_start, run);
+                        tokens += self.deliver(chunk, (now, attempt_start), request_id, run);
                         continue;
                     }
                     Some(Ok(StreamItem::Done(finish_reason))) => {
@@ -123,13 +130,28 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 
+    /// The stream's next item, or `None` when `deadline` comes first.
+    fn next_before<'a>(
+        &'a self,
+        stream: &'a mut P::Stream,
+        deadline: Instant,
+    ) -> impl Future<Output = Option<Option<Result<StreamItem, ProviderFailure>>>> + 'a {
+        async move {
+            tokio::select! {
+                biased;
+                item = stream.next_item() => Some(item),
+                () = self.clock.sleep_until(deadline) => None,
+            }
+        }
+    }
+
     /// One chunk reaches the caller: its tokens are counted and reported. Returns the content
     /// tokens it carried.
     fn deliver(
         &self,
         chunk: Chunk,
-        now: Instant,
-        attempt_start: Instant,
+        (now, attempt_start): (Instant, Instant),
+        request_id: u64,
         run: &mut RequestRun,
     ) -> u32 {
         run.stream.first_byte = true;
@@ -158,7 +180,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run.stream.last_token_at = Some(now);
         run.stream.delivered += chunk.tokens;
         self.emit(
-            Some(run.request_id),
+            Some(request_id),
             EventKind::StreamChunk {
                 tokens: chunk.tokens,
                 gap_before,

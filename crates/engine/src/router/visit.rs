@@ -32,13 +32,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
     /// One visit to a group: order levels, then weighted failover.
     pub(super) fn serve_group(
         &self,
-        group: usize,
+        g: &Group,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
     ) -> impl Future<Output = Result<Completion, Failed>> {
         async move {
-            let g = &self.groups[group];
             let mut level = {
                 let now = self.clock.now();
                 (0..g.levels.len())

@@ -49,85 +49,90 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 last_group: None,
                 last_deployment_index: None,
                 start: self.clock.now(),
-                request_id: request.id,
                 stream: StreamProgress::default(),
             };
             self.retry_budget.deposit(run.start);
-            // Boxed: the walk's state machine is large, and a runtime copies a task's future
-            // when it spawns and finishes it.
-            let outcome = Box::pin(self.walk(request, &mut run)).await;
-            let (start, end) = (run.start, self.clock.now());
-            let final_model_group = run
-                .last_group
-                .clone()
-                .unwrap_or_else(|| request.model.clone());
-            let (failure, status) = match &outcome {
-                Ok(_) => (None, Some(200)),
-                Err(f) => (Some(f.kind), f.status),
+            // The walk is written out here rather than awaited as its own future, which would
+            // keep a second copy of `self`, `request` and `run` for the whole request.
+            let outcome = 'walk: {
+                let Some(requested) = self.resolve_group(&request.model) else {
+                    break 'walk Err(RouterFailure {
+                        kind: FailureKind::BadRequest,
+                        status: Some(400),
+                        retry_after: None,
+                    });
+                };
+                run.tried_groups.push(requested);
+                let g = &self.groups[requested];
+                let original = match self.serve_group(g, request, 0, &mut run).await {
+                    Ok(done) => break 'walk Ok(done),
+                    Err(failed) => failed,
+                };
+                // Both boxed: only a request whose stream broke, or that falls back, pays for
+                // that state while it is in flight.
+                if original.committed {
+                    break 'walk Box::pin(
+                        self.continue_stream(requested, request, original, 0, &mut run),
+                    )
+                    .await;
+                }
+                if request.disable_fallbacks {
+                    break 'walk Err(original.into_router_failure());
+                }
+                Box::pin(self.fall_back(requested, request, original, &mut run)).await
             };
-            let stream = request
-                .stream
-                .then(|| self.stream_stats(&run, outcome.is_ok()));
-            let final_deployment_id = self.last_deployment_id(&run);
-            self.emit_at(
-                end,
-                Some(request.id),
-                EventKind::RequestEnd {
-                    model: request.model.clone(),
-                    final_model_group: final_model_group.clone(),
-                    final_deployment_id: final_deployment_id.clone(),
-                    failure,
-                    status,
-                    attempts: run.attempts.len() as u32,
-                    retries: run.retries,
-                    fallbacks: run.fallbacks,
-                    start,
-                    stream,
-                },
-            );
-            CompletionResult {
-                request_id: request.id,
-                model: request.model.clone(),
-                outcome,
-                attempts: run.attempts,
-                final_model_group,
-                final_deployment_id,
-                fallbacks: run.fallbacks,
-                retries: run.retries,
-                start,
-                end,
-                stream,
-            }
+            self.end_request(request, run, outcome)
         }
     }
 
-    fn walk(
+    /// The request's `request_end` event and its result.
+    fn end_request(
         &self,
         request: &Request,
-        run: &mut RequestRun,
-    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
-        async move {
-            let Some(requested) = self.resolve_group(&request.model) else {
-                return Err(RouterFailure {
-                    kind: FailureKind::BadRequest,
-                    status: Some(400),
-                    retry_after: None,
-                });
-            };
-            run.tried_groups.push(requested);
-            let original = match self.serve_group(requested, request, 0, run).await {
-                Ok(done) => return Ok(done),
-                Err(failed) => failed,
-            };
-            // Both boxed: only a request whose stream broke, or that falls back, pays for that
-            // state while it is in flight.
-            if original.committed {
-                return Box::pin(self.continue_stream(requested, request, original, 0, run)).await;
-            }
-            if request.disable_fallbacks {
-                return Err(original.into_router_failure());
-            }
-            Box::pin(self.fall_back(requested, request, original, run)).await
+        run: RequestRun,
+        outcome: Result<Completion, RouterFailure>,
+    ) -> CompletionResult {
+        let (start, end) = (run.start, self.clock.now());
+        let final_model_group = run
+            .last_group
+            .clone()
+            .unwrap_or_else(|| request.model.clone());
+        let (failure, status) = match &outcome {
+            Ok(_) => (None, Some(200)),
+            Err(f) => (Some(f.kind), f.status),
+        };
+        let stream = request
+            .stream
+            .then(|| self.stream_stats(&run, outcome.is_ok()));
+        let final_deployment_id = self.last_deployment_id(&run);
+        self.emit_at(
+            end,
+            Some(request.id),
+            EventKind::RequestEnd {
+                model: request.model.clone(),
+                final_model_group: final_model_group.clone(),
+                final_deployment_id: final_deployment_id.clone(),
+                failure,
+                status,
+                attempts: run.attempts.len() as u32,
+                retries: run.retries,
+                fallbacks: run.fallbacks,
+                start,
+                stream,
+            },
+        );
+        CompletionResult {
+            request_id: request.id,
+            model: request.model.clone(),
+            outcome,
+            attempts: run.attempts,
+            final_model_group,
+            final_deployment_id,
+            fallbacks: run.fallbacks,
+            retries: run.retries,
+            start,
+            end,
+            stream,
         }
     }
 
@@ -179,7 +184,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     },
                 );
                 let hop_request = apply_overrides(request, &target);
-                match self.serve_group(group, &hop_request, depth, run).await {
+                match self
+                    .serve_group(&self.groups[group], &hop_request, depth, run)
+                    .await
+                {
                     Ok(done) => return Ok(done),
                     Err(failed) if failed.committed => {
                         return Box::pin(self.continue_stream(

@@ -214,6 +214,8 @@ enum Command {
     Diff(DiffArgs),
     /// Run a scenario under seed-chosen fault mixes and check invariants on every run.
     Explore(ExploreArgs),
+    /// Serve the scenario's fake providers over HTTP (OpenAI, Anthropic, Azure) in real time.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -265,6 +267,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => commands::sweep::merge(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Explore(args) => commands::explore::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     // The one error path: a command that could not do its work says why and exits 2.
     result.unwrap_or_else(|e| {

@@ -1,0 +1,229 @@
+//! `routersim serve --emit-litellm-config FILE`: a LiteLLM proxy config that routes through the
+//! fake providers unchanged.
+//!
+//! The scenario's own router tree (inline `router:` or its `router_file`, with the scenario's
+//! `set` applied) with, for each `model_list` entry, `litellm_params.api_base` pointing at its
+//! fake endpoint (LiteLLM 1.110 appends `/chat/completions` to an OpenAI base,
+//! `v1/messages` to an Anthropic one, and `/openai/deployments/<name>/chat/completions` to an
+//! Azure one), a dummy `api_key`, an `api_version` for Azure, and `model_info.id` set to the
+//! deployment id (so `provider_calls.csv` and the proxy name the same deployments). A model
+//! whose provider prefix routersim does not serve (`bedrock/…`) is sent as `openai/<name>`.
+//! `router_settings` keeps the keys LiteLLM's `Router` accepts; the others (routersim's own
+//! keys, typos, and `health_check_interval`, which the proxy refuses there) are left out and
+//! named in a comment at the top of the file.
+
+use std::path::Path;
+
+use routersim_engine::config::keys::LITELLM_ROUTER_INIT_ARGS;
+use routersim_engine::config::load::parse_yaml;
+use serde_json::{Map, Value};
+
+use crate::scenario::{RouterSource, Scenario, apply_set};
+
+/// The dummy key every deployment gets.
+pub const DUMMY_API_KEY: &str = "sk-routersim-dummy";
+/// The `api_version` an Azure deployment gets when it sets none.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+/// The fake endpoint's base URL of each deployment, in `model_list` order, as LiteLLM's
+/// `api_base` wants it (OpenAI: `…/v1`; Anthropic, Azure: without it).
+pub fn api_base(root: &str, model: &str) -> String {
+    match provider_prefix(model) {
+        Some("anthropic" | "azure") => root.to_string(),
+        _ => format!("{root}/v1"),
+    }
+}
+
+fn provider_prefix(model: &str) -> Option<&str> {
+    model.split_once('/').map(|(prefix, _)| prefix)
+}
+
+/// The router config's YAML tree, as the scenario loaded it (before validation).
+fn router_tree(scenario: &Scenario) -> Result<Value, String> {
+    let read =
+        |path: &Path| std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()));
+    let mut tree = match &scenario.router_source {
+        RouterSource::Inline => {
+            let root = parse_yaml(&read(&scenario.file)?).map_err(|e| e.to_string())?;
+            root.get("router").cloned().unwrap_or(Value::Null)
+        }
+        RouterSource::File(path) => parse_yaml(&read(path)?).map_err(|e| e.to_string())?,
+    };
+    for (path, value) in &scenario.set {
+        apply_set(&mut tree, path, value.clone())?;
+    }
+    Ok(tree)
+}
+
+/// The config's text. `roots[i]` is deployment `i`'s root URL (`http://H:P/d/<id>`).
+pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, String> {
+    let mut tree = router_tree(scenario)?;
+    let Some(list) = tree.get_mut("model_list").and_then(Value::as_array_mut) else {
+        return Err("the router config has no model_list".into());
+    };
+    if list.len() != scenario.router.deployments.len() || list.len() != roots.len() {
+        return Err("model_list does not match the loaded deployments".into());
+    }
+    let mut rewritten = Vec::new();
+    for ((entry, deployment), root) in list.iter_mut().zip(&scenario.router.deployments).zip(roots)
+    {
+        let Some(entry) = entry.as_object_mut() else {
+            continue;
+        };
+        let params = object_at(entry, "litellm_params");
+        let mut model = deployment.model.clone();
+        if !matches!(
+            provider_prefix(&model),
+            Some("openai" | "anthropic" | "azure")
+        ) {
+            let name = model.split_once('/').map_or(model.as_str(), |(_, m)| m);
+            let served = format!("openai/{name}");
+            rewritten.push(format!("{} -> {served}", deployment.model));
+            model = served;
+            params.insert("model".into(), Value::String(model.clone()));
+        }
+        params.insert("api_base".into(), Value::String(api_base(root, &model)));
+        params.insert("api_key".into(), Value::String(DUMMY_API_KEY.into()));
+        if provider_prefix(&model) == Some("azure") && !params.contains_key("api_version") {
+            params.insert(
+                "api_version".into(),
+                Value::String(AZURE_API_VERSION.into()),
+            );
+        }
+        object_at(entry, "model_info")
+            .insert("id".into(), Value::String(deployment.id.to_string()));
+    }
+    let mut dropped = Vec::new();
+    if let Some(settings) = tree
+        .get_mut("router_settings")
+        .and_then(Value::as_object_mut)
+    {
+        settings.retain(|key, _| {
+            let keep = LITELLM_ROUTER_INIT_ARGS.contains(&key.as_str());
+            if !keep {
+                dropped.push(key.clone());
+            }
+            keep
+        });
+    }
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# LiteLLM proxy config written by `routersim serve` for scenario {:?}:\n\
+         # every deployment's api_base points at routersim's fake provider; the key is a dummy.\n\
+         # Run: litellm --config THIS_FILE\n",
+        scenario.name
+    ));
+    if !dropped.is_empty() {
+        out.push_str(&format!(
+            "# Left out of router_settings (LiteLLM's Router does not take them; routersim's own \
+             keys, or health_check_interval, which the proxy wants in general_settings): {}\n",
+            dropped.join(", ")
+        ));
+    }
+    if !rewritten.is_empty() {
+        out.push_str(&format!(
+            "# Sent as OpenAI-compatible (routersim serves OpenAI, Anthropic and Azure shapes): {}\n",
+            rewritten.join("; ")
+        ));
+    }
+    emit(&tree, 0, &mut out);
+    Ok(out)
+}
+
+/// The object under `key`, created (or replacing a non-object) when needed.
+fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+    let slot = map
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !slot.is_object() {
+        *slot = Value::Object(Map::new());
+    }
+    match slot {
+        Value::Object(m) => m,
+        _ => unreachable_object(),
+    }
+}
+
+#[allow(clippy::panic, reason = "the slot was just made an object")]
+fn unreachable_object() -> ! {
+    panic!("object_at: not an object")
+}
+
+/// A scalar (or an empty collection) as one YAML token: JSON's forms are valid YAML.
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(m) if m.is_empty() => Some("{}".into()),
+        Value::Array(a) if a.is_empty() => Some("[]".into()),
+        Value::Object(_) | Value::Array(_) => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn key_text(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+        && key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if plain {
+        key.to_string()
+    } else {
+        Value::String(key.to_string()).to_string()
+    }
+}
+
+/// Block-style YAML of a tree (strings double-quoted, as JSON writes them).
+fn emit(value: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match scalar(v) {
+                    Some(s) => out.push_str(&format!("{pad}{}: {s}\n", key_text(k))),
+                    None => {
+                        out.push_str(&format!("{pad}{}:\n", key_text(k)));
+                        emit(v, indent + 2, out);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                match scalar(item) {
+                    Some(s) => out.push_str(&format!("{pad}- {s}\n")),
+                    None => {
+                        let mut inner = String::new();
+                        emit(item, indent + 2, &mut inner);
+                        // The item's first line takes the dash.
+                        out.push_str(&pad);
+                        out.push_str("- ");
+                        out.push_str(&inner[indent + 2..]);
+                    }
+                }
+            }
+        }
+        other => out.push_str(&format!("{pad}{other}\n")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emitted_yaml_reads_back_as_the_same_tree() {
+        let tree = serde_json::json!({
+            "model_list": [
+                {"model_name": "gpt", "litellm_params": {"model": "openai/gpt-4o", "rpm": 3}},
+                {"model_name": "c: d", "litellm_params": {}, "tags": ["a", "b"]},
+            ],
+            "router_settings": {"fallbacks": [{"gpt": ["c: d"]}], "num_retries": 2},
+        });
+        let mut out = String::new();
+        emit(&tree, 0, &mut out);
+        assert_eq!(parse_yaml(&out).unwrap(), tree, "{out}");
+    }
+}

@@ -14,7 +14,7 @@ use routersim_engine::request::Completion;
 use routersim_engine::stream::{Chunk, ChunkKind, FinishReason};
 use serde_json::{Value, json};
 
-use super::openai::{Meta, words};
+use super::openai::{Meta, more_words, words};
 
 /// Anthropic's `stop_reason` for a finish reason.
 pub fn stop_reason_name(reason: FinishReason) -> &'static str {
@@ -123,6 +123,8 @@ pub struct SseFrames {
     /// The open content block: its index and type.
     open: Option<(u32, &'static str)>,
     next_index: u32,
+    /// Words sent in the open block.
+    block_words: u32,
     /// Output tokens sent so far.
     pub tokens_sent: u32,
 }
@@ -135,6 +137,7 @@ impl SseFrames {
             started: false,
             open: None,
             next_index: 0,
+            block_words: 0,
             tokens_sent: 0,
         }
     }
@@ -186,6 +189,7 @@ impl SseFrames {
                 let index = self.next_index;
                 self.next_index += 1;
                 self.open = Some((index, wanted));
+                self.block_words = 0;
                 let block = match wanted {
                     "thinking" => json!({"type": "thinking", "thinking": ""}),
                     "tool_use" => json!({
@@ -202,10 +206,12 @@ impl SseFrames {
                 index
             }
         };
+        let text = more_words(self.block_words, chunk.tokens);
+        self.block_words += chunk.tokens;
         let delta = match wanted {
-            "thinking" => json!({"type": "thinking_delta", "thinking": words(chunk.tokens)}),
+            "thinking" => json!({"type": "thinking_delta", "thinking": text}),
             "tool_use" => json!({"type": "input_json_delta", "partial_json": "{}"}),
-            _ => json!({"type": "text_delta", "text": words(chunk.tokens)}),
+            _ => json!({"type": "text_delta", "text": text}),
         };
         event(
             out,

@@ -39,6 +39,17 @@ pub fn words(n: u32) -> String {
     text
 }
 
+/// `n` more words of a text that already has `before` words: a leading space unless it is the
+/// text's first, so the deltas of a stream concatenate into words.
+pub fn more_words(before: u32, n: u32) -> String {
+    let words = words(n);
+    if before > 0 && n > 0 {
+        format!(" {words}")
+    } else {
+        words
+    }
+}
+
 /// OpenAI's name of a finish reason.
 pub fn finish_reason_name(reason: FinishReason) -> &'static str {
     match reason {
@@ -226,6 +237,9 @@ pub struct SseFrames {
     include_usage: bool,
     /// Output tokens sent so far (for `usage`).
     pub tokens_sent: u32,
+    /// Words sent in `content` and in `reasoning_content`.
+    text_words: u32,
+    thinking_words: u32,
 }
 
 impl SseFrames {
@@ -236,6 +250,8 @@ impl SseFrames {
             format,
             include_usage,
             tokens_sent: 0,
+            text_words: 0,
+            thinking_words: 0,
         }
     }
 
@@ -254,12 +270,20 @@ impl SseFrames {
         self.tokens_sent = self.tokens_sent.saturating_add(chunk.tokens);
         let delta = match chunk.kind {
             ChunkKind::RoleOnly => json!({"role": "assistant", "content": ""}),
-            ChunkKind::Text => json!({"content": words(chunk.tokens)}),
+            ChunkKind::Text => {
+                let text = more_words(self.text_words, chunk.tokens);
+                self.text_words += chunk.tokens;
+                json!({"content": text})
+            }
             ChunkKind::ToolCall => json!({"tool_calls": [{
                 "index": 0, "id": "call_routersim", "type": "function",
                 "function": {"name": "routersim_tool", "arguments": "{}"},
             }]}),
-            ChunkKind::Thinking => json!({"reasoning_content": words(chunk.tokens)}),
+            ChunkKind::Thinking => {
+                let text = more_words(self.thinking_words, chunk.tokens);
+                self.thinking_words += chunk.tokens;
+                json!({"reasoning_content": text})
+            }
             ChunkKind::Audio => json!({"audio": {"id": "audio_routersim", "data": "AAAA"}}),
             ChunkKind::Image => json!({"images": [{
                 "type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"},
@@ -403,6 +427,11 @@ mod tests {
         assert_eq!(frames_text.len(), 5, "{text}");
         let v: Value = serde_json::from_str(&frames_text[1]["data: ".len()..]).unwrap();
         assert_eq!(v["choices"][0]["delta"]["content"], "tok tok");
+        assert_eq!(
+            more_words(2, 2),
+            " tok tok",
+            "later deltas concatenate into words"
+        );
         assert_eq!(v["x_routersim"], json!({"tokens": 2, "span_us": 20_000}));
         let v: Value = serde_json::from_str(&frames_text[2]["data: ".len()..]).unwrap();
         assert_eq!(v["choices"][0]["finish_reason"], "stop");

@@ -92,6 +92,19 @@ pub struct BenchArgs {
         conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat"]
     )]
     pub in_flight: Option<u32>,
+    /// Instead: the wire server's speed over loopback (`routersim serve`'s server, a load
+    /// generator of routersim's own): non-streamed req/s, added latency, concurrent streams.
+    #[arg(
+        long,
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight"]
+    )]
+    pub serve: bool,
+    /// With --serve: SSE streams held open at once.
+    #[arg(long, default_value_t = 2000, requires = "serve")]
+    pub streams: usize,
+    /// With --serve: keep-alive connections of the throughput phase.
+    #[arg(long, default_value_t = 64, requires = "serve")]
+    pub connections: usize,
 }
 
 /// `routersim check`.

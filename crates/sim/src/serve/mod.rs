@@ -7,6 +7,7 @@
 //! call is logged to `provider_calls.csv` in the `--out` folder, which is all or nothing like
 //! every report (staged, renamed into place when the server stops).
 
+pub mod bench;
 pub mod litellm_config;
 
 use std::net::SocketAddr;
@@ -104,6 +105,20 @@ pub enum ServeError {
     Ready(String),
 }
 
+/// A listener on `addr` with a deep accept queue (4096, the kernel's usual `somaxconn`): a
+/// test that opens thousands of connections at once must not see refused or delayed SYNs.
+/// Call inside a runtime.
+pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(4096)
+}
+
 /// Whether `addr` may be served without `allow_remote`.
 pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
@@ -166,12 +181,12 @@ async fn run(
     duration: Duration,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
-    let shared = TcpListener::bind(options.listen).await?;
+    let shared = bind(options.listen)?;
     let addr = shared.local_addr()?;
     let mut own = Vec::new();
     if options.port_per_deployment {
         for _ in &scenario.router.deployments {
-            let listener = TcpListener::bind(SocketAddr::new(options.listen.ip(), 0)).await?;
+            let listener = bind(SocketAddr::new(options.listen.ip(), 0))?;
             own.push(listener);
         }
     }

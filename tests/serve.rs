@@ -257,3 +257,36 @@ fn serve_answers_the_official_openai_python_client() {
     );
     assert!(stdout.contains("openai client ok"), "{stdout}");
 }
+
+#[test]
+fn port_per_deployment_serves_without_the_prefix() {
+    if !curl_present() {
+        eprintln!("warning: curl not found; skipping the --port-per-deployment test");
+        return;
+    }
+    let dir = scratch_dir("serve-ports");
+    let mut server = start(&dir, &["--port-per-deployment"]);
+    // The deployment lines follow the address: `  gpt-a (openai/gpt-4o): … own port: http://H:P`.
+    let mut own = None;
+    for _ in 0..3 {
+        let mut line = String::new();
+        server.stdout.read_line(&mut line).unwrap();
+        if line.trim_start().starts_with("gpt-a ") {
+            own = line
+                .split("own port: http://")
+                .nth(1)
+                .map(|s| s.trim().to_string());
+        }
+    }
+    let own = own.expect("gpt-a's own port is printed");
+    assert_ne!(own, server.addr);
+    let body = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}]}"#;
+    let reply = curl(&[&format!("http://{own}/v1/chat/completions"), "-d", body]);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(
+        reply.contains(r#""content":"tok tok tok tok tok""#),
+        "{reply}"
+    );
+    let reply = curl(&[&format!("http://{own}/v1/models")]);
+    assert!(reply.contains(r#""id":"gpt-4o""#), "{reply}");
+}

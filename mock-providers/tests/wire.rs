@@ -383,6 +383,23 @@ fn a_connection_failure_up_front_closes_without_a_response() {
 }
 
 #[test]
+fn a_client_that_hangs_up_while_the_provider_works_is_logged() {
+    local(async {
+        let (server, log) = server("gpt-a: {latency: 1s}");
+        let call = duplex_call(&server, OPENAI, chat(false), &[]);
+        let gave_up = tokio::time::timeout(Duration::from_millis(300), call).await;
+        assert!(gave_up.is_err(), "the client gives up first");
+        // Let the server see the closed pipe.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let rows = log.rows(&server);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0][4], "client_closed");
+        assert_eq!(rows[0][5], "");
+        assert_eq!(rows[0][7], "300.000");
+    });
+}
+
+#[test]
 fn routersim_headers_set_exact_counts() {
     local(async {
         let (server, log) = server("gpt-a: {latency: 10ms, context_window: 1000}");

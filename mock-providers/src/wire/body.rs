@@ -40,7 +40,7 @@ pub enum WireBody {
     /// All at once.
     Full(Option<Bytes>),
     /// An SSE stream.
-    Sse(SseBody),
+    Sse(Box<SseBody>),
 }
 
 impl std::fmt::Debug for WireBody {

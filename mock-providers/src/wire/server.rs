@@ -144,17 +144,26 @@ impl WireServer {
             request: &wire.request,
             attempt: wire.attempt,
         };
+        // A client that hangs up while the provider works drops this future: the guard still
+        // logs the call (`client_closed`).
+        let mut guard = RowGuard {
+            server: self.clone(),
+            arrived,
+            row: Some(CallRow {
+                at: arrived.saturating_duration_since(self.start),
+                deployment_id: self.ids[index].clone(),
+                path,
+                stream: wire.request.stream,
+                outcome: String::new(),
+                status: None,
+                retry_after_ms: None,
+                latency: Duration::ZERO,
+                tokens: 0,
+            }),
+        };
         let result = self.providers.call(call).await;
-        let mut row = CallRow {
-            at: arrived.saturating_duration_since(self.start),
-            deployment_id: self.ids[index].clone(),
-            path,
-            stream: wire.request.stream,
-            outcome: String::new(),
-            status: None,
-            retry_after_ms: None,
-            latency: Duration::ZERO,
-            tokens: 0,
+        let Some(mut row) = guard.row.take() else {
+            return Err(StreamBreak(FailureKind::ApiConnection));
         };
         let meta = self.meta(&wire, format);
         match result {
@@ -173,8 +182,11 @@ impl WireServer {
                     arrived,
                     sink: Rc::new(move |row: &CallRow| server.log.record(row)),
                 };
-                let mut response =
-                    Response::new(WireBody::Sse(SseBody::new(stream, frames, Some(log))));
+                let mut response = Response::new(WireBody::Sse(Box::new(SseBody::new(
+                    stream,
+                    frames,
+                    Some(log),
+                ))));
                 let h = response.headers_mut();
                 h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
                 h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -339,6 +351,23 @@ impl WireServer {
             StatusCode::OK,
             serde_json::to_vec(&json!({"object": "list", "data": data})).unwrap_or_default(),
         )
+    }
+}
+
+/// Logs a call whose client hung up before the answer (see [`WireServer::handle`]).
+struct RowGuard {
+    server: Rc<WireServer>,
+    arrived: Instant,
+    row: Option<CallRow>,
+}
+
+impl Drop for RowGuard {
+    fn drop(&mut self) {
+        if let Some(mut row) = self.row.take() {
+            row.outcome = "client_closed".into();
+            row.latency = self.arrived.elapsed();
+            self.server.log.record(&row);
+        }
     }
 }
 

@@ -6,11 +6,16 @@
 //! 1. **Throughput**: `connections` keep-alive connections send non-streamed requests back to
 //!    back to a deployment that answers in 0 ms, for `phase` seconds: requests per second.
 //! 2. **Added latency**: `latency_connections` connections call a deployment scripted at
-//!    [`SCRIPTED_LATENCY`]: the client-observed latency minus the scripted one (p50, p99, max).
+//!    [`SCRIPTED_LATENCY`]: the client-observed latency minus the scripted one (p50, p99, max);
+//!    then one connection against the 0 ms deployment (the round trip without a timer). tokio's
+//!    timer has millisecond resolution (a sleep ends on the next millisecond tick, and the
+//!    runtime parks in whole milliseconds), so the first figure includes up to ~2 ms that no
+//!    server on tokio's clock avoids; the second is the server's and the client's own work.
 //! 3. **Concurrent streams**: `streams` SSE streams opened (a connection each) and held open
 //!    at once, each [`STREAM_TOKENS`] tokens [`INTER_TOKEN`] apart: how many were open at
 //!    once, how many completed with every token, and each token's lateness against its
-//!    schedule (measured from the stream's headers).
+//!    schedule (measured from the stream's headers): first tokens apart (all streams open
+//!    in one burst, so theirs include the burst's queueing), later tokens in steady state.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -105,8 +110,14 @@ pub struct ServeBenchResult {
     pub peak_open_streams: usize,
     /// Phase 3: streams that delivered every token and the terminal marker.
     pub streams_completed: usize,
-    /// Phase 3: each token's lateness against its schedule.
+    /// Phase 3: each stream's first token's lateness (the streams open in one burst).
+    pub first_token_lateness: Quantiles,
+    /// Phase 3: the lateness of every later token against its stream's schedule, anchored at
+    /// the stream's earliest token.
     pub token_lateness: Quantiles,
+    /// Phase 2: the round trip of a call to a 0 ms deployment on one connection (no timer, no
+    /// queueing: the server's and the client's processing).
+    pub round_trip: Quantiles,
 }
 
 impl ServeBenchResult {
@@ -275,43 +286,32 @@ async fn generate(
     result.request_errors = errors.get();
     result.throughput_secs = started.elapsed().as_secs_f64();
 
-    // Phase 2: added latency over the scripted latency.
-    let added = Rc::new(std::cell::RefCell::new(histogram()?));
-    let deadline = Instant::now() + options.phase;
-    let mut tasks = Vec::new();
-    for _ in 0..options.latency_connections {
-        let mut sender = connect(addr).await?;
-        let added = added.clone();
-        tasks.push(tokio::task::spawn_local(async move {
-            while Instant::now() < deadline {
-                let sent = Instant::now();
-                if !call_once(&mut sender, "/d/fixed/v1/chat/completions").await {
-                    break;
-                }
-                let extra = sent.elapsed().saturating_sub(SCRIPTED_LATENCY);
-                let _ = added.borrow_mut().record(extra.as_micros().max(1) as u64);
-            }
-        }));
-    }
-    for task in tasks {
-        let _ = task.await;
-    }
-    result.added = Quantiles::of(&added.borrow());
+    // Phase 2: added latency over the scripted latency, and the bare round trip.
+    result.added = latency_phase(
+        addr,
+        "/d/fixed/v1/chat/completions",
+        options,
+        SCRIPTED_LATENCY,
+    )
+    .await?;
+    let one = ServeBenchOptions {
+        latency_connections: 1,
+        ..options.clone()
+    };
+    result.round_trip =
+        latency_phase(addr, "/d/zero/v1/chat/completions", &one, Duration::ZERO).await?;
 
     // Phase 3: concurrent streams.
     let open = Rc::new(Cell::new(0usize));
     let peak = Rc::new(Cell::new(0usize));
     let completed = Rc::new(Cell::new(0usize));
     let lateness = Rc::new(std::cell::RefCell::new(histogram()?));
+    let first_lateness = Rc::new(std::cell::RefCell::new(histogram()?));
     let mut tasks = Vec::new();
     for _ in 0..options.streams {
         let sender = connect(addr).await?;
-        let (open, peak, completed, lateness) = (
-            open.clone(),
-            peak.clone(),
-            completed.clone(),
-            lateness.clone(),
-        );
+        let (open, peak, completed) = (open.clone(), peak.clone(), completed.clone());
+        let (lateness, first_lateness) = (lateness.clone(), first_lateness.clone());
         tasks.push(tokio::task::spawn_local(async move {
             let mut sender = sender;
             if sender.ready().await.is_err() {
@@ -327,23 +327,34 @@ async fn generate(
             open.set(open.get() + 1);
             peak.set(peak.get().max(open.get()));
             let mut body = response.into_body();
-            let mut tokens = 0u32;
+            // Each token's arrival minus its due offset (ttft + i × inter_token).
+            let mut offsets: Vec<i64> = Vec::with_capacity(STREAM_TOKENS as usize);
             let mut done = false;
             while let Some(Ok(frame)) = body.frame().await {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
-                let now = opened.elapsed();
-                let frame_tokens = count_matches(&data, b"\"x_routersim\"");
-                for _ in 0..frame_tokens {
-                    let due = STREAM_TTFT + INTER_TOKEN * tokens;
-                    let late = now.saturating_sub(due);
-                    let _ = lateness.borrow_mut().record(late.as_micros().max(1) as u64);
-                    tokens += 1;
+                let now = opened.elapsed().as_micros() as i64;
+                for _ in 0..count_matches(&data, b"\"x_routersim\"") {
+                    let due = STREAM_TTFT + INTER_TOKEN * offsets.len() as u32;
+                    offsets.push(now - due.as_micros() as i64);
                 }
                 done |= count_matches(&data, b"data: [DONE]") > 0;
             }
             open.set(open.get() - 1);
+            let tokens = offsets.len() as u32;
+            if let Some(&first) = offsets.first() {
+                let _ = first_lateness.borrow_mut().record(first.max(1) as u64);
+            }
+            // Later tokens against the stream's own schedule, anchored at its earliest token
+            // (the client cannot see when the server opened the stream, and the burst of
+            // openings delays the headers' reading): a lower bound of the true lateness.
+            let origin = offsets.iter().copied().min().unwrap_or(0);
+            for offset in offsets.iter().skip(1) {
+                let _ = lateness
+                    .borrow_mut()
+                    .record((offset - origin).max(1) as u64);
+            }
             if done && tokens == STREAM_TOKENS {
                 completed.set(completed.get() + 1);
             }
@@ -355,7 +366,40 @@ async fn generate(
     result.peak_open_streams = peak.get();
     result.streams_completed = completed.get();
     result.token_lateness = Quantiles::of(&lateness.borrow());
+    result.first_token_lateness = Quantiles::of(&first_lateness.borrow());
     Ok(result)
+}
+
+/// `options.latency_connections` connections calling `path` back to back for `options.phase`:
+/// the client-observed latency minus `scripted`.
+async fn latency_phase(
+    addr: SocketAddr,
+    path: &'static str,
+    options: &ServeBenchOptions,
+    scripted: Duration,
+) -> Result<Quantiles, ServeError> {
+    let added = Rc::new(std::cell::RefCell::new(histogram()?));
+    let deadline = Instant::now() + options.phase;
+    let mut tasks = Vec::new();
+    for _ in 0..options.latency_connections {
+        let mut sender = connect(addr).await?;
+        let added = added.clone();
+        tasks.push(tokio::task::spawn_local(async move {
+            while Instant::now() < deadline {
+                let sent = Instant::now();
+                if !call_once(&mut sender, path).await {
+                    break;
+                }
+                let extra = sent.elapsed().saturating_sub(scripted);
+                let _ = added.borrow_mut().record(extra.as_micros().max(1) as u64);
+            }
+        }));
+    }
+    for task in tasks {
+        let _ = task.await;
+    }
+    let quantiles = Quantiles::of(&added.borrow());
+    Ok(quantiles)
 }
 
 fn count_matches(haystack: &[u8], needle: &[u8]) -> usize {

@@ -212,6 +212,59 @@ fn emit(value: &Value, indent: usize, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::load_scenario;
+
+    #[test]
+    fn config_points_every_deployment_at_its_endpoint_and_drops_what_litellm_refuses() {
+        let dir = std::env::temp_dir().join(format!("routersim-llcfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("router.yaml"),
+            "model_list:\n\
+             \x20 - {model_name: gpt, litellm_params: {model: openai/gpt-4o, rpm: 10}}\n\
+             \x20 - {model_name: claude, litellm_params: {model: anthropic/claude}, model_info: {id: c1}}\n\
+             \x20 - {model_name: gpt, litellm_params: {model: azure/gpt-eu}, model_info: {id: az}}\n\
+             \x20 - {model_name: llama, litellm_params: {model: bedrock/llama-3}, model_info: {id: br}}\n\
+             router_settings: {num_retries: 1, stream_recovery: multigrid, health_check_interval: 30}\n",
+        )
+        .unwrap();
+        let file = dir.join("s.yaml");
+        std::fs::write(
+            &file,
+            "duration: 1m\nrouter_file: router.yaml\nset: {model_list[0].litellm_params.rpm: 20}\n",
+        )
+        .unwrap();
+        let scenario = load_scenario(&file).unwrap();
+        let roots: Vec<String> = ["gpt-0", "c1", "az", "br"]
+            .iter()
+            .map(|id| format!("http://127.0.0.1:9/d/{id}"))
+            .collect();
+        let text = litellm_config(&scenario, &roots).unwrap();
+        let tree = parse_yaml(&text).unwrap();
+        let list = tree["model_list"].as_array().unwrap();
+        let params = |i: usize| &list[i]["litellm_params"];
+        assert_eq!(params(0)["api_base"], "http://127.0.0.1:9/d/gpt-0/v1");
+        assert_eq!(params(0)["rpm"], 20, "the scenario's set applies");
+        assert_eq!(list[0]["model_info"]["id"], "gpt-0");
+        assert_eq!(params(1)["api_base"], "http://127.0.0.1:9/d/c1");
+        assert_eq!(params(2)["api_base"], "http://127.0.0.1:9/d/az");
+        assert_eq!(params(2)["api_version"], AZURE_API_VERSION);
+        assert_eq!(params(3)["model"], "openai/llama-3");
+        assert_eq!(params(3)["api_base"], "http://127.0.0.1:9/d/br/v1");
+        assert!(
+            list.iter()
+                .all(|e| e["litellm_params"]["api_key"] == DUMMY_API_KEY)
+        );
+        assert_eq!(
+            tree["router_settings"],
+            serde_json::json!({"num_retries": 1})
+        );
+        assert!(
+            text.contains("stream_recovery, health_check_interval"),
+            "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn emitted_yaml_reads_back_as_the_same_tree() {

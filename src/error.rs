@@ -39,9 +39,9 @@ pub enum CliError {
     /// `explore` could not load or prepare its scenario.
     #[error("{0}")]
     Explore(#[from] ExploreError),
-    /// `serve` could not start or finish.
+    /// `serve` (or `bench --serve`) could not start or finish.
     #[error("{0}")]
-    Serve(String),
+    Serve(#[from] routersim_sim::serve::ServeError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

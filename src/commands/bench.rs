@@ -103,7 +103,7 @@ fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
         streams: args.streams,
         ..ServeBenchOptions::default()
     };
-    let r = run_serve_bench(&options).map_err(|e| CliError::Serve(e.to_string()))?;
+    let r = run_serve_bench(&options)?;
     let ms = |us: u64| us as f64 / 1000.0;
     let mut out = Out::stdout();
     writeln!(

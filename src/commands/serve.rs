@@ -68,8 +68,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
         )
         .map_err(|e| format!("cannot write to stdout: {e}"))
     };
-    let report =
-        serve(&scenario, &options, &mut ready).map_err(|e| CliError::Serve(e.to_string()))?;
+    let report = serve(&scenario, &options, &mut ready)?;
     for note in &report.notes {
         eprintln!("note: {note}");
     }

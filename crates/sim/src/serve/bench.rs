@@ -182,7 +182,7 @@ pub fn run_serve_bench(options: &ServeBenchOptions) -> Result<ServeBenchResult, 
     });
     let addr = addr_rx
         .recv()
-        .map_err(|_| ServeError::Providers("the bench server did not start".into()))?;
+        .map_err(|_| ServeError::Bench("the server thread did not start".into()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -192,7 +192,7 @@ pub fn run_serve_bench(options: &ServeBenchOptions) -> Result<ServeBenchResult, 
     match server.join() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Err(e),
-        Err(_) => return Err(ServeError::Providers("the bench server panicked".into())),
+        Err(_) => return Err(ServeError::Bench("the server thread panicked".into())),
     }
     result
 }
@@ -247,7 +247,7 @@ async fn call_once(sender: &mut Sender, path: &str) -> bool {
 /// 1 µs to 100 s, 3 significant digits.
 fn histogram() -> Result<Histogram<u64>, ServeError> {
     Histogram::new_with_bounds(1, 100_000_000, 3)
-        .map_err(|e| ServeError::Providers(format!("histogram: {e}")))
+        .map_err(|e| ServeError::Bench(format!("histogram: {e}")))
 }
 
 async fn generate(

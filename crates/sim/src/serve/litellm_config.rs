@@ -62,7 +62,12 @@ pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
         return Err("the router config has no model_list".into());
     };
     if list.len() != scenario.router.deployments.len() || list.len() != roots.len() {
-        return Err("model_list does not match the loaded deployments".into());
+        return Err(format!(
+            "the router config's model_list has {} entries but {} deployments loaded (a router \
+             file's `include:` is not expanded by --emit-litellm-config)",
+            list.len(),
+            scenario.router.deployments.len()
+        ));
     }
     let mut rewritten = Vec::new();
     for ((entry, deployment), root) in list.iter_mut().zip(&scenario.router.deployments).zip(roots)
@@ -231,7 +236,7 @@ mod tests {
         let file = dir.join("s.yaml");
         std::fs::write(
             &file,
-            "duration: 1m\nrouter_file: router.yaml\nset: {model_list[0].litellm_params.rpm: 20}\n",
+            "duration: 1m\nrouter_file: router.yaml\nset:\n  model_list[0].litellm_params.rpm: 20\n",
         )
         .unwrap();
         let scenario = load_scenario(&file).unwrap();

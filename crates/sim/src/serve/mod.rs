@@ -103,6 +103,9 @@ pub enum ServeError {
     /// The caller's ready hook failed (writing the LiteLLM config).
     #[error("{0}")]
     Ready(String),
+    /// `bench --serve` could not run.
+    #[error("bench --serve: {0}")]
+    Bench(String),
 }
 
 /// A listener on `addr` with a deep accept queue (4096, the kernel's usual `somaxconn`): a

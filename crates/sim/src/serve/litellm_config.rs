@@ -8,7 +8,8 @@
 //! Azure one), a dummy `api_key`, an `api_version` for Azure, and `model_info.id` set to the
 //! deployment id (so `provider_calls.csv` and the proxy name the same deployments). A model
 //! whose provider prefix routersim does not serve (`bedrock/…`) is sent as `openai/<name>`.
-//! `router_settings` keeps the keys LiteLLM's `Router` accepts; the others (routersim's own
+//! Durations written `"10s"` / `"500ms"` (routersim reads them) become seconds (LiteLLM reads
+//! only numbers). `router_settings` keeps the keys LiteLLM's `Router` accepts; the others (routersim's own
 //! keys, typos, and `health_check_interval`, which the proxy refuses there) are left out and
 //! named in a comment at the top of the file.
 
@@ -98,6 +99,7 @@ pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
         object_at(entry, "model_info")
             .insert("id".into(), Value::String(deployment.id.to_string()));
     }
+    let converted = seconds_everywhere(&mut tree);
     let mut dropped = Vec::new();
     if let Some(settings) = tree
         .get_mut("router_settings")
@@ -125,6 +127,12 @@ pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
             dropped.join(", ")
         ));
     }
+    if converted > 0 {
+        out.push_str(
+            "# Durations written as \"30s\"/\"500ms\" (routersim reads both) are given in seconds, \
+             as LiteLLM reads them.\n",
+        );
+    }
     if !rewritten.is_empty() {
         out.push_str(&format!(
             "# Sent as OpenAI-compatible (routersim serves OpenAI, Anthropic and Azure shapes): {}\n",
@@ -133,6 +141,68 @@ pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
     }
     emit(&tree, 0, &mut out);
     Ok(out)
+}
+
+/// Keys whose value is a duration: routersim reads `"30s"`, `"500ms"`, `"2m"`, `"1h"` as well
+/// as seconds; LiteLLM reads seconds only.
+const DURATION_KEYS: [&str; 7] = [
+    "timeout",
+    "stream_timeout",
+    "cooldown_time",
+    "retry_after",
+    "request_timeout",
+    "health_check_interval",
+    "stream_stall_timeout",
+];
+
+/// Seconds of a suffixed duration string (`"30s"`, `"500ms"`, `"2m"`, `"1h"`); `None` for
+/// anything else (a plain number string is left as LiteLLM reads it).
+fn seconds_of(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        return None;
+    };
+    let digits: String = number.trim().chars().filter(|c| *c != '_').collect();
+    digits
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| s * scale)
+}
+
+/// Rewrites every suffixed duration under a [`DURATION_KEYS`] key as seconds; returns how many.
+fn seconds_everywhere(value: &mut Value) -> usize {
+    let mut count = 0;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if DURATION_KEYS.contains(&key.as_str())
+                    && let Some(secs) = v.as_str().and_then(seconds_of)
+                    && let Some(n) = serde_json::Number::from_f64(secs)
+                {
+                    *v = Value::Number(n);
+                    count += 1;
+                } else {
+                    count += seconds_everywhere(v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                count += seconds_everywhere(v);
+            }
+        }
+        _ => {}
+    }
+    count
 }
 
 /// The object under `key`, created (or replacing a non-object) when needed.
@@ -230,7 +300,8 @@ mod tests {
              \x20 - {model_name: claude, litellm_params: {model: anthropic/claude}, model_info: {id: c1}}\n\
              \x20 - {model_name: gpt, litellm_params: {model: azure/gpt-eu}, model_info: {id: az}}\n\
              \x20 - {model_name: llama, litellm_params: {model: bedrock/llama-3}, model_info: {id: br}}\n\
-             router_settings: {num_retries: 1, stream_recovery: multigrid, health_check_interval: 30}\n",
+             router_settings: {num_retries: 1, stream_recovery: multigrid, health_check_interval: 30,\n\
+             \x20 stream_timeout: 10s, cooldown_time: 1500ms}\n",
         )
         .unwrap();
         let file = dir.join("s.yaml");
@@ -262,7 +333,8 @@ mod tests {
         );
         assert_eq!(
             tree["router_settings"],
-            serde_json::json!({"num_retries": 1})
+            serde_json::json!({"num_retries": 1, "stream_timeout": 10.0, "cooldown_time": 1.5}),
+            "durations in seconds, as LiteLLM reads them"
         );
         assert!(
             text.contains("stream_recovery, health_check_interval"),

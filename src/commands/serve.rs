@@ -33,7 +33,7 @@ pub struct ServeArgs {
     pub allow_remote: bool,
 }
 
-/// Serves until the scenario's duration ends or Ctrl-C.
+/// Serves until the scenario's duration ends, Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
     let scenario = load_scenario(&args.scenario)?;
     if args.allow_remote && !is_loopback(&args.listen) {
@@ -93,7 +93,7 @@ fn print_endpoints(
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "serving scenario {name} for {} (Ctrl-C stops it)",
+        "serving scenario {name} for {} (Ctrl-C or SIGTERM stops it)",
         routersim_mock_providers::duration::format_duration(duration)
     )?;
     writeln!(out, "listening on http://{}", endpoints.addr)?;

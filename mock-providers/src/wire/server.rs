@@ -123,11 +123,9 @@ impl WireServer {
             Endpoint::Models(which) => return Ok(self.models(which)),
             Endpoint::Chat(index, format) => (index, format),
         };
-        let headers = req.headers().clone();
-        let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
-            .collect()
-            .await
-        {
+        let (parts, body) = req.into_parts();
+        let headers = parts.headers;
+        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) => {
                 return Ok(self.refuse(index, &path, arrived, format, 413, &e.to_string()));

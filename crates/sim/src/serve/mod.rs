@@ -1,7 +1,8 @@
 //! `routersim serve`: the scenario's fake providers over real HTTP, in real time.
 //!
 //! The fault timeline plays on tokio's real clock from the moment the server starts (fault
-//! windows, scripts and quotas count from then) until the scenario's `duration` or Ctrl-C.
+//! windows, scripts and quotas count from then) until the scenario's `duration`, Ctrl-C or
+//! SIGTERM.
 //! One listener serves every deployment under `/d/<deployment_id>/…`; with
 //! `port_per_deployment`, each deployment also gets a listener of its own at the root. Every
 //! call is logged to `provider_calls.csv` in the `--out` folder, which is all or nothing like
@@ -177,6 +178,19 @@ pub fn serve(
     })
 }
 
+/// Resolves on SIGTERM (`kill`, `docker stop`, `timeout`): a stop like Ctrl-C, so the call
+/// log is kept. Never resolves where there is no such signal.
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut signal) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        signal.recv().await;
+        return;
+    }
+    std::future::pending::<()>().await;
+}
+
 async fn run(
     scenario: &Scenario,
     options: &ServeOptions,
@@ -254,6 +268,7 @@ async fn run(
     let stopped_by = tokio::select! {
         biased;
         _ = tokio::signal::ctrl_c() => "ctrl-c",
+        () = terminated() => "sigterm",
         () = tokio::time::sleep_until(start + duration) => "duration",
     };
     flusher.abort();

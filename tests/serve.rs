@@ -289,4 +289,19 @@ fn port_per_deployment_serves_without_the_prefix() {
     );
     let reply = curl(&[&format!("http://{own}/v1/models")]);
     assert!(reply.contains(r#""id":"gpt-4o""#), "{reply}");
+
+    // SIGTERM stops it as Ctrl-C does.
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let exit = server.child.wait().unwrap();
+    let mut rest = String::new();
+    server.stdout.read_to_string(&mut rest).unwrap();
+    assert!(exit.success(), "{rest}");
+    assert!(rest.contains("stopped (sigterm): 1 calls served"), "{rest}");
 }

@@ -39,6 +39,9 @@ pub enum CliError {
     /// `explore` could not load or prepare its scenario.
     #[error("{0}")]
     Explore(#[from] ExploreError),
+    /// `serve` (or `bench --serve`) could not start or finish.
+    #[error("{0}")]
+    Serve(#[from] routersim_sim::serve::ServeError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

@@ -92,6 +92,19 @@ pub struct BenchArgs {
         conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat"]
     )]
     pub in_flight: Option<u32>,
+    /// Instead: the wire server's speed over loopback (`routersim serve`'s server, a load
+    /// generator of routersim's own): non-streamed req/s, added latency, concurrent streams.
+    #[arg(
+        long,
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight"]
+    )]
+    pub serve: bool,
+    /// With --serve: SSE streams held open at once.
+    #[arg(long, default_value_t = 2000, requires = "serve")]
+    pub streams: usize,
+    /// With --serve: keep-alive connections of the throughput phase.
+    #[arg(long, default_value_t = 64, requires = "serve")]
+    pub connections: usize,
 }
 
 /// `routersim check`.
@@ -214,6 +227,8 @@ enum Command {
     Diff(DiffArgs),
     /// Run a scenario under seed-chosen fault mixes and check invariants on every run.
     Explore(ExploreArgs),
+    /// Serve the scenario's fake providers over HTTP (OpenAI, Anthropic, Azure) in real time.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -265,6 +280,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => commands::sweep::merge(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Explore(args) => commands::explore::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     // The one error path: a command that could not do its work says why and exits 2.
     result.unwrap_or_else(|e| {

@@ -12,6 +12,7 @@
 //! - [`provider`]: [`FakeProviders`], and the order in which an outcome is decided.
 //! - [`quota`]: the provider's own `rpm_limit` / `tpm_limit` token buckets on the virtual clock.
 //! - [`stream`]: [`FakeStream`], a streamed call's chunks paced by the clock, and stream faults.
+//! - [`wire`]: the same fakes over real HTTP (OpenAI, Anthropic, Azure wire formats).
 
 pub mod duration;
 pub mod provider;
@@ -19,6 +20,7 @@ pub mod quota;
 pub mod rng;
 pub mod spec;
 pub mod stream;
+pub mod wire;
 
 pub use provider::{
     DeploymentStats, FakeProviders, QUOTA_REJECT_LATENCY, SpecError, validate_targets,

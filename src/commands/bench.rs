@@ -15,6 +15,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     if let Some(n) = args.in_flight {
         return in_flight(n, &args);
     }
+    if args.serve {
+        return serve(&args);
+    }
     let options = BenchOptions {
         duration: args.duration,
         rate: args.rate,
@@ -81,6 +84,80 @@ fn in_flight(n: u32, args: &BenchArgs) -> Result<ExitCode, CliError> {
         out,
         "per in-flight request:  {:.0} bytes",
         f.bytes_per_request()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--serve`: the wire server's speed over loopback.
+fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
+    use routersim_sim::serve::bench::{
+        INTER_TOKEN, SCRIPTED_LATENCY, STREAM_TOKENS, ServeBenchOptions, run_serve_bench,
+    };
+    if args.connections == 0 || args.streams == 0 {
+        return Err(CliError::Usage(
+            "--connections and --streams must be at least 1",
+        ));
+    }
+    let options = ServeBenchOptions {
+        connections: args.connections,
+        streams: args.streams,
+        ..ServeBenchOptions::default()
+    };
+    let r = run_serve_bench(&options)?;
+    let ms = |us: u64| us as f64 / 1000.0;
+    let mut out = Out::stdout();
+    writeln!(
+        out,
+        "non-streamed, 0 ms provider:  {:.0} req/s ({} requests on {} keep-alive connections in {:.2} s, {} errors)",
+        r.requests_per_sec(),
+        r.requests,
+        options.connections,
+        r.throughput_secs,
+        r.request_errors
+    )?;
+    writeln!(
+        out,
+        "added latency over {} ms:     p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} requests on {} connections)",
+        SCRIPTED_LATENCY.as_millis(),
+        ms(r.added.p50_us),
+        ms(r.added.p99_us),
+        ms(r.added.max_us),
+        r.added.count,
+        options.latency_connections
+    )?;
+    writeln!(
+        out,
+        "round trip at 0 ms:           p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} requests on {} connection)",
+        ms(r.round_trip.p50_us),
+        ms(r.round_trip.p99_us),
+        ms(r.round_trip.max_us),
+        r.round_trip.count,
+        1
+    )?;
+    writeln!(
+        out,
+        "concurrent SSE streams:       {} open at once, {} of {} completed ({} tokens each, every {} ms)",
+        r.peak_open_streams,
+        r.streams_completed,
+        r.streams,
+        STREAM_TOKENS,
+        INTER_TOKEN.as_millis()
+    )?;
+    writeln!(
+        out,
+        "first-token lateness:         p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} streams opened in one burst)",
+        ms(r.first_token_lateness.p50_us),
+        ms(r.first_token_lateness.p99_us),
+        ms(r.first_token_lateness.max_us),
+        r.first_token_lateness.count
+    )?;
+    writeln!(
+        out,
+        "later tokens' lateness:       p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} tokens, against each stream's schedule)",
+        ms(r.token_lateness.p50_us),
+        ms(r.token_lateness.p99_us),
+        ms(r.token_lateness.max_us),
+        r.token_lateness.count
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod diff;
 pub mod explore;
 pub mod run;
+pub mod serve;
 pub mod sweep;
 
 use std::io::IsTerminal;

@@ -20,6 +20,7 @@ pub mod report_dir;
 pub mod run;
 pub mod scenario;
 pub mod seeds;
+pub mod serve;
 pub mod sweep;
 pub mod sweep_effect;
 pub mod sweep_plot;

@@ -1,0 +1,187 @@
+//! `provider_calls.csv`: the provider-side truth of what a router under test did, one row per
+//! call, written when the call ends (a streamed call ends with its body), so memory stays flat
+//! however long the server runs.
+//!
+//! Columns: `at_ms` (when the request arrived, ms since the server started),
+//! `deployment_id`, `path` (without the query), `stream` (`true`/`false`), `outcome`,
+//! `status` (empty when the connection was closed without a response), `retry_after_ms`
+//! (the Retry-After sent, in ms; empty when none), `latency_ms` (arrival to the call's end:
+//! the response for a non-streamed call, the body's end for a stream; 3 decimals), `tokens`
+//! (output tokens sent).
+//!
+//! `outcome`: `ok`; a failure kind (`rate_limit`, `service_unavailable`, …) for a call that
+//! failed up front; for a stream that opened with 200, `ok` when it completed (an empty stream
+//! too), `break:<kind>` (abrupt close), `error_frame:<kind>`, `truncated` (clean end without
+//! the terminal marker), or `client_closed` (the client hung up first); `bad_request` for a
+//! body the server could not read (no fake provider was called).
+
+use std::cell::{Cell, RefCell};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::WireError;
+
+/// The header row.
+pub const HEADER: [&str; 9] = [
+    "at_ms",
+    "deployment_id",
+    "path",
+    "stream",
+    "outcome",
+    "status",
+    "retry_after_ms",
+    "latency_ms",
+    "tokens",
+];
+
+/// One call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRow {
+    /// When the request arrived, since the server started.
+    pub at: Duration,
+    /// The deployment called.
+    pub deployment_id: Arc<str>,
+    /// The request's path, without the query.
+    pub path: String,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// See the module doc.
+    pub outcome: String,
+    /// The HTTP status sent.
+    pub status: Option<u16>,
+    /// The Retry-After sent, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+    /// Arrival to the call's end.
+    pub latency: Duration,
+    /// Output tokens sent.
+    pub tokens: u32,
+}
+
+/// Where rows go: a CSV writer, or nowhere.
+pub struct CallLog {
+    writer: RefCell<Option<csv::Writer<Box<dyn Write>>>>,
+    rows: Cell<u64>,
+    error: RefCell<Option<String>>,
+}
+
+impl std::fmt::Debug for CallLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallLog")
+            .field("rows", &self.rows.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallLog {
+    /// A log that keeps nothing (counts rows only).
+    pub fn disabled() -> Self {
+        Self {
+            writer: RefCell::new(None),
+            rows: Cell::new(0),
+            error: RefCell::new(None),
+        }
+    }
+
+    /// A log writing CSV to `out` (the header at once).
+    pub fn new(out: impl Write + 'static) -> Self {
+        let mut writer = csv::Writer::from_writer(Box::new(out) as Box<dyn Write>);
+        let error = writer.write_record(HEADER).err().map(|e| e.to_string());
+        Self {
+            writer: RefCell::new(Some(writer)),
+            rows: Cell::new(0),
+            error: RefCell::new(error),
+        }
+    }
+
+    /// Rows recorded.
+    pub fn rows(&self) -> u64 {
+        self.rows.get()
+    }
+
+    /// Writes one row (a write error is kept and reported by [`CallLog::finish`]).
+    pub fn record(&self, row: &CallRow) {
+        self.rows.set(self.rows.get() + 1);
+        let mut writer = self.writer.borrow_mut();
+        let Some(writer) = writer.as_mut() else {
+            return;
+        };
+        let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+        let result = writer.write_record([
+            row.at.as_millis().to_string().as_str(),
+            &row.deployment_id,
+            &row.path,
+            if row.stream { "true" } else { "false" },
+            &row.outcome,
+            &opt(row.status.map(u64::from)),
+            &opt(row.retry_after_ms),
+            &format!("{:.3}", row.latency.as_secs_f64() * 1000.0),
+            &row.tokens.to_string(),
+        ]);
+        if let Err(e) = result {
+            self.error.borrow_mut().get_or_insert(e.to_string());
+        }
+    }
+
+    /// Pushes buffered rows to the underlying writer.
+    pub fn flush(&self) {
+        if let Some(writer) = self.writer.borrow_mut().as_mut()
+            && let Err(e) = writer.flush()
+        {
+            self.error.borrow_mut().get_or_insert(e.to_string());
+        }
+    }
+
+    /// Flushes and reports the first write error, if any; the rows written otherwise.
+    pub fn finish(&self) -> Result<u64, WireError> {
+        self.flush();
+        match self.error.borrow_mut().take() {
+            Some(e) => Err(WireError::CallLog(e)),
+            None => Ok(self.rows.get()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::*;
+
+    /// A `Write` the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn rows_have_the_documented_columns() {
+        let out = Shared::default();
+        let log = CallLog::new(out.clone());
+        log.record(&CallRow {
+            at: Duration::from_millis(1500),
+            deployment_id: Arc::from("gpt-a"),
+            path: "/d/gpt-a/v1/chat/completions".into(),
+            stream: false,
+            outcome: "rate_limit".into(),
+            status: Some(429),
+            retry_after_ms: Some(2000),
+            latency: Duration::from_micros(20_250),
+            tokens: 0,
+        });
+        assert_eq!(log.finish().unwrap(), 1);
+        assert_eq!(
+            String::from_utf8(out.0.borrow().clone()).unwrap(),
+            "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens\n\
+             1500,gpt-a,/d/gpt-a/v1/chat/completions,false,rate_limit,429,2000,20.250,0\n"
+        );
+    }
+}

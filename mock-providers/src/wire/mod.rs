@@ -1,0 +1,48 @@
+//! The fake providers over real HTTP: one description of what a provider does
+//! ([`FakeProviders`]), a second transport.
+//!
+//! [`WireServer`] answers each HTTP request by building an engine
+//! [`Request`](routersim_engine::request::Request) from it, calling [`FakeProviders`] with the
+//! deployment's index (the same fault model and the same draws as the in-memory transport),
+//! and rendering the outcome in the request path's wire format: OpenAI chat completions,
+//! Anthropic messages or Azure OpenAI, as JSON or SSE, with the providers' own error bodies,
+//! statuses and `Retry-After` forms, and every stream fault at the byte level (a break is an
+//! abrupt close, a stall is silence). The exact shapes are the wire contract shared with the
+//! engine's HTTP adapter (documented in the README's `routersim serve` section).
+//!
+//! - [`route`]: a path to a deployment and a format.
+//! - [`request`]: a body and its headers to an engine request.
+//! - [`openai`] (Azure included), [`anthropic`]: bodies, error shapes, SSE frames.
+//! - [`body`]: the response body, streamed from a [`FakeStream`](crate::FakeStream).
+//! - [`call_log`]: `provider_calls.csv`, one row per call as it ends.
+//! - [`server`]: [`WireServer`], [`serve_connection`] over any byte pipe, [`listen`] on TCP.
+//!
+//! [`FakeProviders`] is `!Send` (`Cell`/`RefCell`), so the server is single-threaded: a
+//! current-thread runtime, a `LocalSet`, one `spawn_local` task per connection.
+
+pub mod anthropic;
+pub mod body;
+pub mod call_log;
+pub mod openai;
+pub mod request;
+pub mod route;
+pub mod server;
+
+pub use call_log::{CallLog, CallRow};
+pub use route::{Format, Mount};
+pub use server::{WireServer, listen, serve_connection, serve_connection_at};
+
+/// Why the wire server failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// An HTTP connection failed (a client that hung up, a body the server aborted on
+    /// purpose for a stream break).
+    #[error("http connection: {0}")]
+    Http(#[from] hyper::Error),
+    /// Accepting or configuring a socket failed.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// Writing `provider_calls.csv` failed.
+    #[error("provider_calls.csv: {0}")]
+    CallLog(String),
+}

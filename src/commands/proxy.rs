@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use routersim_sim::config_keys::config_lines;
-use routersim_sim::proxy::{ProxyOptions, load_config, proxy};
+use routersim_sim::proxy::{ProxyOptions, config_lines, load_config, proxy};
 use routersim_sim::serve::is_loopback;
 
 use crate::error::CliError;

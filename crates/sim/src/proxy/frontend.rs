@@ -182,8 +182,14 @@ mod tests {
             (br#"{"model":"m","num_retries":-1}"#, "`num_retries`"),
             (br#"{"model":"m","fallbacks":"x"}"#, "`fallbacks`"),
             (br#"{"model":"m","fallbacks":[{"x":1}]}"#, "`fallbacks[0]`"),
-            (br#"{"model":"m","metadata":{"tags":[1]}}"#, "`metadata.tags`"),
-            (br#"{"model":"m","disable_fallbacks":1}"#, "disable_fallbacks"),
+            (
+                br#"{"model":"m","metadata":{"tags":[1]}}"#,
+                "`metadata.tags`",
+            ),
+            (
+                br#"{"model":"m","disable_fallbacks":1}"#,
+                "disable_fallbacks",
+            ),
         ] {
             let e = parse_chat(body, &h, 1).unwrap_err();
             assert!(e.contains(why), "{e} should mention {why}");

@@ -116,6 +116,24 @@ pub fn load_config(path: &Path) -> Result<RouterConfig, ProxyError> {
     Ok(config)
 }
 
+/// The `litellm_params` the HTTP adapter reads: the loader lists them as not modelled (a
+/// simulation never calls a URL), but the proxy uses them.
+pub const ADAPTER_KEYS: &[&str] = &[
+    "model_list[*].litellm_params.api_base",
+    "model_list[*].litellm_params.api_key",
+    "model_list[*].litellm_params.api_version",
+];
+
+/// What `proxy` prints about its config: [`config_lines`](crate::config_keys::config_lines)
+/// without the keys the adapter uses.
+pub fn config_lines(config: &RouterConfig) -> Vec<String> {
+    let mut shown = config.clone();
+    shown
+        .ignored_keys
+        .retain(|k| !ADAPTER_KEYS.contains(&k.as_str()));
+    crate::config_keys::config_lines(&shown)
+}
+
 type ProxyRouter = Router<HttpProvider<TcpConnector>, TokioClock>;
 
 /// The proxy: the engine, its event routes, its counters.
@@ -182,9 +200,7 @@ impl ProxyServer {
         let method = req.method().clone();
         let path = path.trim_end_matches('/');
         let response = match (method.clone(), path) {
-            (Method::POST, "/v1/chat/completions" | "/chat/completions") => {
-                self.chat(req).await
-            }
+            (Method::POST, "/v1/chat/completions" | "/chat/completions") => self.chat(req).await,
             (Method::GET, "/v1/models" | "/models") => self.models(),
             (Method::GET, "/health/liveliness" | "/health/liveness") => json_response(
                 StatusCode::OK,

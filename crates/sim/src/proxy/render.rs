@@ -130,7 +130,10 @@ pub fn set_headers(response: &mut Response<ProxyBody>, tally: &Tally, request_id
         }
     };
     set("x-litellm-attempted-retries", &tally.retries.to_string());
-    set("x-litellm-attempted-fallbacks", &tally.fallbacks.to_string());
+    set(
+        "x-litellm-attempted-fallbacks",
+        &tally.fallbacks.to_string(),
+    );
     if let Some(id) = &tally.deployment_id {
         set("x-litellm-model-id", id);
     }
@@ -160,7 +163,9 @@ fn error_object(failure: &RouterFailure, result: &CompletionResult, model: &str)
     let status = failure_status(failure);
     let (kind_type, _, _) = openai::error_fields(failure.kind, Format::OpenAi);
     let message = if failure.kind == FailureKind::BadRequest && result.attempts.is_empty() {
-        format!("Invalid model name passed in model={model} (routersim proxy: no model group or alias has that name)")
+        format!(
+            "Invalid model name passed in model={model} (routersim proxy: no model group or alias has that name)"
+        )
     } else {
         format!(
             "routersim proxy: {} (status {}) after {} attempt(s); model group {}",
@@ -300,8 +305,11 @@ impl SseBody {
                         .status
                         .map_or_else(|| "none".to_string(), |s| s.to_string());
                     self.out.extend_from_slice(
-                        format!(": x-routersim-break kind={} status={status}\n\n", kind.as_str())
-                            .as_bytes(),
+                        format!(
+                            ": x-routersim-break kind={} status={status}\n\n",
+                            kind.as_str()
+                        )
+                        .as_bytes(),
                     );
                 }
                 self.breaking = Some((kind, FLUSH_YIELDS));
@@ -310,10 +318,7 @@ impl SseBody {
             _ => {
                 let mut error = error_object(failure, result, "");
                 if let Value::Object(map) = &mut error {
-                    map.insert(
-                        "status".into(),
-                        json!(failure_status(failure).as_u16()),
-                    );
+                    map.insert("status".into(), json!(failure_status(failure).as_u16()));
                 }
                 self.out.extend_from_slice(b"data: ");
                 let _ = serde_json::to_writer(&mut self.out, &json!({"error": error}));

@@ -134,6 +134,9 @@ pub fn config_lines(config: &RouterConfig) -> Vec<String> {
     crate::config_keys::config_lines(&shown)
 }
 
+/// The hook called once the listener is up, with its address and the model groups.
+pub type Ready<'a> = dyn FnMut(SocketAddr, &[Arc<str>]) -> Result<(), String> + 'a;
+
 type ProxyRouter = Router<HttpProvider<TcpConnector>, TokioClock>;
 
 /// The proxy: the engine, its event routes, its counters.
@@ -364,7 +367,7 @@ async fn listen(server: Rc<ProxyServer>, listener: TcpListener) {
 pub fn proxy(
     config: RouterConfig,
     options: &ProxyOptions,
-    ready: &mut dyn FnMut(SocketAddr, &[Arc<str>]) -> Result<(), String>,
+    ready: &mut Ready<'_>,
 ) -> Result<ProxyReport, ProxyError> {
     if !options.allow_remote && !is_loopback(&options.listen) {
         return Err(ProxyError::Remote(options.listen));
@@ -382,7 +385,7 @@ pub fn proxy(
 async fn run(
     config: RouterConfig,
     options: &ProxyOptions,
-    ready: &mut dyn FnMut(SocketAddr, &[Arc<str>]) -> Result<(), String>,
+    ready: &mut Ready<'_>,
 ) -> Result<ProxyReport, ProxyError> {
     let file_less = |source| ProxyError::Config {
         file: "(config)".into(),

@@ -386,3 +386,153 @@ impl Body for ProxyBody {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+    use routersim_engine::request::Completion;
+    use tokio::sync::mpsc::unbounded_channel;
+    use tokio::time::Instant;
+
+    use super::*;
+
+    fn result(outcome: Result<Completion, RouterFailure>) -> Box<CompletionResult> {
+        let now = Instant::now();
+        Box::new(CompletionResult {
+            request_id: 5,
+            model: "gpt".into(),
+            outcome,
+            attempts: Vec::new(),
+            final_model_group: "gpt".into(),
+            final_deployment_id: Some("a".into()),
+            fallbacks: 0,
+            retries: 0,
+            start: now,
+            end: now,
+            stream: None,
+        })
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            id: "chatcmpl-x".into(),
+            model: "gpt".into(),
+            created: 0,
+            input_tokens: 3,
+        }
+    }
+
+    fn unavailable() -> RouterFailure {
+        RouterFailure {
+            kind: FailureKind::ServiceUnavailable,
+            status: Some(503),
+            retry_after: None,
+        }
+    }
+
+    /// Renders a stream that hears `after` after its first chunk: the text sent, and whether
+    /// the body ended with an error (an abrupt close).
+    async fn stream(after: Vec<StreamMsg>) -> (String, bool) {
+        let (tx, rx) = unbounded_channel();
+        for msg in after {
+            tx.send(msg).unwrap();
+        }
+        let first = StreamMsg::Chunk {
+            tokens: 2,
+            span: Duration::from_millis(4),
+        };
+        let response = stream_response(meta(), false, &Tally::default(), 5, first, rx);
+        assert_eq!(response.headers()["x-routersim-request-id"], "5");
+        let mut body = response.into_body();
+        let mut text = String::new();
+        loop {
+            match body.frame().await {
+                None => return (text, false),
+                Some(Err(_)) => return (text, true),
+                Some(Ok(frame)) => {
+                    text.push_str(&String::from_utf8_lossy(&frame.into_data().unwrap()));
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_success_ends_with_finish_and_done() {
+        let (text, broke) = stream(vec![StreamMsg::End(result(Ok(Completion {
+            output_tokens: 2,
+            ..Completion::default()
+        })))])
+        .await;
+        assert!(!broke);
+        assert!(
+            text.contains(r#""delta":{"role":"assistant","content":""}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#""content":"tok tok""#), "{text}");
+        assert!(text.contains(r#""finish_reason":"stop""#), "{text}");
+        assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_failure_after_content_ends_as_the_engine_ended_the_stream() {
+        let broke_with = |how, failure| StreamMsg::Break { how, failure };
+        // An error frame: the caller gets one, then a clean end without [DONE].
+        let (text, broke) = stream(vec![
+            broke_with(BreakKind::ErrorFrame, FailureKind::ServiceUnavailable),
+            StreamMsg::End(result(Err(unavailable()))),
+        ])
+        .await;
+        assert!(!broke && !text.contains("[DONE]"), "{text}");
+        let last = text.trim_end().rsplit("\n\n").next().unwrap();
+        let v: Value = serde_json::from_str(&last["data: ".len()..]).unwrap();
+        assert_eq!(v["error"]["status"], 503, "{text}");
+        assert_eq!(v["error"]["x_routersim"]["kind"], "service_unavailable");
+        // A connection break: an abrupt close after what was sent.
+        let (text, broke) = stream(vec![
+            broke_with(BreakKind::Connection, FailureKind::ApiConnection),
+            StreamMsg::End(result(Err(RouterFailure {
+                kind: FailureKind::ApiConnection,
+                status: None,
+                retry_after: None,
+            }))),
+        ])
+        .await;
+        assert!(
+            broke && text.contains("tok tok") && !text.contains("error"),
+            "{text}"
+        );
+        // Truncated: a clean end with neither an error nor [DONE].
+        let (text, broke) = stream(vec![
+            broke_with(BreakKind::Truncated, FailureKind::ApiConnection),
+            StreamMsg::End(result(Err(unavailable()))),
+        ])
+        .await;
+        assert!(
+            !broke && !text.contains("error") && !text.contains("[DONE]"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_router_rate_limit_says_when_to_come_back() {
+        let failure = RouterFailure {
+            kind: FailureKind::RouterRateLimit,
+            status: Some(429),
+            retry_after: Some(Duration::from_millis(2_300)),
+        };
+        let result = result(Err(failure.clone()));
+        let response = failure_response(&failure, &result, "gpt", &Tally::of(&result));
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[RETRY_AFTER], "3");
+        assert_eq!(response.headers()["x-litellm-model-id"], "a");
+        let connection = RouterFailure {
+            kind: FailureKind::ApiConnection,
+            status: None,
+            retry_after: None,
+        };
+        assert_eq!(
+            failure_status(&connection),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+    }
+}

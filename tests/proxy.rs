@@ -301,6 +301,23 @@ fn proxy_refuses_a_remote_address_and_a_bad_config() {
         stderr.contains("config.yaml") && stderr.contains("api_base"),
         "{stderr}"
     );
+    // No api_base: the provider's https default, which the proxy cannot call.
+    std::fs::write(
+        &config,
+        "model_list:\n  - {model_name: m, litellm_params: {model: openai/m}}\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .args(["proxy", "--config", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("model_list[0].litellm_params.api_base")
+            && stderr.contains("https://api.openai.com"),
+        "{stderr}"
+    );
     std::fs::write(
         &config,
         "model_list:\n  - {model_name: m, litellm_params: {model: openai/m, api_base: 'http://127.0.0.1:9/v1'}}\n",

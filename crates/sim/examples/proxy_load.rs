@@ -43,7 +43,8 @@ async fn call(sender: &mut Sender, body: &Bytes) -> bool {
     );
     match sender.send_request(request).await {
         Ok(response) => {
-            response.status() == http::StatusCode::OK && response.into_body().collect().await.is_ok()
+            response.status() == http::StatusCode::OK
+                && response.into_body().collect().await.is_ok()
         }
         Err(_) => false,
     }

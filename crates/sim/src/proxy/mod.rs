@@ -111,8 +111,23 @@ pub fn load_config(path: &Path) -> Result<RouterConfig, ProxyError> {
     };
     let config = load_router_config_file_with(path, crate::scenario::router_load_options())
         .map_err(config_error)?;
-    // Every `api_base` must be a URL the adapter can call: said now, naming the file.
-    HttpProvider::new(TcpConnector, &config.deployments).map_err(config_error)?;
+    // Every `api_base` must be a URL the adapter can call: said now, naming the file, rather
+    // than as an `api_connection` failure of every call.
+    let provider = HttpProvider::new(TcpConnector, &config.deployments).map_err(config_error)?;
+    for (i, endpoint) in provider.endpoints().iter().enumerate() {
+        if endpoint.uri.scheme_str() != Some("http") {
+            return Err(config_error(ConfigError {
+                path: format!("model_list[{i}].litellm_params.api_base"),
+                message: format!(
+                    "{} is not a plain http:// URL: routersim proxy speaks HTTP/1.1 without TLS \
+                     (a deployment without api_base goes to its provider's https default)",
+                    endpoint.uri
+                ),
+                file: None,
+                location: None,
+            }));
+        }
+    }
     Ok(config)
 }
 

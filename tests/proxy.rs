@@ -18,7 +18,8 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use common::{repo, scratch_dir};
 
 /// `gpt` has two deployments, `limited` always 429 with a 30 s Retry-After; `solo` has one
-/// deployment that is down and falls back to `gpt`.
+/// deployment that is down and falls back to `gpt`; `framed`'s first stream ends in an error
+/// frame after 2 tokens, `broken`'s breaks at the connection after 2 tokens.
 const SCENARIO: &str = "
 name: proxy-test
 duration: 10m
@@ -27,6 +28,8 @@ router:
     - {model_name: gpt, litellm_params: {model: openai/gpt-4o}, model_info: {id: good}}
     - {model_name: gpt, litellm_params: {model: openai/gpt-4o}, model_info: {id: limited}}
     - {model_name: solo, litellm_params: {model: openai/solo}, model_info: {id: down}}
+    - {model_name: framed, litellm_params: {model: openai/f}, model_info: {id: framed}}
+    - {model_name: broken, litellm_params: {model: openai/b}, model_info: {id: broken}}
   router_settings:
     num_retries: 2
     fallbacks: [{solo: [gpt]}]
@@ -34,6 +37,10 @@ providers:
   good: {latency: 5ms, ttft: 5ms, inter_token: 2ms, output_tokens: 5}
   limited: {latency: 1ms, then: {error: rate_limit, retry_after: 30s}}
   down: {latency: 1ms, then: {error: service_unavailable}}
+  framed: {ttft: 1ms, inter_token: 1ms, output_tokens: 5,
+           script: [{stream_error_frame: {after_tokens: 2, error: overloaded}}]}
+  broken: {ttft: 1ms, inter_token: 1ms, output_tokens: 5,
+           script: [{stream_break: {after_tokens: 2}}]}
 traffic: []
 ";
 
@@ -243,6 +250,43 @@ fn proxy_routes_through_serve_cools_the_429_deployment_and_streams() {
     assert!(reply.contains(r#""finish_reason":"stop""#), "{reply}");
     assert_eq!(frames.last().copied(), Some("data: [DONE]"), "{reply}");
 
+    // Streams that fail after content end as the engine ended them: an error frame (no
+    // [DONE]) for an error frame, an abrupt close for a connection break.
+    let stream_of = |model: &str| {
+        format!(
+            r#"{{"model":"{model}","messages":[{{"role":"user","content":"hi"}}],"stream":true}}"#
+        )
+    };
+    let reply = curl(&["-N", &url, "-d", &stream_of("framed")]);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains(r#""content":"tok"#), "{reply}");
+    let last = reply.trim_end().rsplit("\n\n").next().unwrap();
+    assert!(last.starts_with(r#"data: {"error":{"#), "{reply}");
+    assert!(last.contains(r#""status":529"#), "{reply}");
+    assert!(!reply.contains("[DONE]"), "{reply}");
+    let output = Command::new("curl")
+        .args([
+            "-s",
+            "-N",
+            "--max-time",
+            "20",
+            &url,
+            "-d",
+            &stream_of("broken"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains(r#""content":"tok"#), "{text}");
+    assert!(
+        !text.contains("[DONE]") && !text.contains(r#""error""#),
+        "{text}"
+    );
+    assert!(
+        !output.status.success(),
+        "curl sees the transfer cut short: {text}"
+    );
+
     // Unknown model: a 400 with an OpenAI error body; unknown path: 404.
     let reply = curl(&[&url, "-d", r#"{"model":"nope","messages":[]}"#]);
     assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
@@ -262,7 +306,7 @@ fn proxy_routes_through_serve_cools_the_429_deployment_and_streams() {
 
     let rest = proxy.stop();
     assert!(
-        rest.contains("stopped (ctrl-c): 23 requests served, 22 ok, 1 failed"),
+        rest.contains("stopped (ctrl-c): 25 requests served, 22 ok, 3 failed"),
         "{rest}"
     );
     serve.stop();
@@ -280,6 +324,13 @@ fn proxy_routes_through_serve_cools_the_429_deployment_and_streams() {
     let down = calls("down");
     assert_eq!(down.len(), 1, "{csv}");
     assert!(down[0].contains(",service_unavailable,503,"), "{csv}");
+    // A stream that failed after content is not retried.
+    let framed = calls("framed");
+    assert_eq!(framed.len(), 1, "{csv}");
+    assert!(framed[0].contains(",error_frame:overloaded,"), "{csv}");
+    let broken = calls("broken");
+    assert_eq!(broken.len(), 1, "{csv}");
+    assert!(broken[0].contains(",break:api_connection,"), "{csv}");
 }
 
 #[test]
@@ -359,7 +410,7 @@ try:
 except openai.BadRequestError as e:
     assert e.status_code == 400
     assert "Invalid model name" in e.body["message"], e.body
-assert [m.id for m in client.models.list()] == ["gpt", "solo"]
+assert [m.id for m in client.models.list()] == ["gpt", "solo", "framed", "broken"]
 print("openai client ok")
 "#;
 

@@ -42,6 +42,9 @@ pub enum CliError {
     /// `serve` (or `bench --serve`) could not start or finish.
     #[error("{0}")]
     Serve(#[from] routersim_sim::serve::ServeError),
+    /// `proxy` could not start or finish.
+    #[error("{0}")]
+    Proxy(#[from] routersim_sim::proxy::ProxyError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

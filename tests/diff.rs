@@ -184,3 +184,130 @@ fn untraced_reports_compare_summaries_and_missing_ones_exit_2() -> TestResult {
     assert!(stderr.contains("summary.json"), "{stderr}");
     Ok(())
 }
+
+/// Writes a hand-made report folder: `summary` (with `source` when given), `requests` as
+/// `(id, arrival_ms)` and `attempts` as `(id, [deployment:outcome, …])`.
+fn hand_made(
+    dir: &Path,
+    summary: &serde_json::Value,
+    source: Option<&str>,
+    requests: &[(u64, &str)],
+    attempts: &[(u64, &[&str])],
+) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut summary = summary.clone();
+    if let Some(source) = source {
+        summary["source"] = serde_json::json!(source);
+    }
+    std::fs::write(dir.join("summary.json"), summary.to_string()).unwrap();
+    let mut text = String::from(
+        "request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,\
+         attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,\
+         tokens_billed\n",
+    );
+    for (id, at) in requests {
+        text.push_str(&format!("{id},{at},A,A,a1,ok,200,1,0,0,1.000,false,,,,\n"));
+    }
+    std::fs::write(dir.join("requests.csv"), text).unwrap();
+    let mut text = String::from(
+        "request_id,attempt,start_ms,end_ms,model_group,deployment_id,outcome,status,\
+         retry_after_ms,wait_ms,fallback_depth\n",
+    );
+    for (id, steps) in attempts {
+        for (n, step) in steps.iter().enumerate() {
+            let (deployment, outcome) = step.split_once(':').unwrap();
+            text.push_str(&format!(
+                "{id},{},0.000,1.000,A,{deployment},{outcome},,,0.000,0\n",
+                n + 1
+            ));
+        }
+    }
+    std::fs::write(dir.join("attempts.csv"), text).unwrap();
+    std::fs::write(dir.join("report.complete"), "routersim test\n").unwrap();
+    dir.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_live_report_diffs_against_a_sim_report_joining_requests_by_id_then_arrival() -> TestResult {
+    let dir = scratch_dir("diff-live");
+    // A valid summary to start from; the hand-made folders only differ in their traces.
+    let real = run(&dir, "real", 0, "none");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        Path::new(&real).join("summary.json"),
+    )?)?;
+    assert!(
+        summary.get("source").is_none(),
+        "a sim summary may have no source"
+    );
+    let sim = hand_made(
+        &dir.join("sim"),
+        &summary,
+        None,
+        &[(0, "0.000"), (1, "100.000"), (2, "200.000"), (3, "300.000")],
+        &[
+            (0, &["a1:ok"]),
+            (1, &["a1:service_unavailable", "a2:ok"]),
+            (2, &["a1:ok"]),
+            (3, &["a2:ok"]),
+        ],
+    );
+    // The live run numbered its requests its own way (but for the first), 0.2–0.9 ms late.
+    let live = hand_made(
+        &dir.join("live"),
+        &summary,
+        Some("live"),
+        &[
+            (0, "0.300"),
+            (51, "100.600"),
+            (52, "200.900"),
+            (53, "300.200"),
+        ],
+        &[
+            (0, &["a1:ok"]),
+            (51, &["a1:service_unavailable", "a2:ok"]),
+            (52, &["a2:ok"]),
+            (53, &["a2:ok"]),
+        ],
+    );
+    let output = routersim(&["diff", &sim, &live]);
+    let stdout = String::from_utf8(output.stdout)?;
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(", source sim)\n"), "{stdout}");
+    assert!(stdout.contains(", source live)\n"), "{stdout}");
+    assert!(
+        stdout.contains("note: reports from different sources"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 of "), "the same summary: {stdout}");
+    assert!(
+        stdout.contains(
+            "attempts: first joined request that differs: A 2 at 200 ms, B 52 at 200.9 ms \
+             (4 requests joined (1 by id, 3 by arrival) of 4 in A and 4 in B)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  A: a1:ok\n  B: a2:ok\n"), "{stdout}");
+
+    // The same traces from both sources: nothing differs.
+    let twin = hand_made(
+        &dir.join("twin"),
+        &summary,
+        Some("live"),
+        &[(0, "0.000"), (1, "100.000"), (2, "200.000"), (3, "300.000")],
+        &[
+            (0, &["a1:ok"]),
+            (1, &["a1:service_unavailable", "a2:ok"]),
+            (2, &["a1:ok"]),
+            (3, &["a2:ok"]),
+        ],
+    );
+    let output = routersim(&["diff", &sim, &twin]);
+    let stdout = String::from_utf8(output.stdout)?;
+    assert!(
+        stdout.contains(
+            "attempts: no joined request differs (4 requests joined (4 by id, 0 by arrival)"
+        ),
+        "{stdout}"
+    );
+    Ok(())
+}

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use routersim_sim::diff::{Attempts, MetricChange, diff_reports};
+use routersim_sim::diff::{Attempts, MetricChange, SOURCE_SIM, diff_reports};
 
 use crate::DiffArgs;
 use crate::error::CliError;
@@ -49,16 +49,30 @@ fn sequence(attempts: &[String]) -> String {
 pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let diff = diff_reports(&args.report_a, &args.report_b)?;
     let mut out = Out::stdout();
-    for (label, dir, s) in [
-        ("A", &args.report_a, &diff.a),
-        ("B", &args.report_b, &diff.b),
+    // Sources are named only when a report is not simulated (sim/sim output is unchanged).
+    let across = diff.sources.0 != SOURCE_SIM || diff.sources.1 != SOURCE_SIM;
+    for (label, dir, s, source) in [
+        ("A", &args.report_a, &diff.a, &diff.sources.0),
+        ("B", &args.report_b, &diff.b, &diff.sources.1),
     ] {
+        let source = if across {
+            format!(", source {source}")
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "{label}: {} ({}, seed {})",
+            "{label}: {} ({}, seed {}{source})",
             dir.display(),
             s.scenario,
             s.seed
+        )?;
+    }
+    if diff.sources.0 != diff.sources.1 {
+        writeln!(
+            out,
+            "note: reports from different sources: requests are joined by id, else by arrival \
+             within 1 ms"
         )?;
     }
     if diff.a.scenario != diff.b.scenario || diff.a.seed != diff.b.seed {
@@ -112,12 +126,46 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     match &diff.attempts {
         Attempts::Missing { reports } => {
             let dirs: Vec<String> = reports.iter().map(|d| d.display().to_string()).collect();
+            let files = if across {
+                "attempts.csv or requests.csv"
+            } else {
+                "attempts.csv"
+            };
             writeln!(
                 out,
-                "attempts: not compared: no attempts.csv in {} (written with `--trace none`); \
+                "attempts: not compared: no {files} in {} (written with `--trace none`); \
                  only the summaries were compared",
                 dirs.join(" and ")
             )?;
+        }
+        Attempts::Joined {
+            requests_a,
+            requests_b,
+            by_id,
+            by_arrival,
+            first,
+        } => {
+            let joined = format!(
+                "{} requests joined ({by_id} by id, {by_arrival} by arrival) of {requests_a} in \
+                 A and {requests_b} in B",
+                by_id + by_arrival
+            );
+            match first {
+                None => writeln!(out, "attempts: no joined request differs ({joined})")?,
+                Some(first) => {
+                    writeln!(
+                        out,
+                        "attempts: first joined request that differs: A {} at {} ms, B {} at \
+                         {} ms ({joined})",
+                        first.request_id_a,
+                        number(first.arrival_us_a as f64 / 1000.0),
+                        first.request_id_b,
+                        number(first.arrival_us_b as f64 / 1000.0)
+                    )?;
+                    writeln!(out, "  A: {}", sequence(&first.a))?;
+                    writeln!(out, "  B: {}", sequence(&first.b))?;
+                }
+            }
         }
         Attempts::Compared {
             requests_a,

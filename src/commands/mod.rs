@@ -4,6 +4,7 @@ pub mod bench;
 pub mod check;
 pub mod diff;
 pub mod explore;
+pub mod proxy;
 pub mod run;
 pub mod serve;
 pub mod sweep;

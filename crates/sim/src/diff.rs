@@ -19,6 +19,14 @@
 //! sequence. (Two different sequences with equal fingerprints would go unnoticed with
 //! probability about 2⁻⁶⁴.)
 //!
+//! Across sources — a simulated report (`run`) and a live one (`drive`, marked
+//! `"source": "live"` in `summary.json`; a summary without `source` is `sim`) — request ids
+//! need not name the same request, so requests are joined first ([`joined_difference`]): by
+//! id where both reports have it, then the rest by arrival time within
+//! [`ARRIVAL_TOLERANCE_US`] (`arrival_ms` of `requests.csv`), and the first joined request, in
+//! A's arrival order, whose attempt sequence (deployment ids in order and outcomes) differs is
+//! shown, with both ids and arrivals. Memory grows with the requests, as above.
+//!
 //! Only complete reports are compared: both folders must hold the completion marker
 //! ([`COMPLETE`](crate::report_dir::COMPLETE)), which a run writes last. Without
 //! `attempts.csv` (a report written with `--trace none`) only the summaries are compared
@@ -29,7 +37,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use routersim_report::Summary;
-use routersim_report::record::ATTEMPTS_CSV;
+use routersim_report::record::{ATTEMPTS_CSV, REQUESTS_CSV};
 
 use crate::report_dir::{ReportDirError, require_complete};
 
@@ -70,6 +78,27 @@ pub fn read_summary(dir: &Path) -> Result<Summary, DiffError> {
     })?;
     serde_json::from_str(&text).map_err(|e| unreadable(&path, format!("not a summary: {e}")))
 }
+
+/// A report's `source` in `summary.json`: `sim` (also when absent) or `live`.
+pub fn read_source(dir: &Path) -> Result<String, DiffError> {
+    let path = dir.join(SUMMARY_JSON);
+    let text = routersim_engine::config::input::read_text_file(&path)
+        .map_err(|e| unreadable(&path, format!("cannot read it ({e})")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| unreadable(&path, format!("not JSON: {e}")))?;
+    Ok(value
+        .get("source")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(SOURCE_SIM)
+        .to_string())
+}
+
+/// The `source` of a simulated report (and of a summary without one).
+pub const SOURCE_SIM: &str = "sim";
+
+/// Two requests of reports from different sources are the same request when their arrivals
+/// are this close (µs), unless their ids already joined them.
+pub const ARRIVAL_TOLERANCE_US: u64 = 1_000;
 
 /// One metric in both reports.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,12 +221,42 @@ pub enum Attempts {
         /// The first request (lowest id) whose sequence differs; `None` if none does.
         first: Option<FirstDifference>,
     },
+    /// Reports from different sources: requests joined by id, then by arrival.
+    Joined {
+        /// Requests in A (`requests.csv` rows).
+        requests_a: u64,
+        /// In B.
+        requests_b: u64,
+        /// Pairs joined by their id.
+        by_id: u64,
+        /// Pairs joined by arrival time.
+        by_arrival: u64,
+        /// The first joined request (in A's arrival order) whose sequence differs.
+        first: Option<JoinedDifference>,
+    },
     /// A report has no `attempts.csv` (written with `--trace none`): only the summaries were
     /// compared.
     Missing {
         /// The reports without it.
         reports: Vec<PathBuf>,
     },
+}
+
+/// The first joined request whose attempts differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinedDifference {
+    /// Its id in A.
+    pub request_id_a: u64,
+    /// Its id in B.
+    pub request_id_b: u64,
+    /// Its arrival in A, µs since the run start.
+    pub arrival_us_a: u64,
+    /// In B.
+    pub arrival_us_b: u64,
+    /// Its attempts in A (`deployment_id:outcome`, in attempt order).
+    pub a: Vec<String>,
+    /// In B.
+    pub b: Vec<String>,
 }
 
 /// The whole comparison.
@@ -211,6 +270,8 @@ pub struct ReportDiff {
     pub metrics: Vec<MetricChange>,
     /// The attempts.
     pub attempts: Attempts,
+    /// A's and B's `source` (`sim`, `live`).
+    pub sources: (String, String),
 }
 
 /// Compares two report directories.
@@ -219,23 +280,32 @@ pub fn diff_reports(a: &Path, b: &Path) -> Result<ReportDiff, DiffError> {
     let summary_b = read_summary(b)?;
     require_complete(a)?;
     require_complete(b)?;
+    let sources = (read_source(a)?, read_source(b)?);
     let metrics = compare_summaries(&summary_a, &summary_b);
-    let (path_a, path_b) = (a.join(ATTEMPTS_CSV), b.join(ATTEMPTS_CSV));
-    let missing: Vec<PathBuf> = [(a, &path_a), (b, &path_b)]
-        .into_iter()
-        .filter(|(_, p)| !p.is_file())
-        .map(|(dir, _)| dir.to_path_buf())
-        .collect();
-    let attempts = if missing.is_empty() {
-        first_difference(&path_a, &path_b)?
+    let across = sources.0 != sources.1 || sources.0 != SOURCE_SIM;
+    let needed: &[&str] = if across {
+        &[ATTEMPTS_CSV, REQUESTS_CSV]
     } else {
+        &[ATTEMPTS_CSV]
+    };
+    let missing: Vec<PathBuf> = [a, b]
+        .into_iter()
+        .filter(|dir| needed.iter().any(|f| !dir.join(f).is_file()))
+        .map(Path::to_path_buf)
+        .collect();
+    let attempts = if !missing.is_empty() {
         Attempts::Missing { reports: missing }
+    } else if across {
+        joined_difference(a, b)?
+    } else {
+        first_difference(&a.join(ATTEMPTS_CSV), &b.join(ATTEMPTS_CSV))?
     };
     Ok(ReportDiff {
         a: summary_a,
         b: summary_b,
         metrics,
         attempts,
+        sources,
     })
 }
 
@@ -380,6 +450,115 @@ pub fn first_difference(a: &Path, b: &Path) -> Result<Attempts, DiffError> {
     })
 }
 
+/// Each request of `requests.csv`: id → arrival (µs since the run start).
+fn arrivals(path: &Path) -> Result<BTreeMap<u64, u64>, DiffError> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| unreadable(path, e))?;
+    let header = reader.byte_headers().map_err(|e| unreadable(path, e))?;
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name.as_bytes())
+            .ok_or_else(|| unreadable(path, format!("no `{name}` column")))
+    };
+    let (id_col, arrival_col) = (column("request_id")?, column("arrival_ms")?);
+    let mut out = BTreeMap::new();
+    let mut record = csv::ByteRecord::new();
+    let mut line = 1u64;
+    while reader
+        .read_byte_record(&mut record)
+        .map_err(|e| unreadable(path, e))?
+    {
+        line += 1;
+        let text = |i: usize| std::str::from_utf8(&record[i]).unwrap_or("");
+        // A request without an id cannot be joined to its attempts.
+        let Ok(id) = text(id_col).parse::<u64>() else {
+            continue;
+        };
+        let arrival: f64 = text(arrival_col)
+            .parse()
+            .map_err(|_| unreadable(path, format!("line {line}: arrival_ms is not a number")))?;
+        if !(arrival.is_finite() && arrival >= 0.0) {
+            return Err(unreadable(
+                path,
+                format!("line {line}: arrival_ms is not a time"),
+            ));
+        }
+        out.insert(id, (arrival * 1000.0).round() as u64);
+    }
+    Ok(out)
+}
+
+/// Joins A's and B's requests: `(A id, B id)` pairs, and how many joined by id.
+fn join(a: &BTreeMap<u64, u64>, b: &BTreeMap<u64, u64>) -> (Vec<(u64, u64)>, u64) {
+    let mut pairs: Vec<(u64, u64)> = a
+        .keys()
+        .filter(|id| b.contains_key(id))
+        .map(|&id| (id, id))
+        .collect();
+    let by_id = pairs.len() as u64;
+    let by_time = |m: &BTreeMap<u64, u64>, other: &BTreeMap<u64, u64>| {
+        let mut rest: Vec<(u64, u64)> = m
+            .iter()
+            .filter(|(id, _)| !other.contains_key(id))
+            .map(|(&id, &at)| (at, id))
+            .collect();
+        rest.sort_unstable();
+        rest
+    };
+    let (rest_a, rest_b) = (by_time(a, b), by_time(b, a));
+    // Two pointers over both arrival orders: the earliest unmatched arrivals pair first.
+    let (mut i, mut j) = (0, 0);
+    while i < rest_a.len() && j < rest_b.len() {
+        let ((at_a, id_a), (at_b, id_b)) = (rest_a[i], rest_b[j]);
+        if at_a.abs_diff(at_b) <= ARRIVAL_TOLERANCE_US {
+            pairs.push((id_a, id_b));
+            i += 1;
+            j += 1;
+        } else if at_a < at_b {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    (pairs, by_id)
+}
+
+/// Compares reports from different sources request by request (see the module docs).
+pub fn joined_difference(a: &Path, b: &Path) -> Result<Attempts, DiffError> {
+    let (arrivals_a, arrivals_b) = (
+        arrivals(&a.join(REQUESTS_CSV))?,
+        arrivals(&b.join(REQUESTS_CSV))?,
+    );
+    let (attempts_a, attempts_b) = (a.join(ATTEMPTS_CSV), b.join(ATTEMPTS_CSV));
+    let (prints_a, prints_b) = (fingerprints(&attempts_a)?, fingerprints(&attempts_b)?);
+    let (mut pairs, by_id) = join(&arrivals_a, &arrivals_b);
+    let by_arrival = pairs.len() as u64 - by_id;
+    let arrival_a = |id: &u64| arrivals_a.get(id).copied().unwrap_or(0);
+    pairs.sort_by_key(|(id_a, _)| (arrival_a(id_a), *id_a));
+    let print = |m: &BTreeMap<u64, u64>, id: u64| m.get(&id).copied().unwrap_or(0);
+    let first = pairs
+        .iter()
+        .find(|&&(id_a, id_b)| print(&prints_a, id_a) != print(&prints_b, id_b));
+    let first = match first {
+        None => None,
+        Some(&(id_a, id_b)) => Some(JoinedDifference {
+            request_id_a: id_a,
+            request_id_b: id_b,
+            arrival_us_a: arrival_a(&id_a),
+            arrival_us_b: arrivals_b.get(&id_b).copied().unwrap_or(0),
+            a: sequence(&attempts_a, id_a)?,
+            b: sequence(&attempts_b, id_b)?,
+        }),
+    };
+    Ok(Attempts::Joined {
+        requests_a: arrivals_a.len() as u64,
+        requests_b: arrivals_b.len() as u64,
+        by_id,
+        by_arrival,
+        first,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,5 +639,15 @@ mod tests {
         };
         assert_eq!(first.unwrap().request_id, 2);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn joins_by_id_then_by_arrival_within_a_millisecond() {
+        let a: BTreeMap<u64, u64> = [(1, 0), (2, 5_000), (3, 9_000), (4, 20_000)].into();
+        // 1 by id; 10 ↔ 2 (0.4 ms apart); 11 is 1.5 ms from 3: no match; 12 ↔ 4 (1 ms).
+        let b: BTreeMap<u64, u64> = [(1, 7), (10, 5_400), (11, 10_500), (12, 21_000)].into();
+        let (pairs, by_id) = join(&a, &b);
+        assert_eq!(by_id, 1);
+        assert_eq!(pairs, vec![(1, 1), (2, 10), (4, 12)]);
     }
 }

@@ -16,6 +16,7 @@ pub mod explore;
 pub mod facts;
 pub mod footprint;
 pub mod hash;
+pub mod proxy;
 pub mod report_dir;
 pub mod run;
 pub mod scenario;

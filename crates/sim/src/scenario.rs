@@ -195,7 +195,7 @@ pub fn set_router_load_options(options: LoadOptions) -> Result<(), LoadOptions> 
     ROUTER_LOAD_OPTIONS.set(options)
 }
 
-fn router_load_options() -> &'static LoadOptions {
+pub(crate) fn router_load_options() -> &'static LoadOptions {
     ROUTER_LOAD_OPTIONS.get().unwrap_or(&NO_LOAD_OPTIONS)
 }
 

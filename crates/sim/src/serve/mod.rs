@@ -180,7 +180,7 @@ pub fn serve(
 
 /// Resolves on SIGTERM (`kill`, `docker stop`, `timeout`): a stop like Ctrl-C, so the call
 /// log is kept. Never resolves where there is no such signal.
-async fn terminated() {
+pub(crate) async fn terminated() {
     #[cfg(unix)]
     if let Ok(mut signal) =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())

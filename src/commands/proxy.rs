@@ -1,0 +1,77 @@
+//! `routersim proxy --config FILE`: routersim's engine as an OpenAI-compatible router.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use routersim_sim::proxy::{ProxyOptions, config_lines, load_config, proxy};
+use routersim_sim::serve::is_loopback;
+
+use crate::error::CliError;
+
+/// `routersim proxy`.
+#[derive(clap::Args, Debug)]
+pub struct ProxyArgs {
+    /// The router config: a LiteLLM proxy config.yaml (e.g. from `serve --emit-litellm-config`)
+    /// or a routersim router file. Each deployment is called at its `litellm_params.api_base`.
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Address to listen on (port 0: any free port). Loopback unless --allow-remote.
+    #[arg(long, default_value = "127.0.0.1:4000")]
+    pub listen: SocketAddr,
+    /// Allow a non-loopback --listen address.
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+/// Serves until Ctrl-C or SIGTERM.
+pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
+    let config = load_config(&args.config)?;
+    for line in config_lines(&config) {
+        eprintln!("{line}");
+    }
+    if args.allow_remote && !is_loopback(&args.listen) {
+        eprintln!(
+            "warning: serving on {} (not loopback): anything that reaches this address can send \
+             requests through this router to its deployments",
+            args.listen
+        );
+    }
+    // The engine's wall clock starts at the system clock's reading now (read here: only the
+    // CLI reads the system clock).
+    let epoch_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let options = ProxyOptions {
+        listen: args.listen,
+        allow_remote: args.allow_remote,
+        epoch_unix_ms,
+    };
+    let file = args.config.display().to_string();
+    let mut ready = |addr: SocketAddr, groups: &[Arc<str>]| -> Result<(), String> {
+        let mut out = std::io::stdout().lock();
+        let names: Vec<&str> = groups.iter().map(|g| &**g).collect();
+        writeln!(
+            out,
+            "routersim proxy: router config {file} (Ctrl-C or SIGTERM stops it)"
+        )
+        .and_then(|()| writeln!(out, "listening on http://{addr}"))
+        .and_then(|()| writeln!(out, "  POST http://{addr}/v1/chat/completions"))
+        .and_then(|()| writeln!(out, "  model groups: {}", names.join(", ")))
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to stdout: {e}"))
+    };
+    let report = proxy(config, &options, &mut ready)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "stopped ({}): {} requests served, {} ok, {} failed",
+        report.stopped_by,
+        report.requests,
+        report.ok,
+        report.requests - report.ok
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -42,6 +42,9 @@ pub enum CliError {
     /// `serve` (or `bench --serve`) could not start or finish.
     #[error("{0}")]
     Serve(#[from] routersim_sim::serve::ServeError),
+    /// `drive` could not run or write its report.
+    #[error("{0}")]
+    Drive(#[from] routersim_sim::drive::DriveError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

@@ -229,6 +229,8 @@ enum Command {
     Explore(ExploreArgs),
     /// Serve the scenario's fake providers over HTTP (OpenAI, Anthropic, Azure) in real time.
     Serve(commands::serve::ServeArgs),
+    /// Send the scenario's traffic in real time to a real router in front of its fake providers.
+    Drive(commands::drive::DriveArgs),
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -281,6 +283,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => commands::diff::run(args),
         Command::Explore(args) => commands::explore::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Drive(args) => commands::drive::run(args),
     };
     // The one error path: a command that could not do its work says why and exits 2.
     result.unwrap_or_else(|e| {

@@ -165,7 +165,7 @@ fn serve_answers_curl_and_logs_every_call() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens"
+        "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens,request_id"
     );
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(

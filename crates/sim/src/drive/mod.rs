@@ -373,36 +373,30 @@ async fn wait_for(client: &Client, wait: Duration) -> Result<(), DriveError> {
 }
 
 /// The target's name and version, when it says: LiteLLM's `/health/readiness` carries
-/// `litellm_version` when it has a database; its `/openapi.json` always names it
-/// (`"title": "LiteLLM API", "version": "1.110.2"`); otherwise the `server` header.
+/// `litellm_version` when public details are allowed, its `/health/readiness/details` (with
+/// the API key) always; otherwise the `server` header of the answer. (Its `/openapi.json` names
+/// it too, but takes seconds of the proxy's CPU the first time: never asked.)
 async fn identify(client: &Client) -> (Option<String>, Option<String>) {
     let root = &client.target.root;
-    if let Some((200, _, body)) = load::get(client, &format!("{root}/health/readiness")).await
-        && let Ok(json) = serde_json::from_slice::<Value>(&body)
-        && let Some(version) = json.get("litellm_version").and_then(Value::as_str)
-    {
-        return (Some("litellm".to_string()), Some(version.to_string()));
-    }
-    let Some((status, headers, body)) = load::get(client, &format!("{root}/openapi.json")).await
-    else {
-        return (None, None);
-    };
-    if status == 200
-        && let Ok(json) = serde_json::from_slice::<Value>(&body)
-        && let Some(title) = json.pointer("/info/title").and_then(Value::as_str)
-    {
-        let name = if title.to_ascii_lowercase().contains("litellm") {
-            "litellm".to_string()
-        } else {
-            title.to_string()
+    let mut server = None;
+    for path in ["/health/readiness", "/health/readiness/details"] {
+        let Some((status, headers, body)) = load::get(client, &format!("{root}{path}")).await
+        else {
+            continue;
         };
-        let version = json.pointer("/info/version").and_then(Value::as_str);
-        return (Some(name), version.map(str::to_string));
+        if status == 200
+            && let Ok(json) = serde_json::from_slice::<Value>(&body)
+            && let Some(version) = json.get("litellm_version").and_then(Value::as_str)
+        {
+            return (Some("litellm".to_string()), Some(version.to_string()));
+        }
+        server = server.or_else(|| {
+            headers
+                .get(http::header::SERVER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        });
     }
-    let server = headers
-        .get(http::header::SERVER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
     match server.as_deref().and_then(|s| s.split_once('/')) {
         Some((name, version)) => (Some(name.to_string()), Some(version.to_string())),
         None => (server, None),

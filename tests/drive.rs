@@ -221,7 +221,13 @@ fn drive_with_in_process_providers_joins_every_call_to_its_request() {
         }
     }
     let mut stdout = String::new();
-    drive.0.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    drive
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert!(drive.0.wait().unwrap().success(), "{stdout}\n{rest}");

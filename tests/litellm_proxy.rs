@@ -131,7 +131,12 @@ fn calls(report: &Path) -> Vec<Call> {
             let f: Vec<&str> = l.split(',').collect();
             let at: u64 = f[0].parse().unwrap();
             let latency: f64 = f[7].parse().unwrap();
-            (at, f[1].to_string(), f[4].to_string(), at + latency.ceil() as u64)
+            (
+                at,
+                f[1].to_string(),
+                f[4].to_string(),
+                at + latency.ceil() as u64,
+            )
         })
         .collect()
 }
@@ -148,8 +153,14 @@ fn assert_common(s: &Value) {
     assert_eq!(s["live"]["target_version"], "1.110.2");
     assert_eq!(s["live"]["unfinished"], 0);
     assert_eq!(s["requests"], 250, "{s:#}");
-    assert_eq!(s["failed"], 0, "a request the config should save failed: {s:#}");
-    assert_eq!(s["live"]["joined_by_request_id"], s["live"]["provider_calls"]);
+    assert_eq!(
+        s["failed"], 0,
+        "a request the config should save failed: {s:#}"
+    );
+    assert_eq!(
+        s["live"]["joined_by_request_id"],
+        s["live"]["provider_calls"]
+    );
 }
 
 #[test]
@@ -180,10 +191,23 @@ fn litellm_proxy_429_storm_and_503_outage() {
     }
     let storm_429s = a.iter().filter(|c| c.2 == "rate_limit").count();
     assert!((3..=12).contains(&storm_429s), "{storm_429s} 429s");
-    assert!(a.iter().any(|c| c.0 > 40_000 && c.2 == "ok"), "gpt-a back after the storm");
-    let backup: Vec<u64> = rows.iter().filter(|c| c.1 == "backup-1").map(|c| c.0).collect();
-    assert!(!backup.is_empty(), "no fallback while both deployments failed");
-    assert!(backup.iter().all(|t| (10_000..31_000).contains(t)), "{backup:?}");
+    assert!(
+        a.iter().any(|c| c.0 > 40_000 && c.2 == "ok"),
+        "gpt-a back after the storm"
+    );
+    let backup: Vec<u64> = rows
+        .iter()
+        .filter(|c| c.1 == "backup-1")
+        .map(|c| c.0)
+        .collect();
+    assert!(
+        !backup.is_empty(),
+        "no fallback while both deployments failed"
+    );
+    assert!(
+        backup.iter().all(|t| (10_000..31_000).contains(t)),
+        "{backup:?}"
+    );
     assert!(s["fallbacks"].as_u64().unwrap() >= 1);
     assert!(s["retries"].as_u64().unwrap() >= 1);
 
@@ -208,8 +232,19 @@ fn litellm_proxy_429_storm_and_503_outage() {
     }
     for pair in bursts.windows(2) {
         let gap = pair[1][0] - pair[0].last().unwrap();
-        assert!(gap >= 4_000, "cooled for {gap} ms, cooldown_time is 5 s: {bursts:?}");
+        assert!(
+            gap >= 4_000,
+            "cooled for {gap} ms, cooldown_time is 5 s: {bursts:?}"
+        );
     }
-    assert!(s["cooldowns"]["by_deployment"]["gpt-a"]["count"].as_u64().unwrap() >= 3);
-    assert!(s["cooldowns"]["by_deployment"].get("gpt-b").is_none(), "{s:#}");
+    assert!(
+        s["cooldowns"]["by_deployment"]["gpt-a"]["count"]
+            .as_u64()
+            .unwrap()
+            >= 3
+    );
+    assert!(
+        s["cooldowns"]["by_deployment"].get("gpt-b").is_none(),
+        "{s:#}"
+    );
 }

@@ -56,9 +56,10 @@ impl Target {
         if authority.is_empty() {
             return Err(format!("{url}: no host"));
         }
-        let with_port = if authority.rsplit_once(':').is_some_and(|(_, p)| {
-            !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())
-        }) {
+        let with_port = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        {
             authority.to_string()
         } else {
             format!("{authority}:80")
@@ -144,7 +145,10 @@ async fn send(addr: SocketAddr, request: http::Request<Full<Bytes>>) -> Result<R
     tokio::task::spawn_local(async move {
         let _ = conn.await;
     });
-    sender.send_request(request).await.map_err(|e| e.to_string())
+    sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Reads a whole body, at most [`MAX_BODY`] bytes.
@@ -191,7 +195,12 @@ pub fn body_of(request: &Request) -> Bytes {
 }
 
 /// Sends one arrival and records what came back. `arrival` is its scheduled instant.
-pub async fn request(client: Rc<Client>, request: Request, start: Instant, arrival: Instant) -> RequestRecord {
+pub async fn request(
+    client: Rc<Client>,
+    request: Request,
+    start: Instant,
+    arrival: Instant,
+) -> RequestRecord {
     let mut record = RequestRecord {
         id: request.id,
         model: request.model.to_string(),
@@ -207,7 +216,13 @@ pub async fn request(client: Rc<Client>, request: Request, start: Instant, arriv
         extra.push(("x-routersim-output-tokens", n.to_string()));
     }
     let path = format!("{}/chat/completions", client.target.v1);
-    let outcome = match build(&client, http::Method::POST, &path, Some(body_of(&request)), &extra) {
+    let outcome = match build(
+        &client,
+        http::Method::POST,
+        &path,
+        Some(body_of(&request)),
+        &extra,
+    ) {
         Ok(http_request) => exchange(&client, http_request, &mut record, arrival).await,
         Err(e) => Err(e),
     };
@@ -412,7 +427,10 @@ mod tests {
         let t = Target::parse("http://127.0.0.1:4000").unwrap();
         assert_eq!((t.v1.as_str(), t.root.as_str()), ("/v1", ""));
         let t = Target::parse("http://127.0.0.1:4000/d/gpt-a/v1/").unwrap();
-        assert_eq!((t.v1.as_str(), t.root.as_str()), ("/d/gpt-a/v1", "/d/gpt-a"));
+        assert_eq!(
+            (t.v1.as_str(), t.root.as_str()),
+            ("/d/gpt-a/v1", "/d/gpt-a")
+        );
         assert!(t.is_loopback());
         assert!(Target::parse("https://127.0.0.1:4000").is_err());
     }

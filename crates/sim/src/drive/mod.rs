@@ -223,13 +223,7 @@ async fn observe(
         tokio::task::spawn_local(show_progress(counters.clone(), start, scenario.duration))
     });
     let (sent, stopped_by) = generate(
-        scenario,
-        options,
-        &client,
-        start,
-        &records,
-        &counters,
-        &done,
+        scenario, options, &client, start, &records, &counters, &done,
     )
     .await;
     let drain = if matches!(stopped_by, "ctrl-c" | "sigterm") {
@@ -304,8 +298,12 @@ async fn generate(
         counters.in_flight.set(counters.in_flight.get() + 1);
         let slot = records.borrow().len();
         records.borrow_mut().push(None);
-        let (client, records, counters, done) =
-            (client.clone(), records.clone(), counters.clone(), done.clone());
+        let (client, records, counters, done) = (
+            client.clone(),
+            records.clone(),
+            counters.clone(),
+            done.clone(),
+        );
         tokio::task::spawn_local(async move {
             let record = load::request(client, arrival.request, start, at).await;
             if record.failure().is_some() {
@@ -415,21 +413,16 @@ fn write_report(
     let file = std::fs::File::create(&path).map_err(|e| file_error(&path, e))?;
     write_live_requests(std::io::BufWriter::new(file), &observed.records)
         .map_err(|e| file_error(&path, e))?;
-    let (events, stats) = report::events(
-        scenario,
-        start,
-        &observed.records,
-        calls,
-        observed.run_end,
-    );
+    let (events, stats) =
+        report::events(scenario, start, &observed.records, calls, observed.run_end);
     let recorder = Recorder::new(dir, start, RecorderOptions::default())?
         .with_plot_context(plot_context(scenario));
     for event in &events {
         routersim_engine::event::EventSink::emit(&recorder, event);
     }
-    let end = events
-        .last()
-        .map_or(start + observed.run_end, |e| e.at.max(start + observed.run_end));
+    let end = events.last().map_or(start + observed.run_end, |e| {
+        e.at.max(start + observed.run_end)
+    });
     let mut summary = recorder.finish(RunMeta {
         scenario: scenario.name.clone(),
         seed: scenario.seed,

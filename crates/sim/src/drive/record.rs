@@ -113,9 +113,7 @@ impl RequestRecord {
 pub fn kind_of_code(code: &str) -> Option<FailureKind> {
     Some(match code {
         "rate_limit_exceeded" | "rate_limit_error" | "throttling_error" => FailureKind::RateLimit,
-        "context_length_exceeded" | "context_window_exceeded" => {
-            FailureKind::ContextWindowExceeded
-        }
+        "context_length_exceeded" | "context_window_exceeded" => FailureKind::ContextWindowExceeded,
         "content_policy_violation" | "content_filter" => FailureKind::ContentPolicyViolation,
         "overloaded" | "overloaded_error" => FailureKind::Overloaded,
         _ => return None,
@@ -123,10 +121,7 @@ pub fn kind_of_code(code: &str) -> Option<FailureKind> {
 }
 
 /// Writes `live_requests.csv`: every field of every record, in arrival order.
-pub fn write_live_requests(
-    out: impl Write,
-    records: &[RequestRecord],
-) -> Result<(), csv::Error> {
+pub fn write_live_requests(out: impl Write, records: &[RequestRecord]) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "request_id",

@@ -58,9 +58,7 @@ fn call_failure(call: &CallRow) -> Option<FailureKind> {
     if outcome == "ok" {
         return None;
     }
-    let kind = outcome
-        .split_once(':')
-        .map_or(outcome, |(_, kind)| kind);
+    let kind = outcome.split_once(':').map_or(outcome, |(_, kind)| kind);
     Some(FailureKind::from_name(kind).unwrap_or_else(|| {
         call.status
             .filter(|s| *s >= 400)
@@ -92,7 +90,10 @@ fn join(records: &[RequestRecord], calls: &[CallRow], stats: &mut JoinStats) -> 
             next += 1;
         }
         open.retain(|&r| records[r].end >= call.at);
-        if let Some(&r) = open.iter().min_by_key(|&&r| (counts[r], records[r].arrival, records[r].id)) {
+        if let Some(&r) = open
+            .iter()
+            .min_by_key(|&&r| (counts[r], records[r].arrival, records[r].id))
+        {
             joined[c] = Some(r);
             counts[r] += 1;
             stats.by_time += 1;
@@ -125,13 +126,30 @@ pub fn events(
     for &c in &by_start {
         match joined[c] {
             Some(r) => per_request[r].push(c),
-            None => attempt_events(&mut events, start, None, 1, &calls[c], &group, 0, Duration::ZERO),
+            None => attempt_events(
+                &mut events,
+                start,
+                None,
+                1,
+                &calls[c],
+                &group,
+                0,
+                Duration::ZERO,
+            ),
         }
     }
     for (r, record) in records.iter().enumerate() {
         request_events(&mut events, start, record, &per_request[r], calls, &group);
     }
-    stats.cooldowns = infer_cooldowns(&mut events, start, records, calls, &by_start, &group, run_end);
+    stats.cooldowns = infer_cooldowns(
+        &mut events,
+        start,
+        records,
+        calls,
+        &by_start,
+        &group,
+        run_end,
+    );
     // Stable: events of one instant keep the order they were made in (a request's attempt
     // before its end).
     events.sort_by_key(|e| e.at);
@@ -191,9 +209,7 @@ fn request_events(
     let mut previous: Option<&CallRow> = None;
     for (n, &c) in calls_of.iter().enumerate() {
         let call = &calls[c];
-        let wait = previous.map_or(Duration::ZERO, |p| {
-            call.at.saturating_sub(p.at + p.latency)
-        });
+        let wait = previous.map_or(Duration::ZERO, |p| call.at.saturating_sub(p.at + p.latency));
         if let Some(p) = previous {
             let failure = call_failure(p).unwrap_or(FailureKind::ApiConnection);
             let (from, to) = (group(&p.deployment_id), group(&call.deployment_id));

@@ -265,3 +265,73 @@ fn drive_refuses_a_remote_target_without_allow_remote() {
     assert!(stderr.contains("not a loopback address"), "{stderr}");
     assert!(!dir.join("live").exists());
 }
+
+#[test]
+fn sigterm_ends_the_run_with_a_complete_report() {
+    let dir = scratch_dir("drive-sigterm");
+    let scenario = dir.join("drive.yaml");
+    std::fs::write(
+        &scenario,
+        "
+name: drive-sigterm
+duration: 60s
+router:
+  model_list:
+    - {model_name: gpt, litellm_params: {model: openai/gpt-4o}, model_info: {id: gpt-a}}
+providers:
+  gpt-a: {latency: 5ms}
+traffic:
+  - {model: gpt, rate: 10/s, to: 60s, arrival: uniform}
+",
+    )
+    .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream = Arc::new(Mutex::new(None));
+    relay(listener, upstream.clone());
+    let report = dir.join("live");
+    let mut drive = Killed(
+        Command::new(env!("CARGO_BIN_EXE_routersim"))
+            .arg("drive")
+            .arg(&scenario)
+            .args(["--target", &format!("http://127.0.0.1:{port}/d/gpt-a/v1")])
+            .arg("--out")
+            .arg(&report)
+            .current_dir(repo())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stderr = BufReader::new(drive.0.stderr.take().unwrap());
+    loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "drive ended");
+        if let Some(a) = line.trim().strip_prefix("fake providers on http://") {
+            *upstream.lock().unwrap() = Some(a.to_string());
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-TERM", &drive.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut stdout = String::new();
+    drive
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(drive.0.wait().unwrap().success(), "{stdout}");
+    assert!(report.join("report.complete").exists());
+    let summary = read_json(&report.join("summary.json"));
+    assert_eq!(summary["live"]["stopped_by"], "sigterm");
+    let sent = summary["live"]["sent"].as_u64().unwrap();
+    assert!((5..=40).contains(&sent), "{summary:#}");
+    assert_eq!(summary["requests"].as_u64().unwrap(), sent);
+    assert_eq!(summary["live"]["provider_calls"].as_u64().unwrap(), sent);
+}

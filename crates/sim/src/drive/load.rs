@@ -371,9 +371,14 @@ fn chunk_tokens(json: &Value) -> u32 {
         .sum()
 }
 
-/// Live counters for the progress line.
+/// What the request tasks share with the generator: counters for the progress line, the
+/// finished records (a slot per request sent, by arrival index), and a wake-up per finish.
 #[derive(Debug, Default)]
 pub struct Counters {
+    /// The finished records.
+    pub records: RefCell<Vec<Option<RequestRecord>>>,
+    /// Notified when a request finishes.
+    pub done: tokio::sync::Notify,
     /// Requests sent.
     pub sent: Cell<u64>,
     /// Requests in flight.
@@ -414,9 +419,6 @@ impl RateGuard {
         true
     }
 }
-
-/// The finished records, by arrival index (a slot per request sent).
-pub type Records = Rc<RefCell<Vec<Option<RequestRecord>>>>;
 
 #[cfg(test)]
 mod tests {

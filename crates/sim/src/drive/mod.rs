@@ -16,6 +16,7 @@ pub mod providers;
 pub mod record;
 pub mod report;
 
+use std::cell::Cell;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -33,7 +34,7 @@ use crate::report_dir::{ReportDir, ReportDirError};
 use crate::run::{VERSION, plot_context};
 use crate::scenario::Scenario;
 use crate::serve::{Endpoints, ServeError};
-use load::{Client, Counters, RateGuard, Records, Target};
+use load::{Client, Counters, RateGuard, Target};
 use record::{LIVE_REQUESTS_CSV, RequestRecord, write_live_requests};
 
 /// How to drive.
@@ -199,6 +200,7 @@ async fn observe(
     dir: &Path,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<Observed, DriveError> {
+    let signal = Stop::listen();
     let providers = match options.providers {
         Some(_) => None,
         None => {
@@ -208,25 +210,31 @@ async fn observe(
         }
     };
     if let Some(wait) = options.wait_for_target {
-        wait_for(&client, wait).await?;
+        tokio::select! {
+            biased;
+            () = signal.notified() => {}
+            ready = wait_for(&client, wait) => ready?,
+        }
     }
-    let (target_name, target_version) = identify(&client).await;
     let running = match providers {
         Some(p) => Some(p.start(scenario)?),
         None => None,
     };
+    // Asked beside the traffic (a router may take its time), read at the end.
+    let identity = tokio::task::spawn_local({
+        let client = client.clone();
+        async move { identify(&client).await }
+    });
     let start = running.as_ref().map_or_else(Instant::now, |r| r.start);
-    let records: Records = Rc::default();
     let counters = Rc::new(Counters::default());
-    let done = Rc::new(Notify::new());
     let progress = (options.progress && std::io::stderr().is_terminal()).then(|| {
         tokio::task::spawn_local(show_progress(counters.clone(), start, scenario.duration))
     });
-    let (sent, stopped_by) = generate(
-        scenario, options, &client, start, &records, &counters, &done,
-    )
-    .await;
-    let drain = if matches!(stopped_by, "ctrl-c" | "sigterm") {
+    let (sent, stopped_by) = generate(scenario, options, &client, start, &counters, &signal).await;
+    // After a signal, in-flight requests get a second at most; otherwise the drain timeout,
+    // which a signal cuts short.
+    let signalled = matches!(stopped_by, "ctrl-c" | "sigterm");
+    let drain = if signalled {
         Duration::from_secs(1)
     } else {
         options.drain
@@ -235,9 +243,8 @@ async fn observe(
     while counters.in_flight.get() > 0 && Instant::now() < deadline {
         tokio::select! {
             biased;
-            _ = tokio::signal::ctrl_c() => break,
-            () = terminated() => break,
-            () = done.notified() => {}
+            () = signal.notified(), if !signalled => break,
+            () = counters.done.notified() => {}
             () = tokio::time::sleep_until(deadline) => break,
         }
     }
@@ -245,8 +252,9 @@ async fn observe(
         task.abort();
         eprintln!();
     }
+    let (target_name, target_version) = identity.await.unwrap_or((None, None));
     let run_end = start.elapsed();
-    let records = std::mem::take(&mut *records.borrow_mut())
+    let records = std::mem::take(&mut *counters.records.borrow_mut())
         .into_iter()
         .flatten()
         .collect();
@@ -268,9 +276,8 @@ async fn generate(
     options: &DriveOptions,
     client: &Rc<Client>,
     start: Instant,
-    records: &Records,
     counters: &Rc<Counters>,
-    done: &Rc<Notify>,
+    signal: &Stop,
 ) -> (u64, &'static str) {
     let mut guard = options.max_rps.map(RateGuard::new);
     let mut sent = 0_u64;
@@ -284,8 +291,7 @@ async fn generate(
         let at = start + arrival.at;
         tokio::select! {
             biased;
-            _ = tokio::signal::ctrl_c() => return (sent, "ctrl-c"),
-            () = terminated() => return (sent, "sigterm"),
+            () = signal.notified() => return (sent, signal.name()),
             () = tokio::time::sleep_until(at) => {}
         }
         if let Some(guard) = guard.as_mut()
@@ -296,43 +302,93 @@ async fn generate(
         sent += 1;
         counters.sent.set(sent);
         counters.in_flight.set(counters.in_flight.get() + 1);
-        let slot = records.borrow().len();
-        records.borrow_mut().push(None);
-        let (client, records, counters, done) = (
-            client.clone(),
-            records.clone(),
-            counters.clone(),
-            done.clone(),
-        );
+        let slot = counters.records.borrow().len();
+        counters.records.borrow_mut().push(None);
+        let (client, counters) = (client.clone(), counters.clone());
         tokio::task::spawn_local(async move {
             let record = load::request(client, arrival.request, start, at).await;
             if record.failure().is_some() {
                 counters.failed.set(counters.failed.get() + 1);
             }
-            records.borrow_mut()[slot] = Some(record);
+            counters.records.borrow_mut()[slot] = Some(record);
             counters.in_flight.set(counters.in_flight.get() - 1);
-            done.notify_one();
+            counters.done.notify_one();
         });
     }
     // Wait out the scenario's duration, so the providers' timeline and the report span it.
     tokio::select! {
         biased;
-        _ = tokio::signal::ctrl_c() => (sent, "ctrl-c"),
-        () = terminated() => (sent, "sigterm"),
+        () = signal.notified() => (sent, signal.name()),
         () = tokio::time::sleep_until(start + scenario.duration) => (sent, "duration"),
     }
 }
 
-/// Resolves on SIGTERM; never where there is no such signal.
-async fn terminated() {
-    #[cfg(unix)]
-    if let Ok(mut signal) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-    {
-        signal.recv().await;
-        return;
+/// Ctrl-C or SIGTERM, listened for from the start of the run (a signal while drive waits for
+/// the target still stops it cleanly).
+#[derive(Debug, Default)]
+struct Stop {
+    name: Cell<Option<&'static str>>,
+    notify: Notify,
+}
+
+impl Stop {
+    /// Installs the handlers now (call inside the `LocalSet`).
+    fn listen() -> Rc<Self> {
+        let stop = Rc::new(Self::default());
+        #[cfg(unix)]
+        let streams = {
+            use tokio::signal::unix::{SignalKind, signal};
+            (
+                signal(SignalKind::interrupt()).ok(),
+                signal(SignalKind::terminate()).ok(),
+            )
+        };
+        tokio::task::spawn_local({
+            let stop = stop.clone();
+            async move {
+                #[cfg(unix)]
+                let name = {
+                    let (mut int, mut term) = streams;
+                    let recv = |s: &mut Option<tokio::signal::unix::Signal>| {
+                        let s = s.take();
+                        async move {
+                            match s {
+                                Some(mut s) => {
+                                    s.recv().await;
+                                }
+                                None => std::future::pending::<()>().await,
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        biased;
+                        () = recv(&mut int) => "ctrl-c",
+                        () = recv(&mut term) => "sigterm",
+                    }
+                };
+                #[cfg(not(unix))]
+                let name = {
+                    let _ = tokio::signal::ctrl_c().await;
+                    "ctrl-c"
+                };
+                stop.name.set(Some(name));
+                stop.notify.notify_waiters();
+            }
+        });
+        stop
     }
-    std::future::pending::<()>().await;
+
+    /// Resolves once a signal came.
+    async fn notified(&self) {
+        while self.name.get().is_none() {
+            self.notify.notified().await;
+        }
+    }
+
+    /// Which signal (`ctrl-c` until one came).
+    fn name(&self) -> &'static str {
+        self.name.get().unwrap_or("ctrl-c")
+    }
 }
 
 async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duration) {

@@ -45,6 +45,9 @@ pub enum CliError {
     /// `proxy` could not start or finish.
     #[error("{0}")]
     Proxy(#[from] routersim_sim::proxy::ProxyError),
+    /// `drive` could not run or write its report.
+    #[error("{0}")]
+    Drive(#[from] routersim_sim::drive::DriveError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

@@ -231,6 +231,8 @@ enum Command {
     Serve(commands::serve::ServeArgs),
     /// Serve routersim's engine as an OpenAI-compatible router (LiteLLM proxy config).
     Proxy(commands::proxy::ProxyArgs),
+    /// Send the scenario's traffic in real time to a real router in front of its fake providers.
+    Drive(commands::drive::DriveArgs),
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -284,6 +286,7 @@ fn main() -> ExitCode {
         Command::Explore(args) => commands::explore::run(args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Proxy(args) => commands::proxy::run(args),
+        Command::Drive(args) => commands::drive::run(args),
     };
     // The one error path: a command that could not do its work says why and exits 2.
     result.unwrap_or_else(|e| {

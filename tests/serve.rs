@@ -165,7 +165,7 @@ fn serve_answers_curl_and_logs_every_call() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens"
+        "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens,request_id"
     );
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(
@@ -180,7 +180,8 @@ fn serve_answers_curl_and_logs_every_call() {
         lines[3].contains(",gpt-a,/d/gpt-a/v1/chat/completions,true,ok,200,,"),
         "{csv}"
     );
-    assert!(lines[3].ends_with(",5"), "{csv}");
+    // 5 tokens; no request id (curl sends none).
+    assert!(lines[3].ends_with(",5,"), "{csv}");
 }
 
 #[test]

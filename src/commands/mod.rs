@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod diff;
+pub mod drive;
 pub mod explore;
 pub mod proxy;
 pub mod run;

@@ -33,5 +33,5 @@ pub use html::{ExpectRow, PageTitle, REPORT_HTML, write_report_html};
 pub use plot::{DeploymentLane, FaultWindow, PlotContext};
 pub use record::{Recorder, RecorderOptions, RunMeta};
 pub use summary::{
-    METRICS, StreamSummary, Summary, describe_metrics, is_known_metric, print_summary,
+    LiveInfo, METRICS, StreamSummary, Summary, describe_metrics, is_known_metric, print_summary,
 };

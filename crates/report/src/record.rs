@@ -1159,6 +1159,8 @@ impl State {
                 *map.entry((*k).to_string()).or_insert(0) += *n;
                 map
             }),
+            source: None,
+            live: None,
         }
     }
 }

@@ -68,6 +68,41 @@ pub struct Summary {
     pub run_end_ms: f64,
     /// Every event, counted by name.
     pub events: BTreeMap<String, u64>,
+    /// Where the events came from: absent for a simulation, `"live"` for `routersim drive`
+    /// (events translated from what a real router and the fake providers were seen to do).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// A live run's target and how it was observed (`routersim drive` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveInfo>,
+}
+
+/// What a live run (`routersim drive`) drove and how its events were obtained.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LiveInfo {
+    /// The router's URL (`--target`).
+    pub target: String,
+    /// The router's name, when it says (`litellm` from its `/health/readiness`, else the
+    /// `server` header).
+    pub target_name: Option<String>,
+    /// The router's version, when it says.
+    pub target_version: Option<String>,
+    /// Where the fake providers ran: `in-process` or the `--providers` URL.
+    pub providers: String,
+    /// Why sending stopped: `duration`, `max-requests`, `max-rps`, `ctrl-c`, `sigterm`.
+    pub stopped_by: String,
+    /// Requests sent.
+    pub sent: u64,
+    /// Requests still in flight when the drain timeout ended (not in the counts above).
+    pub unfinished: u64,
+    /// Provider calls the fake providers served.
+    pub provider_calls: u64,
+    /// Provider calls joined to a request by its `x-routersim-request-id`.
+    pub joined_by_request_id: u64,
+    /// Provider calls joined to a request by time order (the router did not forward the id).
+    pub joined_by_time: u64,
+    /// Cooldowns inferred from gaps in a deployment's calls (see the README).
+    pub inferred_cooldowns: u64,
 }
 
 /// Half-open periods: from a `half_open` event to `recovered` or the next `cooldown_set`.

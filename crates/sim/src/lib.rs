@@ -11,6 +11,7 @@ pub mod check;
 pub mod config_keys;
 pub mod diff;
 pub mod discover;
+pub mod drive;
 pub mod expect;
 pub mod explore;
 pub mod facts;

@@ -7,7 +7,8 @@
 //! `status` (empty when the connection was closed without a response), `retry_after_ms`
 //! (the Retry-After sent, in ms; empty when none), `latency_ms` (arrival to the call's end:
 //! the response for a non-streamed call, the body's end for a stream; 3 decimals), `tokens`
-//! (output tokens sent).
+//! (output tokens sent), `request_id` (the client's `x-routersim-request-id`, when it sent one:
+//! `routersim drive` joins calls to its requests with it; empty otherwise).
 //!
 //! `outcome`: `ok`; a failure kind (`rate_limit`, `service_unavailable`, …) for a call that
 //! failed up front; for a stream that opened with 200, `ok` when it completed (an empty stream
@@ -23,7 +24,7 @@ use std::time::Duration;
 use super::WireError;
 
 /// The header row.
-pub const HEADER: [&str; 9] = [
+pub const HEADER: [&str; 10] = [
     "at_ms",
     "deployment_id",
     "path",
@@ -33,6 +34,7 @@ pub const HEADER: [&str; 9] = [
     "retry_after_ms",
     "latency_ms",
     "tokens",
+    "request_id",
 ];
 
 /// One call.
@@ -56,11 +58,15 @@ pub struct CallRow {
     pub latency: Duration,
     /// Output tokens sent.
     pub tokens: u32,
+    /// The client's `x-routersim-request-id`, when it sent one.
+    pub request_id: Option<u64>,
 }
 
 /// Where rows go: a CSV writer, or nowhere.
 pub struct CallLog {
     writer: RefCell<Option<csv::Writer<Box<dyn Write>>>>,
+    /// Every row, for an in-process reader (`routersim drive`); `None`: not kept.
+    kept: RefCell<Option<Vec<CallRow>>>,
     rows: Cell<u64>,
     error: RefCell<Option<String>>,
 }
@@ -78,6 +84,7 @@ impl CallLog {
     pub fn disabled() -> Self {
         Self {
             writer: RefCell::new(None),
+            kept: RefCell::new(None),
             rows: Cell::new(0),
             error: RefCell::new(None),
         }
@@ -89,9 +96,26 @@ impl CallLog {
         let error = writer.write_record(HEADER).err().map(|e| e.to_string());
         Self {
             writer: RefCell::new(Some(writer)),
+            kept: RefCell::new(None),
             rows: Cell::new(0),
             error: RefCell::new(error),
         }
+    }
+
+    /// Also keeps every row in memory for [`CallLog::take_rows`] (one row per call: the caller
+    /// bounds the run).
+    pub fn keeping_rows(self) -> Self {
+        *self.kept.borrow_mut() = Some(Vec::new());
+        self
+    }
+
+    /// The rows kept so far (empty unless [`CallLog::keeping_rows`]), in the order calls ended.
+    pub fn take_rows(&self) -> Vec<CallRow> {
+        self.kept
+            .borrow_mut()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Rows recorded.
@@ -102,6 +126,9 @@ impl CallLog {
     /// Writes one row (a write error is kept and reported by [`CallLog::finish`]).
     pub fn record(&self, row: &CallRow) {
         self.rows.set(self.rows.get() + 1);
+        if let Some(kept) = self.kept.borrow_mut().as_mut() {
+            kept.push(row.clone());
+        }
         let mut writer = self.writer.borrow_mut();
         let Some(writer) = writer.as_mut() else {
             return;
@@ -117,6 +144,7 @@ impl CallLog {
             &opt(row.retry_after_ms),
             &format!("{:.3}", row.latency.as_secs_f64() * 1000.0),
             &row.tokens.to_string(),
+            &opt(row.request_id),
         ]);
         if let Err(e) = result {
             self.error.borrow_mut().get_or_insert(e.to_string());
@@ -176,12 +204,13 @@ mod tests {
             retry_after_ms: Some(2000),
             latency: Duration::from_micros(20_250),
             tokens: 0,
+            request_id: Some(7),
         });
         assert_eq!(log.finish().unwrap(), 1);
         assert_eq!(
             String::from_utf8(out.0.borrow().clone()).unwrap(),
-            "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens\n\
-             1500,gpt-a,/d/gpt-a/v1/chat/completions,false,rate_limit,429,2000,20.250,0\n"
+            "at_ms,deployment_id,path,stream,outcome,status,retry_after_ms,latency_ms,tokens,request_id\n\
+             1500,gpt-a,/d/gpt-a/v1/chat/completions,false,rate_limit,429,2000,20.250,0,7\n"
         );
     }
 }

@@ -32,6 +32,9 @@ pub struct WireRequest {
     pub model: String,
     /// `stream_options.include_usage` (OpenAI/Azure streams end with a usage chunk).
     pub include_usage: bool,
+    /// The client's `x-routersim-request-id`, when it sent one (`routersim drive` does, and a
+    /// router that forwards client headers passes it on): joins a call to its request.
+    pub client_request_id: Option<u64>,
 }
 
 /// Reads a request body (JSON) and its headers. `Err` says why the body is not a request.
@@ -98,6 +101,7 @@ pub fn parse_request(
     };
     request.tools = has_list("tools") || has_list("functions");
     Ok(WireRequest {
+        client_request_id: header(REQUEST_ID),
         request,
         attempt: header32(ATTEMPT).unwrap_or(1).max(1),
         model: obj

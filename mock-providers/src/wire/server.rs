@@ -157,6 +157,7 @@ impl WireServer {
                 retry_after_ms: None,
                 latency: Duration::ZERO,
                 tokens: 0,
+                request_id: wire.client_request_id,
             }),
         };
         let result = self.providers.call(call).await;
@@ -302,6 +303,7 @@ impl WireServer {
             retry_after_ms: None,
             latency: Duration::ZERO,
             tokens: 0,
+            request_id: None,
         };
         self.finish_row(row, arrived);
         let body = match format {

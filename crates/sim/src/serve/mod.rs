@@ -198,6 +198,33 @@ async fn run(
     duration: Duration,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
+    let bound = bind_endpoints(scenario, options)?;
+    ready(&bound.endpoints).map_err(ServeError::Ready)?;
+    let running = start_serving(scenario, bound, log)?;
+    let stopped_by = tokio::select! {
+        biased;
+        _ = tokio::signal::ctrl_c() => "ctrl-c",
+        () = terminated() => "sigterm",
+        () = tokio::time::sleep_until(running.start + duration) => "duration",
+    };
+    Ok((running.stop(), stopped_by))
+}
+
+/// The listeners of a server not started yet, and their addresses.
+#[derive(Debug)]
+pub struct Bound {
+    shared: TcpListener,
+    own: Vec<TcpListener>,
+    /// Where each deployment will be served.
+    pub endpoints: Endpoints,
+}
+
+/// Binds the shared listener (and one per deployment with `port_per_deployment`); call inside
+/// a runtime. Connections wait in the accept queue until [`start_serving`].
+pub fn bind_endpoints(scenario: &Scenario, options: &ServeOptions) -> Result<Bound, ServeError> {
+    if !options.allow_remote && !is_loopback(&options.listen) {
+        return Err(ServeError::Remote(options.listen));
+    }
     let shared = bind(options.listen)?;
     let addr = shared.local_addr()?;
     let mut own = Vec::new();
@@ -222,6 +249,40 @@ async fn run(
             })
             .collect(),
     };
+    Ok(Bound {
+        shared,
+        own,
+        endpoints,
+    })
+}
+
+/// A server answering calls; [`Running::stop`] stops accepting.
+#[derive(Debug)]
+pub struct Running {
+    /// The server (its call log).
+    pub server: Rc<WireServer>,
+    /// When the fault timeline started.
+    pub start: Instant,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops accepting connections (open streams go on until the `LocalSet` is dropped).
+    pub fn stop(self) -> Rc<WireServer> {
+        for task in &self.tasks {
+            task.abort();
+        }
+        self.server
+    }
+}
+
+/// Starts the fault timeline now and serves `bound`'s listeners (local tasks: call inside a
+/// `LocalSet`).
+pub fn start_serving(
+    scenario: &Scenario,
+    bound: Bound,
+    log: CallLog,
+) -> Result<Running, ServeError> {
     let start = Instant::now();
     let epoch_unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -242,13 +303,12 @@ async fn run(
         start,
         epoch_unix_ms,
     ));
-    ready(&endpoints).map_err(ServeError::Ready)?;
     let mut tasks = vec![tokio::task::spawn_local(listen(
         server.clone(),
-        shared,
+        bound.shared,
         Mount::Shared,
     ))];
-    for (i, listener) in own.into_iter().enumerate() {
+    for (i, listener) in bound.own.into_iter().enumerate() {
         tasks.push(tokio::task::spawn_local(listen(
             server.clone(),
             listener,
@@ -256,7 +316,7 @@ async fn run(
         )));
     }
     // Rows reach the file at least once a second, so it can be tailed while serving.
-    let flusher = tokio::task::spawn_local({
+    tasks.push(tokio::task::spawn_local({
         let server = server.clone();
         async move {
             loop {
@@ -264,16 +324,10 @@ async fn run(
                 server.call_log().flush();
             }
         }
-    });
-    let stopped_by = tokio::select! {
-        biased;
-        _ = tokio::signal::ctrl_c() => "ctrl-c",
-        () = terminated() => "sigterm",
-        () = tokio::time::sleep_until(start + duration) => "duration",
-    };
-    flusher.abort();
-    for task in tasks {
-        task.abort();
-    }
-    Ok((server, stopped_by))
+    }));
+    Ok(Running {
+        server,
+        start,
+        tasks,
+    })
 }

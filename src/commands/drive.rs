@@ -1,0 +1,142 @@
+//! `routersim drive SCENARIO --target URL`: the scenario's traffic against a real router in
+//! front of the scenario's fake providers, in real time; the same report as `run`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use routersim_report::print_summary;
+use routersim_sim::drive::{DriveOptions, drive};
+use routersim_sim::scenario::load_scenario;
+use routersim_sim::serve::Endpoints;
+use routersim_sim::serve::litellm_config::litellm_config;
+
+use crate::error::CliError;
+use crate::out::Out;
+
+/// Added to an emitted LiteLLM config: LiteLLM then passes drive's `x-routersim-request-id`
+/// on to the providers, and attempts join their requests exactly.
+const FORWARD_HEADERS: &str = "general_settings:\n  # routersim drive: pass x-routersim-request-id on, so provider calls join their requests\n  forward_client_headers_to_llm_api: true\n";
+
+/// `routersim drive`.
+#[derive(clap::Args, Debug)]
+pub struct DriveArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// The router under test: http://HOST:PORT (requests go to /v1/chat/completions) or a
+    /// base URL ending in /v1. Loopback unless --allow-remote.
+    #[arg(long)]
+    pub target: String,
+    /// Sent as `Authorization: Bearer KEY` (LiteLLM's master key).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// The report folder (default reports/<scenario>/live/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// A running `routersim serve` the router already points at, instead of starting the
+    /// scenario's fake providers in-process (provider calls are then not in this report).
+    #[arg(long, value_name = "URL")]
+    pub providers: Option<String>,
+    /// Stop the run if more than N requests would be sent within one second.
+    #[arg(long, value_name = "N")]
+    pub max_rps: Option<u64>,
+    /// Stop the run after N requests.
+    #[arg(long, value_name = "N")]
+    pub max_requests: Option<u64>,
+    /// After the last arrival, wait this long for requests in flight.
+    #[arg(long, default_value = "30s", value_parser = crate::parse_duration)]
+    pub drain: Duration,
+    /// Write a LiteLLM proxy config routing through the in-process providers to FILE before
+    /// the run starts (with forward_client_headers_to_llm_api, so calls join their requests).
+    #[arg(long, value_name = "FILE", conflicts_with = "providers")]
+    pub emit_litellm_config: Option<PathBuf>,
+    /// Wait up to this long for the target to answer HTTP before the run starts (start the
+    /// router from the emitted config meanwhile).
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
+    pub wait_for_target: Option<Duration>,
+    /// Allow a non-loopback --target or --providers.
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+/// Drives the scenario, prints the summary and the report's path.
+pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
+    let scenario = load_scenario(&args.scenario)?;
+    if args.allow_remote {
+        eprintln!(
+            "warning: --allow-remote: drive may send chaos traffic to {} (not only this machine)",
+            args.target
+        );
+    }
+    let options = DriveOptions {
+        target: args.target.clone(),
+        api_key: args.api_key.clone(),
+        out: args.out.clone(),
+        providers: args.providers.clone(),
+        max_rps: args.max_rps,
+        max_requests: args.max_requests,
+        allow_remote: args.allow_remote,
+        drain: args.drain,
+        wait_for_target: args.wait_for_target,
+        progress: true,
+    };
+    let mut ready = |endpoints: &Endpoints| -> Result<(), String> {
+        eprintln!("fake providers on http://{}", endpoints.addr);
+        if let Some(file) = &args.emit_litellm_config {
+            let roots: Vec<String> = endpoints
+                .deployments
+                .iter()
+                .map(|d| d.root.clone())
+                .collect();
+            let mut text = litellm_config(&scenario, &roots)?;
+            if text.lines().any(|l| l.starts_with("general_settings:")) {
+                eprintln!(
+                    "note: the router file has general_settings: add \
+                     forward_client_headers_to_llm_api: true there, or calls join by time order"
+                );
+            } else {
+                text.push_str(FORWARD_HEADERS);
+            }
+            write_atomically(file, &text)?;
+            eprintln!("litellm config: {}", file.display());
+        }
+        Ok(())
+    };
+    let report = drive(&scenario, &options, &mut ready)?;
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
+    let mut stdout = Out::stdout();
+    print_summary(&report.summary, &mut stdout)?;
+    if let Some(live) = &report.summary.live {
+        writeln!(
+            stdout,
+            "live: target {} ({} {}), stopped by {}, sent {}, unfinished {}, provider calls {} \
+             (joined by request id {}, by time {}), cooldowns inferred {}",
+            live.target,
+            live.target_name.as_deref().unwrap_or("unnamed"),
+            live.target_version.as_deref().unwrap_or("?"),
+            live.stopped_by,
+            live.sent,
+            live.unfinished,
+            live.provider_calls,
+            live.joined_by_request_id,
+            live.joined_by_time,
+            live.inferred_cooldowns,
+        )?;
+    }
+    writeln!(stdout, "report: {}", report.out_dir.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` beside `file`, then renames it into place (a router never reads half a file).
+fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
+    let tmp = file.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("{}: {e}", file.display())
+        })
+}

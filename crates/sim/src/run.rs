@@ -330,6 +330,7 @@ async fn simulate(
         seed,
         start,
         extra_sink,
+        settle: 0,
     };
     match scenario.transport {
         Transport::Memory => run.drive(Arc::new(recorder), providers).await,
@@ -349,6 +350,10 @@ async fn simulate(
                     message: e.to_string(),
                 })?;
             let recorder = recorder.with_transport(Transport::Http.as_str());
+            let run = Simulation {
+                settle: transport::SETTLE_YIELDS,
+                ..run
+            };
             run.drive(Arc::new(recorder), provider).await
         }
     }
@@ -360,6 +365,9 @@ struct Simulation<'a> {
     seed: u64,
     start: Instant,
     extra_sink: Option<SinkFactory<'a>>,
+    /// Times the arrival loop yields before starting each request (see
+    /// [`transport::SETTLE_YIELDS`]); 0 in memory.
+    settle: usize,
 }
 
 impl Simulation<'_> {
@@ -374,6 +382,7 @@ impl Simulation<'_> {
             seed,
             start,
             extra_sink,
+            settle,
         } = self;
         let sink = Arc::new(FactsSink::new(recorder.clone()));
         let router = Rc::new(
@@ -403,6 +412,9 @@ impl Simulation<'_> {
                     file: scenario.file.clone(),
                     message: crate::traffic::in_flight_exceeded(&arrival),
                 });
+            }
+            for _ in 0..settle {
+                tokio::task::yield_now().await;
             }
             let (router, task) = (router.clone(), InFlight::enter(&in_flight));
             let request = arrival.request;

@@ -28,6 +28,17 @@ pub const SIMULATED_ORIGIN: &str = "http://routersim.invalid";
 /// as a socket would).
 pub const PIPE_BYTES: usize = 64 * 1024;
 
+/// Yields of the arrival loop before it starts a request in an `http` run.
+///
+/// In memory, a provider's answer reaches its request task in the poll its timer wakes, so
+/// whatever answers arrive at a virtual instant are handled (a fallback picked, a retry
+/// started) before a request arriving at that instant starts: the arrival loop is polled
+/// first and its new task queues behind them. Over the wire the same answer takes a few task
+/// hops at the same instant (server task, client connection task, request task); the arrival
+/// loop yields first — each yield lets a `LocalSet` tick of up to 61 tasks run — so the hops
+/// finish first and the router's and the fakes' seeded draws happen in the same order.
+pub const SETTLE_YIELDS: usize = 8;
+
 /// How a run's router reaches its fake providers (`transport:`, `routersim run --transport`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -21,8 +21,8 @@ use routersim_mock_providers::spec::LatencySpec;
 
 use crate::run::{RunError, RunOptions, RunReport, run};
 use crate::scenario::{Scenario, parse_scenario};
-use crate::transport::Transport;
 use crate::traffic::Arrivals;
+use crate::transport::Transport;
 
 /// What to benchmark. Defaults: the 1 h at 50 req/s, traces on, `simple-shuffle`.
 #[derive(Clone, Debug)]

@@ -119,9 +119,5 @@ pub fn http_provider(
     server: Rc<WireServer>,
     deployments: &[Deployment],
 ) -> Result<HttpProvider<DuplexConnector>, ConfigError> {
-    HttpProvider::for_wire_server(
-        DuplexConnector::new(server),
-        deployments,
-        SIMULATED_ORIGIN,
-    )
+    HttpProvider::for_wire_server(DuplexConnector::new(server), deployments, SIMULATED_ORIGIN)
 }

@@ -1,0 +1,176 @@
+//! `transport: http` against `transport: memory`, whole runs: every shipped scenario, run both
+//! ways with its own seed, must give the same report — `requests.csv`, `attempts.csv`,
+//! `events.csv`, `timeseries.csv` and `summary.json` byte for byte (the http summary has one
+//! more line, `"transport": "http"`).
+//!
+//! Two exceptions, both from one cause (README, "transport: http"): over the wire a provider's
+//! answer reaches its request task a few task hops after the provider's timer fires, at the
+//! same virtual instant, where in memory it arrives in that very poll. When another timer of
+//! the router (a backoff ending, a second answer) fires in the same millisecond tick, the two
+//! may run in the other order:
+//! - [`ROW_ORDER`]: only the order of rows written at the same virtual millisecond differs;
+//!   the rows themselves, events, timeseries and summary are identical.
+//! - [`DRAW_ORDER`]: the swapped pair draws from the same seeded stream (a backoff's jitter, a
+//!   deployment pick), so later draws differ; the traffic is identical and every `expect`
+//!   line gives the same verdict.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests"
+)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{repo, scratch_dir};
+use routersim_sim::run::{Rendering, RunReport, run_into};
+use routersim_sim::scenario::load_scenario;
+use routersim_sim::transport::Transport;
+
+/// Scenarios whose same-millisecond rows may come in another order over http.
+const ROW_ORDER: [&str; 2] = [
+    "scenarios/ci/content-policy-fallback.yaml",
+    "scenarios/context-window-overflow.yaml",
+];
+
+/// Scenarios where a same-millisecond pair swaps two seeded draws over http.
+const DRAW_ORDER: [&str; 1] = ["scenarios/seed-example.yaml"];
+
+/// The traces compared.
+const TRACES: [&str; 4] = [
+    "requests.csv",
+    "attempts.csv",
+    "events.csv",
+    "timeseries.csv",
+];
+
+fn shipped() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["scenarios", "scenarios/ci"] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 19, "the shipped scenarios: {files:?}");
+    files
+}
+
+fn run_over(file: &Path, transport: Transport, out: &Path) -> RunReport {
+    let mut scenario = load_scenario(file).unwrap();
+    scenario.transport = transport;
+    run_into(&scenario, scenario.seed, out, false, Rendering::DataOnly)
+        .unwrap_or_else(|e| panic!("{}: {transport}: {e}", file.display()))
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+/// The lines of a trace, sorted (the header stays first).
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].sort_unstable();
+    lines
+}
+
+/// `requests.csv`'s traffic columns (request id, arrival, model), by request id.
+fn arrivals(text: &str) -> Vec<(u64, String, String)> {
+    let mut rows: Vec<(u64, String, String)> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut cols = l.split(',');
+            let id = cols.next().unwrap().parse().unwrap();
+            let at = cols.next().unwrap().to_string();
+            let model = cols.next().unwrap().to_string();
+            (id, at, model)
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn every_shipped_scenario_gives_the_same_report_over_http() {
+    let base = scratch_dir("transport-parity");
+    let mut exact = 0;
+    for (i, file) in shipped().iter().enumerate() {
+        let name = file
+            .strip_prefix(repo())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let (m, h) = (
+            base.join(format!("{i}-memory")),
+            base.join(format!("{i}-http")),
+        );
+        let memory = run_over(file, Transport::Memory, &m);
+        let http = run_over(file, Transport::Http, &h);
+        assert_eq!(memory.summary.transport, None, "{name}");
+        assert_eq!(http.summary.transport.as_deref(), Some("http"), "{name}");
+
+        let http_summary = read(&h, "summary.json");
+        let marker = "  \"transport\": \"http\",\n";
+        assert_eq!(
+            http_summary.matches(marker).count(),
+            1,
+            "{name}: {http_summary}"
+        );
+        let http_summary = http_summary.replacen(marker, "", 1);
+        let verdicts = |r: &RunReport| r.expectations.iter().map(|e| e.passed).collect::<Vec<_>>();
+        assert_eq!(
+            verdicts(&memory),
+            verdicts(&http),
+            "{name}: expect verdicts"
+        );
+
+        if DRAW_ORDER.contains(&name.as_str()) {
+            let requests = (read(&m, "requests.csv"), read(&h, "requests.csv"));
+            assert_eq!(
+                arrivals(&requests.0),
+                arrivals(&requests.1),
+                "{name}: traffic"
+            );
+            assert_eq!(memory.summary.requests, http.summary.requests, "{name}");
+            continue;
+        }
+        assert_eq!(
+            read(&m, "summary.json"),
+            http_summary,
+            "{name}: summary.json"
+        );
+        let mut all_same = true;
+        for trace in TRACES {
+            let (left, right) = (read(&m, trace), read(&h, trace));
+            if left == right {
+                continue;
+            }
+            all_same = false;
+            assert!(
+                ROW_ORDER.contains(&name.as_str()),
+                "{name}: {trace} differs between memory and http (see {} and {})",
+                m.display(),
+                h.display()
+            );
+            assert_eq!(
+                sorted_lines(&left),
+                sorted_lines(&right),
+                "{name}: {trace} has other rows over http, not only another order"
+            );
+        }
+        exact += usize::from(all_same);
+    }
+    // Most shipped scenarios are byte-identical: a regression in the wire shows here first.
+    assert!(
+        exact >= 16,
+        "only {exact} scenarios are byte-identical over http"
+    );
+    let _ = std::fs::remove_dir_all(&base);
+}

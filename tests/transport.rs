@@ -174,3 +174,36 @@ fn every_shipped_scenario_gives_the_same_report_over_http() {
     );
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// The shipped http scenario is its in-memory twin but for the name, description and
+/// `transport`, and its golden summary is the twin's but for the name and `transport`.
+#[test]
+fn the_http_ci_scenario_is_its_memory_twin() {
+    let ci = repo().join("scenarios/ci");
+    let body = |file: &str| -> Vec<String> {
+        read(&ci, file)
+            .lines()
+            .filter(|l| {
+                !l.starts_with('#')
+                    && !l.starts_with("name:")
+                    && !l.starts_with("description:")
+                    && !l.starts_with("transport:")
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(body("stream-cuts.yaml"), body("stream-cuts-http.yaml"));
+    assert!(read(&ci, "stream-cuts-http.yaml").contains("\ntransport: http\n"));
+    let golden = |file: &str| -> Vec<String> {
+        read(&ci, file)
+            .lines()
+            .filter(|l| !l.starts_with("  \"scenario\":") && !l.starts_with("  \"transport\":"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        golden("stream-cuts.golden.json"),
+        golden("stream-cuts-http.golden.json")
+    );
+    assert!(read(&ci, "stream-cuts-http.golden.json").contains("\n  \"transport\": \"http\",\n"));
+}

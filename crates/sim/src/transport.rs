@@ -40,8 +40,7 @@ pub const PIPE_BYTES: usize = 64 * 1024;
 pub const SETTLE_YIELDS: usize = 8;
 
 /// How a run's router reaches its fake providers (`transport:`, `routersim run --transport`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Transport {
     /// The engine calls the fake providers directly.
     #[default]
@@ -75,6 +74,14 @@ impl std::str::FromStr for Transport {
             "http" => Ok(Self::Http),
             _ => Err(format!("expected `memory` or `http`, found {text:?}")),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Transport {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // A string first, so a list or a map says "expected a string", not serde's enum jargon.
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
     }
 }
 

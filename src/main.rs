@@ -140,6 +140,10 @@ pub struct CheckArgs {
     /// would not know (typos) and keys routersim does not model.
     #[arg(long)]
     pub strict: bool,
+    /// Run every scenario over this transport (`memory` or `http`), overriding its
+    /// `transport`; goldens ignore the `transport` key.
+    #[arg(long, value_name = "memory|http")]
+    pub transport: Option<Transport>,
 }
 
 /// `routersim sweep`.

@@ -25,7 +25,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{repo, scratch_dir};
+use common::{repo, routersim, scratch_dir};
 use routersim_sim::run::{Rendering, RunReport, run_into};
 use routersim_sim::scenario::load_scenario;
 use routersim_sim::transport::Transport;
@@ -206,4 +206,71 @@ fn the_http_ci_scenario_is_its_memory_twin() {
         golden("stream-cuts-http.golden.json")
     );
     assert!(read(&ci, "stream-cuts-http.golden.json").contains("\n  \"transport\": \"http\",\n"));
+}
+
+/// `routersim run --transport http` overrides the scenario's key and says so.
+#[test]
+fn run_takes_the_transport_flag() {
+    let out = scratch_dir("run-transport-http");
+    let report = out.join("r");
+    let o = routersim(&[
+        "run",
+        "scenarios/ci/half-open-recovery.yaml",
+        "--transport",
+        "http",
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains(", transport http\n"), "{stdout}");
+    assert!(read(&report, "summary.json").contains("\n  \"transport\": \"http\",\n"));
+    assert!(read(&report, "report.html").contains(" · transport <b>http</b>"));
+    // The http twin back in memory: no transport in its summary.
+    let o = routersim(&[
+        "run",
+        "scenarios/ci/stream-cuts-http.yaml",
+        "--transport",
+        "memory",
+        "--out",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    assert!(!read(&report, "summary.json").contains("transport"));
+    let o = routersim(&["run", "scenarios/ci/stream-cuts.yaml", "--transport", "tcp"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The whole CI suite over http matches its goldens (which ignore `transport`).
+#[test]
+fn the_ci_suite_passes_its_goldens_over_http() {
+    let out = scratch_dir("check-transport-http");
+    let o = routersim(&[
+        "check",
+        "scenarios/ci",
+        "--transport",
+        "http",
+        "--out",
+        out.join("c").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains(" passed, 0 failed, 0 error(s)"), "{stdout}");
+    // Every scenario has a golden, and every one matched.
+    let rows = stdout
+        .lines()
+        .filter(|l| l.starts_with("scenarios/ci/"))
+        .count();
+    assert!(rows >= 13, "{stdout}");
+    assert_eq!(stdout.matches("  pass    match").count(), rows, "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -1,6 +1,7 @@
 //! `transport: memory | http`: how the router reaches the fake providers in a simulated run.
 //!
-//! `memory` (the default) hands the engine [`FakeProviders`] itself. `http` puts the wire in
+//! `memory` (the default) hands the engine
+//! [`FakeProviders`](routersim_mock_providers::FakeProviders) itself. `http` puts the wire in
 //! between: the engine's [`HttpProvider`] sends every attempt as a real HTTP/1.1 request, and
 //! routersim's fake-provider server ([`WireServer`], the one `routersim serve` runs) answers
 //! it from the same `FakeProviders`, over an in-memory pipe ([`DuplexConnector`]). Nothing
@@ -8,7 +9,9 @@
 //! `memory` run — and, because both ends follow the wire contract (the `x_routersim`
 //! extension carries what the real APIs cannot: exact token counts, chunk spans and kinds,
 //! status overrides), it gives the same attempts, kinds, statuses, Retry-Afters, tokens and
-//! timings. What it adds is coverage: every CI run exercises the wire formats and the adapter.
+//! timings (but for the order of work inside one virtual millisecond: see [`SETTLE_YIELDS`] and
+//! the README). What it adds is coverage: every CI run exercises the wire formats and the
+//! adapter.
 
 use std::fmt;
 use std::rc::Rc;

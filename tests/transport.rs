@@ -1,7 +1,8 @@
-//! `transport: http` against `transport: memory`, whole runs: every shipped scenario, run both
-//! ways with its own seed, must give the same report — `requests.csv`, `attempts.csv`,
-//! `events.csv`, `timeseries.csv` and `summary.json` byte for byte (the http summary has one
-//! more line, `"transport": "http"`).
+//! `transport: http` against `transport: memory`, whole runs: every shipped scenario
+//! (`scenarios/`, `ci/`, `profiles/`, `quota-ramp/`), run both ways with its own seed, must
+//! give the same report — `requests.csv`, `attempts.csv`, `events.csv`, `timeseries.csv`
+//! and `summary.json` byte for byte (the http summary has one more line,
+//! `"transport": "http"`).
 //!
 //! Two exceptions, both from one cause (README, "transport: http"): over the wire a provider's
 //! answer reaches its request task a few task hops after the provider's timer fires, at the
@@ -49,16 +50,24 @@ const TRACES: [&str; 4] = [
 
 fn shipped() -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for dir in ["scenarios", "scenarios/ci"] {
+    for dir in [
+        "scenarios",
+        "scenarios/ci",
+        "scenarios/profiles",
+        "scenarios/quota-ramp",
+    ] {
         for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "yaml") {
+            // `router.yaml` is the folder's shared router config, not a scenario.
+            if path.extension().is_some_and(|e| e == "yaml")
+                && path.file_name().is_some_and(|n| n != "router.yaml")
+            {
                 files.push(path);
             }
         }
     }
     files.sort();
-    assert!(files.len() >= 19, "the shipped scenarios: {files:?}");
+    assert!(files.len() >= 30, "the shipped scenarios: {files:?}");
     files
 }
 

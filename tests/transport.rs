@@ -283,3 +283,30 @@ fn the_ci_suite_passes_its_goldens_over_http() {
     assert_eq!(stdout.matches("  pass    match").count(), rows, "{stdout}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A deployment the adapter cannot address is the scenario's mistake, said before any run.
+#[test]
+fn an_api_key_that_cannot_be_a_header_is_an_error_over_http_only() {
+    let dir = scratch_dir("transport-bad-key");
+    let file = dir.join("bad-key.yaml");
+    std::fs::write(
+        &file,
+        "duration: 1s\ntransport: http\nrouter:\n  model_list:\n    - {model_name: m, \
+         litellm_params: {model: openai/m, api_key: \"a\\nb\"}, model_info: {id: d}}\n\
+         traffic:\n  - {at: 0s, model: m}\n",
+    )
+    .unwrap();
+    let out = dir.join("r");
+    let (file, out) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let o = routersim(&["run", file, "--out", out]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("bad-key.yaml: transport: http: model_list[0].litellm_params.api_key: "),
+        "{stderr}"
+    );
+    assert!(!Path::new(out).exists(), "no report");
+    let o = routersim(&["run", file, "--out", out, "--transport", "memory"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use routersim_sim::seeds::Seeds;
+use routersim_sim::transport::Transport;
 
 /// Exit code when an `expect` line (or a golden summary) fails.
 pub const EXIT_EXPECT_FAILED: u8 = 1;
@@ -58,6 +59,10 @@ pub struct RunArgs {
     /// would not know (typos) and keys routersim does not model.
     #[arg(long)]
     pub strict: bool,
+    /// How the router reaches the fake providers, overriding the scenario's `transport`:
+    /// `memory`, or `http` (the engine's HTTP adapter and the wire server, in memory).
+    #[arg(long, value_name = "memory|http")]
+    pub transport: Option<Transport>,
 }
 
 /// `routersim bench`.
@@ -105,6 +110,15 @@ pub struct BenchArgs {
     /// With --serve: keep-alive connections of the throughput phase.
     #[arg(long, default_value_t = 64, requires = "serve")]
     pub connections: usize,
+    /// The harness run's transport: `http` runs the bench workload through the engine's HTTP
+    /// adapter and the wire server (in memory) and also reports its rate against `memory`.
+    #[arg(
+        long,
+        value_name = "memory|http",
+        default_value = "memory",
+        conflicts_with_all = ["in_flight", "serve"]
+    )]
+    pub transport: Transport,
 }
 
 /// `routersim check`.
@@ -126,6 +140,10 @@ pub struct CheckArgs {
     /// would not know (typos) and keys routersim does not model.
     #[arg(long)]
     pub strict: bool,
+    /// Run every scenario over this transport (`memory` or `http`), overriding its
+    /// `transport`; goldens ignore the `transport` key.
+    #[arg(long, value_name = "memory|http")]
+    pub transport: Option<Transport>,
 }
 
 /// `routersim sweep`.

@@ -13,7 +13,9 @@ mod common;
 use std::path::Path;
 
 use common::{repo, scratch_dir};
-use routersim_sim::run::{RunOptions, run_file};
+use routersim_sim::run::{RunOptions, run, run_file};
+use routersim_sim::scenario::load_scenario;
+use routersim_sim::transport::Transport;
 
 fn run_into(
     scenario: &Path,
@@ -24,6 +26,24 @@ fn run_into(
         scenario,
         &RunOptions {
             seed,
+            out_dir: Some(out.to_path_buf()),
+            ..RunOptions::default()
+        },
+    )?;
+    Ok(())
+}
+
+/// Runs `scenario` over `transport` into `out`.
+fn run_over(
+    scenario: &Path,
+    out: &Path,
+    transport: Transport,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut scenario = load_scenario(scenario)?;
+    scenario.transport = transport;
+    run(
+        &scenario,
+        &RunOptions {
             out_dir: Some(out.to_path_buf()),
             ..RunOptions::default()
         },
@@ -45,17 +65,30 @@ fn same_seed_gives_byte_identical_reports() -> Result<(), Box<dyn std::error::Er
     // The storm exercises Retry-After, cooldowns, retries and random picks; the stream cuts
     // exercise paced streams, breaks and continuations.
     for name in ["rate-limit-storm", "stream-cuts"] {
-        same_seed_same_bytes(name)?;
+        same_seed_same_bytes(name, Transport::Memory)?;
     }
     Ok(())
 }
 
-fn same_seed_same_bytes(name: &str) -> Result<(), Box<dyn std::error::Error>> {
+/// `transport: http` (the engine's HTTP adapter and the wire server over in-memory pipes) is
+/// as deterministic as memory: every file of the report, `report.html` and the plots included.
+#[test]
+fn same_seed_gives_byte_identical_reports_over_http() -> Result<(), Box<dyn std::error::Error>> {
+    for name in ["rate-limit-storm", "stream-cuts"] {
+        same_seed_same_bytes(name, Transport::Http)?;
+    }
+    Ok(())
+}
+
+fn same_seed_same_bytes(
+    name: &str,
+    transport: Transport,
+) -> Result<(), Box<dyn std::error::Error>> {
     let scenario = repo().join(format!("scenarios/{name}.yaml"));
-    let base = scratch_dir(&format!("determinism-{name}"));
+    let base = scratch_dir(&format!("determinism-{name}-{transport}"));
     let (a, b) = (base.join("a"), base.join("b"));
-    run_into(&scenario, &a, None)?;
-    run_into(&scenario, &b, None)?;
+    run_over(&scenario, &a, transport)?;
+    run_over(&scenario, &b, transport)?;
     let names = files(&a)?;
     assert_eq!(names, files(&b)?);
     for expected in [

@@ -303,7 +303,8 @@ fn truncated_is_a_clean_end_without_done_and_error_frame_follows_the_200() {
         assert!(
             text.ends_with(
                 "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\
-                 \"message\":\"Overloaded (routersim fake provider).\"}}\n\n"
+                 \"message\":\"Overloaded (routersim fake provider).\"},\
+                 \"x_routersim\":{\"status\":529}}\n\n"
             ),
             "{text}"
         );

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use routersim_sim::bench::{BenchOptions, run_bench};
 use routersim_sim::footprint::measure_in_flight;
+use routersim_sim::transport::Transport;
 
 use crate::error::CliError;
 use crate::out::Out;
@@ -26,17 +27,33 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         out_dir: args.out,
         repeat: args.repeat,
         stream_share: args.stream_share,
+        transport: args.transport,
     };
     let result = run_bench(&options)?;
     let mut out = Out::stdout();
     writeln!(out, "requests simulated:     {}", result.requests)?;
     writeln!(
         out,
-        "harness:                {:.3} s wall, {:.0} simulated req/s (traces {})",
+        "harness:                {:.3} s wall, {:.0} simulated req/s (traces {}{})",
         result.sim_wall_secs,
         result.sim_rate(),
-        if options.trace { "on" } else { "off" }
+        if options.trace { "on" } else { "off" },
+        match options.transport {
+            Transport::Memory => String::new(),
+            other => format!(", transport {other}"),
+        }
     )?;
+    if let (Some(secs), Some(rate), Some(ratio)) = (
+        result.memory_wall_secs,
+        result.memory_rate(),
+        result.transport_ratio(),
+    ) {
+        writeln!(
+            out,
+            "same in memory:         {secs:.3} s wall, {rate:.0} simulated req/s"
+        )?;
+        writeln!(out, "ratio http/memory:      {ratio:.3}")?;
+    }
     writeln!(
         out,
         "floor (sleep+record):   {:.3} s wall, {:.0} simulated req/s",

@@ -24,6 +24,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
         out_dir: args.out,
         bless: args.bless,
         strict: args.strict,
+        transport: args.transport,
     };
     let width = scenarios
         .iter()

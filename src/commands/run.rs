@@ -19,7 +19,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         out_dir: args.out,
         no_trace: args.trace == Trace::None,
     };
-    let scenario = load_scenario(&args.scenario)?;
+    let mut scenario = load_scenario(&args.scenario)?;
+    if let Some(transport) = args.transport {
+        scenario.transport = transport;
+    }
     if args.strict {
         strict(strict_errors(&scenario))?;
     }

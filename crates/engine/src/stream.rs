@@ -43,6 +43,34 @@ pub enum ChunkKind {
 }
 
 impl ChunkKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ChunkKind; 6] = [
+        ChunkKind::Text,
+        ChunkKind::RoleOnly,
+        ChunkKind::ToolCall,
+        ChunkKind::Thinking,
+        ChunkKind::Audio,
+        ChunkKind::Image,
+    ];
+
+    /// The kind's name on the wire (the `x_routersim.kind` of a streamed chunk):
+    /// `text`, `role_only`, `tool_call`, `thinking`, `audio`, `image`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChunkKind::Text => "text",
+            ChunkKind::RoleOnly => "role_only",
+            ChunkKind::ToolCall => "tool_call",
+            ChunkKind::Thinking => "thinking",
+            ChunkKind::Audio => "audio",
+            ChunkKind::Image => "image",
+        }
+    }
+
+    /// The kind [`as_str`](Self::as_str) names.
+    pub fn from_name(name: &str) -> Option<ChunkKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// Whether the caller received content (anything but a role-only delta).
     pub fn is_content(self) -> bool {
         self != ChunkKind::RoleOnly

@@ -88,9 +88,15 @@ pub fn render_report_html(
     if !title.description.is_empty() {
         let _ = writeln!(page, "<p class=\"desc\">{}</p>", esc(title.description));
     }
+    // `transport` only when not the default, so memory runs' pages are as before.
+    let transport = summary
+        .transport
+        .as_deref()
+        .map(|t| format!(" · transport <b>{}</b>", esc(t)))
+        .unwrap_or_default();
     let _ = writeln!(
         page,
-        "<p class=\"meta\">scenario <b>{}</b> · seed <b>{}</b> · routersim {} · virtual run end {} s</p>",
+        "<p class=\"meta\">scenario <b>{}</b> · seed <b>{}</b> · routersim {}{transport} · virtual run end {} s</p>",
         esc(&summary.scenario),
         summary.seed,
         esc(&summary.routersim_version),

@@ -263,6 +263,7 @@ impl Recorder {
                 ttft,
                 inter_token,
                 plots: PlotRecorder::default(),
+                transport: None,
             }),
         })
     }
@@ -271,6 +272,12 @@ impl Recorder {
     /// windows, for the plots. Without it the lanes are the deployments seen cooling.
     pub fn with_plot_context(mut self, context: PlotContext) -> Self {
         self.state_mut().plots.set_context(context);
+        self
+    }
+
+    /// Names the transport in `summary.json` (`transport`; see [`Summary::transport`]).
+    pub fn with_transport(mut self, transport: impl Into<String>) -> Self {
+        self.state_mut().transport = Some(transport.into());
         self
     }
 
@@ -580,6 +587,8 @@ struct State {
     inter_token: Histogram<u64>,
     /// What the plots need beyond the above.
     plots: PlotRecorder,
+    /// `summary.json`'s `transport`, when not the default.
+    transport: Option<String>,
 }
 
 impl State {
@@ -1089,6 +1098,7 @@ impl State {
             scenario: meta.scenario,
             seed: meta.seed,
             routersim_version: meta.version,
+            transport: self.transport.clone(),
             requests,
             ok: agg.ok,
             failed,

@@ -27,6 +27,10 @@ pub struct Summary {
     pub seed: u64,
     /// routersim's version.
     pub routersim_version: String,
+    /// How the router reached the fake providers, when not in memory (`"http"`: through the
+    /// wire); absent for the default `memory`, so those summaries are as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// Requests finished (`RequestEnd` events).
     pub requests: u64,
     /// Requests that succeeded.
@@ -440,11 +444,15 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
     let s = summary;
     writeln!(
         out,
-        "{} (seed {}): {} requests in {:.3} s virtual",
+        "{} (seed {}): {} requests in {:.3} s virtual{}",
         s.scenario,
         s.seed,
         s.requests,
-        s.duration_ms / 1000.0
+        s.duration_ms / 1000.0,
+        s.transport
+            .as_deref()
+            .map(|t| format!(", transport {t}"))
+            .unwrap_or_default()
     )?;
     write!(out, "  ok {}, failed {}", s.ok, s.failed)?;
     if !s.failed_by_kind.is_empty() {

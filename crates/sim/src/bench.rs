@@ -20,8 +20,9 @@ use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::LatencySpec;
 
 use crate::run::{RunError, RunOptions, RunReport, run};
-use crate::scenario::parse_scenario;
+use crate::scenario::{Scenario, parse_scenario};
 use crate::traffic::Arrivals;
+use crate::transport::Transport;
 
 /// What to benchmark. Defaults: the 1 h at 50 req/s, traces on, `simple-shuffle`.
 #[derive(Clone, Debug)]
@@ -41,6 +42,9 @@ pub struct BenchOptions {
     /// Runs of each kind; the fastest of each is reported (wall time is noisy on a shared
     /// machine, and the simulated work is identical every time).
     pub repeat: u32,
+    /// The harness run's transport; with `http` the same workload also runs in `memory`, for
+    /// the ratio.
+    pub transport: Transport,
 }
 
 impl Default for BenchOptions {
@@ -53,6 +57,7 @@ impl Default for BenchOptions {
             trace: true,
             out_dir: PathBuf::from("reports/bench"),
             repeat: 5,
+            transport: Transport::Memory,
         }
     }
 }
@@ -68,6 +73,8 @@ pub struct BenchResult {
     pub floor_wall_secs: f64,
     /// Peak resident memory of the process after the first harness and floor runs, KiB (Linux only).
     pub peak_rss_kib: Option<u64>,
+    /// With `transport: http`: wall seconds of the same harness run in `memory`.
+    pub memory_wall_secs: Option<f64>,
     /// The full run's report.
     pub report: RunReport,
 }
@@ -86,6 +93,19 @@ impl BenchResult {
     /// Full harness ÷ floor.
     pub fn ratio(&self) -> f64 {
         self.sim_rate() / self.floor_rate().max(1e-9)
+    }
+
+    /// With `transport: http`: simulated requests per wall-second of the `memory` run.
+    pub fn memory_rate(&self) -> Option<f64> {
+        self.memory_wall_secs
+            .map(|secs| self.requests as f64 / secs.max(1e-9))
+    }
+
+    /// With `transport: http`: the harness's rate ÷ the `memory` run's (below 1: the wire's
+    /// cost).
+    pub fn transport_ratio(&self) -> Option<f64> {
+        self.memory_rate()
+            .map(|memory| self.sim_rate() / memory.max(1e-9))
     }
 }
 
@@ -192,37 +212,53 @@ pub fn run_floor(
     Ok(count)
 }
 
-/// Runs the benchmark: the full harness, then the floor.
+/// Runs the benchmark: the full harness, then the floor (with `transport: http`, the harness
+/// in `memory` first, then over the wire).
 pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
     let yaml = bench_scenario_yaml(options);
-    let scenario = parse_scenario(&yaml, Path::new("<bench>"))?;
+    let mut scenario = parse_scenario(&yaml, Path::new("<bench>"))?;
+    scenario.transport = options.transport;
+    let memory = (options.transport != Transport::Memory).then(|| {
+        let mut memory = scenario.clone();
+        memory.transport = Transport::Memory;
+        memory
+    });
     let run_options = RunOptions {
         seed: None,
         out_dir: Some(options.out_dir.clone()),
         no_trace: !options.trace,
     };
-    // One timed pair of runs: the full harness, then the floor.
-    let timed = || -> Result<(RunReport, f64, f64), RunError> {
+    let time_run = |scenario: &Scenario| -> Result<(RunReport, f64), RunError> {
         let began = std::time::Instant::now();
-        let report = run(&scenario, &run_options)?;
-        let sim = began.elapsed().as_secs_f64();
+        let report = run(scenario, &run_options)?;
+        Ok((report, began.elapsed().as_secs_f64()))
+    };
+    // One timed set of runs: (the harness in memory,) the full harness, then the floor.
+    let timed = || -> Result<(RunReport, f64, f64, Option<f64>), RunError> {
+        let memory_secs = match &memory {
+            Some(memory) => Some(time_run(memory)?.1),
+            None => None,
+        };
+        let (report, sim) = time_run(&scenario)?;
         let began = std::time::Instant::now();
         run_floor(&scenario, scenario.seed)?;
-        Ok((report, sim, began.elapsed().as_secs_f64()))
+        Ok((report, sim, began.elapsed().as_secs_f64(), memory_secs))
     };
-    let (mut report, mut sim_wall_secs, mut floor_wall_secs) = timed()?;
+    let (mut report, mut sim_wall_secs, mut floor_wall_secs, mut memory_wall_secs) = timed()?;
     let peak = peak_rss_kib();
     for _ in 1..options.repeat.max(1) {
-        let (this, sim, floor) = timed()?;
+        let (this, sim, floor, memory) = timed()?;
         report = this;
         sim_wall_secs = sim_wall_secs.min(sim);
         floor_wall_secs = floor_wall_secs.min(floor);
+        memory_wall_secs = memory_wall_secs.zip(memory).map(|(a, b)| a.min(b));
     }
     Ok(BenchResult {
         requests: report.summary.requests,
         sim_wall_secs,
         floor_wall_secs,
         peak_rss_kib: peak,
+        memory_wall_secs,
         report,
     })
 }

@@ -18,7 +18,8 @@
 //!   name with its extension when `x.yaml` and `x.yml` sit side by side), so a plain `check`
 //!   and a `check --seeds …` read the same file for the same run. A golden is the run's
 //!   `summary.json`; the comparison ([`diff_summaries`]) ignores `routersim_version`, so a
-//!   version bump alone never fails a golden. No golden is not a failure. `bless` writes the
+//!   version bump alone never fails a golden, and `transport` (a run over `http` gives the
+//!   same summary as in memory). No golden is not a failure. `bless` writes the
 //!   golden of every run that happened (expectations are still checked and reported).
 //! - **Determinism**: the cases run in path order, then seed order; junit.xml carries no wall
 //!   time (`time="0"`: the file is byte-identical from run to run) and gives each case's virtual
@@ -36,6 +37,7 @@ use crate::expect::{self, ExpectationResult, format_value};
 use crate::report_dir::{ReportDir, ReportDirError, mark_complete};
 use crate::run::{Rendering, run_into};
 use crate::scenario::load_scenario;
+use crate::transport::Transport;
 
 /// The JUnit file written in the output directory.
 pub const JUNIT_XML: &str = "junit.xml";
@@ -43,6 +45,9 @@ pub const JUNIT_XML: &str = "junit.xml";
 pub const SUITE_NAME: &str = "routersim check";
 /// The summary key the golden comparison ignores.
 pub const IGNORED_KEY: &str = "routersim_version";
+/// A second key it ignores: `transport` (a run over `http` must match the golden of its
+/// `memory` twin, and `check --transport` must be able to run any suite either way).
+pub const IGNORED_TRANSPORT_KEY: &str = "transport";
 
 /// How to check.
 #[derive(Clone, Debug)]
@@ -57,6 +62,8 @@ pub struct CheckOptions {
     /// A router config key routersim does not use (a typo, or a key it does not model) makes
     /// the scenario an error case instead of a warning.
     pub strict: bool,
+    /// Overrides every scenario's `transport` (`check --transport`).
+    pub transport: Option<Transport>,
 }
 
 /// Why a check could not happen at all (as opposed to a case that failed).
@@ -178,7 +185,8 @@ pub fn show_value(value: Option<&Value>) -> String {
 }
 
 /// Every leaf that differs between two summaries (as JSON trees), in the golden's key order
-/// (then keys only the new one has), ignoring the top-level `routersim_version`. Numbers
+/// (then keys only the new one has), ignoring the top-level `routersim_version` and
+/// `transport`. Numbers
 /// compare by value (`1` equals `1.0`).
 pub fn diff_summaries(golden: &Value, new: &Value) -> Vec<MetricDiff> {
     let mut diffs = Vec::new();
@@ -191,7 +199,7 @@ fn diff_values(path: &str, golden: Option<&Value>, new: Option<&Value>, out: &mu
         (Some(Value::Object(g)), Some(Value::Object(n))) => {
             let keys = g.keys().chain(n.keys().filter(|k| !g.contains_key(*k)));
             for key in keys {
-                if path.is_empty() && key == IGNORED_KEY {
+                if path.is_empty() && (key == IGNORED_KEY || key == IGNORED_TRANSPORT_KEY) {
                     continue;
                 }
                 let child = if path.is_empty() {
@@ -492,10 +500,13 @@ fn check_scenario(
     if let Some(why) = problem(file) {
         return vec![error_case(file, None, format!("{}: {why}", file.display()))];
     }
-    let scenario = match load_scenario(file) {
+    let mut scenario = match load_scenario(file) {
         Ok(scenario) => scenario,
         Err(e) => return vec![error_case(file, None, e.to_string())],
     };
+    if let Some(transport) = options.transport {
+        scenario.transport = transport;
+    }
     if let Err(e) = expect::validate(&scenario.expect, &scenario.file) {
         return vec![error_case(file, None, e.to_string())];
     }
@@ -748,6 +759,17 @@ mod tests {
             ]
         );
         assert!(diff_summaries(&golden, &golden).is_empty());
+    }
+
+    /// A run over `transport: http` matches the golden of its memory twin, and back.
+    #[test]
+    fn the_diff_ignores_the_transport() {
+        let golden = serde_json::json!({"scenario": "s", "requests": 10});
+        let http = serde_json::json!({"scenario": "s", "transport": "http", "requests": 10});
+        assert!(diff_summaries(&golden, &http).is_empty());
+        assert!(diff_summaries(&http, &golden).is_empty());
+        let other = serde_json::json!({"scenario": "s", "transport": "http", "requests": 11});
+        assert_eq!(diff_summaries(&golden, &other).len(), 1);
     }
 
     #[test]

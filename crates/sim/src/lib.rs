@@ -2,9 +2,9 @@
 //!
 //! The simulation runtime: the scenario file and its validation ([`scenario`]), seeded lazy
 //! traffic ([`traffic`]), the runner that drives the real router engine against fake
-//! providers on a paused tokio clock ([`run`]), `expect` lines ([`expect`]), invariant
-//! exploration ([`explore`](mod@explore)), the speed benchmark ([`bench`](mod@bench)) and the
-//! memory of in-flight requests ([`footprint`]).
+//! providers on a paused tokio clock ([`run`]), over memory or the wire ([`transport`]),
+//! `expect` lines ([`expect`]), invariant exploration ([`explore`](mod@explore)), the speed
+//! benchmark ([`bench`](mod@bench)) and the memory of in-flight requests ([`footprint`]).
 
 pub mod bench;
 pub mod check;
@@ -28,4 +28,5 @@ pub mod sweep_effect;
 pub mod sweep_plot;
 pub mod traffic;
 pub mod traffic_file;
+pub mod transport;
 pub mod yaml;

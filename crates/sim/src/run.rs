@@ -3,7 +3,8 @@
 //! Everything runs on a current-thread tokio runtime with paused time, so the clock jumps from
 //! one timer to the next and a ten-minute incident replays in milliseconds. Each arrival is a
 //! local task calling the real [`Router`]; the fake providers live in the same process (no
-//! sockets, no `spawn_blocking`). Randomness comes from per-purpose ChaCha streams derived from
+//! sockets, no `spawn_blocking`), called directly or, with `transport: http`, through the
+//! engine's HTTP adapter and the wire server over in-memory pipes ([`crate::transport`]). Randomness comes from per-purpose ChaCha streams derived from
 //! the seed (`router`, `provider/<id>/…`, `traffic/<i>`), so the same scenario, seed and
 //! version give byte-identical reports.
 //!
@@ -21,9 +22,11 @@ use std::sync::Arc;
 use routersim_engine::Router;
 use routersim_engine::clock::TokioClock;
 use routersim_engine::event::{EventSink, RoutingEvent};
+use routersim_engine::provider::Provider;
 use routersim_mock_providers::provider::FakeProviders;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
+use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_mock_providers::{FaultSpec, duration::format_duration};
 use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
 use routersim_report::summary::Summary;
@@ -37,6 +40,7 @@ use crate::expect::{self, ExpectationResult};
 use crate::facts::{FactsSink, RunFacts};
 use crate::report_dir::{ReportDir, ReportDirError};
 use crate::scenario::{Scenario, ScenarioError, load_scenario};
+use crate::transport::{self, Transport};
 
 /// routersim's version, written into every summary.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -121,6 +125,15 @@ pub enum RunError {
     /// Request tasks panicked: a report without their requests would lie.
     #[error("{0} request task(s) panicked (see above); no report is written")]
     TaskPanicked(usize),
+    /// `transport: http` could not address a deployment (an `api_key` that cannot be an HTTP
+    /// header).
+    #[error("{file}: transport: http: {message}")]
+    Transport {
+        /// The scenario file.
+        file: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
     /// The runtime could not start.
     #[error("could not start the simulation runtime: {0}")]
     Runtime(#[from] std::io::Error),
@@ -296,10 +309,10 @@ async fn simulate(
 ) -> Result<(Summary, RunFacts), RunError> {
     let start = Instant::now();
     let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?;
-    let recorder = Arc::new(match rendering {
+    let recorder = match rendering {
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),
-    });
+    };
     let providers = FakeProviders::new(
         &scenario.router,
         &scenario.providers,
@@ -312,71 +325,135 @@ async fn simulate(
         file: scenario.file.clone(),
         source,
     })?;
-    let sink = Arc::new(FactsSink::new(recorder.clone()));
-    let router = Rc::new(
-        Router::builder(scenario.router.clone(), providers)
-            .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
-            .rng(seeded_rng(seed, "router"))
-            .sink(match extra_sink {
-                Some(extra) => Arc::new(Tee(sink.clone(), extra(start))),
-                None => sink.clone(),
-            })
-            .build(),
-    );
-    let sweeper = tokio::task::spawn_local({
-        let router = router.clone();
-        async move { router.run_cooldown_sweeper().await }
-    });
-    let probes = tokio::task::spawn_local({
-        let router = router.clone();
-        async move { router.run_health_checks().await }
-    });
-    let in_flight = Rc::new(InFlight::default());
-    let mut arrivals = scenario.arrivals_with_seed(seed);
-    for arrival in arrivals.by_ref() {
-        tokio::time::sleep_until(start + arrival.at).await;
-        if in_flight.running() as u64 >= crate::traffic::MAX_IN_FLIGHT {
-            return Err(RunError::InFlight {
-                file: scenario.file.clone(),
-                message: crate::traffic::in_flight_exceeded(&arrival),
-            });
-        }
-        let (router, task) = (router.clone(), InFlight::enter(&in_flight));
-        let request = arrival.request;
-        // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a pointer,
-        // and the request's state is one allocation of its own size.
-        tokio::task::spawn_local(Box::pin(async move {
-            // By reference: the task holds the only copy of the request while it is in flight.
-            router.completion_of(&request).await;
-            task.finished();
-        }));
-    }
-    if let Some(e) = arrivals.take_error() {
-        // A traffic file changed since it was validated: no report of part of the traffic.
-        return Err(e.into());
-    }
-    in_flight.all_done().await;
-    if in_flight.abandoned() > 0 {
-        // The task's panic message was printed when it happened; a report without its
-        // request would lie.
-        return Err(RunError::TaskPanicked(in_flight.abandoned()));
-    }
-    let end = Instant::now();
-    sweeper.abort();
-    let _ = sweeper.await;
-    probes.abort();
-    let _ = probes.await;
-    drop(router);
-    let facts = sink.facts();
-    drop(sink);
-    let recorder = sole_recorder(recorder)?;
-    let summary = recorder.finish(RunMeta {
-        scenario: scenario.name.clone(),
+    let run = Simulation {
+        scenario,
         seed,
-        version: VERSION.to_string(),
-        end,
-    })?;
-    Ok((summary, facts))
+        start,
+        extra_sink,
+        settle: 0,
+    };
+    match scenario.transport {
+        Transport::Memory => run.drive(Arc::new(recorder), providers).await,
+        Transport::Http => {
+            // The same fakes, behind the wire server, reached through the engine's HTTP
+            // adapter over in-memory pipes (see `crate::transport`).
+            let server = WireServer::new(
+                Rc::new(providers),
+                scenario.router.deployments.clone(),
+                CallLog::disabled(),
+                start,
+                scenario.epoch_unix_ms,
+            );
+            let provider = transport::http_provider(Rc::new(server), &scenario.router.deployments)
+                .map_err(|e| RunError::Transport {
+                    file: scenario.file.clone(),
+                    message: e.to_string(),
+                })?;
+            let recorder = recorder.with_transport(Transport::Http.as_str());
+            let run = Simulation {
+                settle: transport::SETTLE_YIELDS,
+                ..run
+            };
+            run.drive(Arc::new(recorder), provider).await
+        }
+    }
+}
+
+/// One run's fixed inputs; [`Simulation::drive`] runs it over any provider.
+struct Simulation<'a> {
+    scenario: &'a Scenario,
+    seed: u64,
+    start: Instant,
+    extra_sink: Option<SinkFactory<'a>>,
+    /// Times the arrival loop yields before starting each request (see
+    /// [`transport::SETTLE_YIELDS`]); 0 in memory.
+    settle: usize,
+}
+
+impl Simulation<'_> {
+    /// Runs the traffic through a router over `provider` to the end and finishes the report.
+    async fn drive<P: Provider + 'static>(
+        self,
+        recorder: Arc<Recorder>,
+        provider: P,
+    ) -> Result<(Summary, RunFacts), RunError> {
+        let Self {
+            scenario,
+            seed,
+            start,
+            extra_sink,
+            settle,
+        } = self;
+        let sink = Arc::new(FactsSink::new(recorder.clone()));
+        let router = Rc::new(
+            Router::builder(scenario.router.clone(), provider)
+                .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
+                .rng(seeded_rng(seed, "router"))
+                .sink(match extra_sink {
+                    Some(extra) => Arc::new(Tee(sink.clone(), extra(start))),
+                    None => sink.clone(),
+                })
+                .build(),
+        );
+        let sweeper = tokio::task::spawn_local({
+            let router = router.clone();
+            async move { router.run_cooldown_sweeper().await }
+        });
+        let probes = tokio::task::spawn_local({
+            let router = router.clone();
+            async move { router.run_health_checks().await }
+        });
+        let in_flight = Rc::new(InFlight::default());
+        let mut arrivals = scenario.arrivals_with_seed(seed);
+        for arrival in arrivals.by_ref() {
+            tokio::time::sleep_until(start + arrival.at).await;
+            if in_flight.running() as u64 >= crate::traffic::MAX_IN_FLIGHT {
+                return Err(RunError::InFlight {
+                    file: scenario.file.clone(),
+                    message: crate::traffic::in_flight_exceeded(&arrival),
+                });
+            }
+            for _ in 0..settle {
+                tokio::task::yield_now().await;
+            }
+            let (router, task) = (router.clone(), InFlight::enter(&in_flight));
+            let request = arrival.request;
+            // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a
+            // pointer, and the request's state is one allocation of its own size.
+            tokio::task::spawn_local(Box::pin(async move {
+                // By reference: the task holds the only copy of the request while it is in
+                // flight.
+                router.completion_of(&request).await;
+                task.finished();
+            }));
+        }
+        if let Some(e) = arrivals.take_error() {
+            // A traffic file changed since it was validated: no report of part of the traffic.
+            return Err(e.into());
+        }
+        in_flight.all_done().await;
+        if in_flight.abandoned() > 0 {
+            // The task's panic message was printed when it happened; a report without its
+            // request would lie.
+            return Err(RunError::TaskPanicked(in_flight.abandoned()));
+        }
+        let end = Instant::now();
+        sweeper.abort();
+        let _ = sweeper.await;
+        probes.abort();
+        let _ = probes.await;
+        drop(router);
+        let facts = sink.facts();
+        drop(sink);
+        let recorder = sole_recorder(recorder)?;
+        let summary = recorder.finish(RunMeta {
+            scenario: scenario.name.clone(),
+            seed,
+            version: VERSION.to_string(),
+            end,
+        })?;
+        Ok((summary, facts))
+    }
 }
 
 /// The recorder once every other holder (router, sinks, tasks) has let go of it.

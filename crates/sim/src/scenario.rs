@@ -31,6 +31,7 @@
 //! traffic_file: logs/requests.csv  # one request per CSV row, read as the run goes
 //! expect:
 //!   - {metric: success_rate, min: 0.99}
+//! transport: http                # default memory; http: through the wire (see `transport`)
 //! ```
 //!
 //! `set` works on the router config's YAML tree (inline or from `router_file`) before it is
@@ -69,6 +70,7 @@ use crate::traffic::{
     TrafficSpec, TrafficStream,
 };
 use crate::traffic_file::TrafficFile;
+use crate::transport::Transport;
 use crate::yaml::{self, LocationIndex, YamlError};
 
 /// The wall clock at virtual time 0 when a scenario sets no `epoch`.
@@ -156,6 +158,8 @@ pub struct Scenario {
     pub traffic_file: Option<TrafficFile>,
     /// `expect`, in file order.
     pub expect: Vec<Expectation>,
+    /// `transport` (default `memory`): how the router reaches the fake providers.
+    pub transport: Transport,
 }
 
 impl Scenario {
@@ -414,6 +418,7 @@ fn parse_with_extra_set(
         traffic,
         traffic_file,
         expect,
+        transport: raw.transport.unwrap_or_default(),
     })
 }
 
@@ -708,6 +713,7 @@ struct RawScenario {
     traffic_file: Option<String>,
     #[serde(default)]
     expect: Vec<RawExpect>,
+    transport: Option<Transport>,
 }
 
 #[derive(Deserialize)]

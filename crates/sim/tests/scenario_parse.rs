@@ -23,6 +23,7 @@ use routersim_sim::scenario::{
 use routersim_sim::traffic::{
     ArrivalProcess, ExplicitRequest, RequestTemplate, TokenRange, TrafficSpec, TrafficStream,
 };
+use routersim_sim::transport::Transport;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -302,7 +303,25 @@ fn an_unknown_key_at_a_nested_path() {
         "durationn: 1m\n",
         "s.yaml:10:1: durationn: unknown field `durationn`, expected one of \
         name, description, seed, duration, epoch, router, router_file, set, providers, faults, traffic, \
-        traffic_file, expect",
+        traffic_file, expect, transport",
+    );
+}
+
+#[test]
+fn transport_is_memory_or_http() {
+    let s = parse_scenario(&with(""), Path::new("s.yaml")).expect("valid");
+    assert_eq!(s.transport, Transport::Memory, "the default");
+    let s = parse_scenario(&with("transport: http\n"), Path::new("s.yaml")).expect("valid");
+    assert_eq!(s.transport, Transport::Http);
+    let s = parse_scenario(&with("transport: memory\n"), Path::new("s.yaml")).expect("valid");
+    assert_eq!(s.transport, Transport::Memory);
+    check(
+        "transport: tcp\n",
+        "s.yaml:10:12: transport: expected `memory` or `http`, found \"tcp\"",
+    );
+    check(
+        "transport: [http]\n",
+        "s.yaml:10:12: transport: expected a single value (text or a number), not a list or mapping",
     );
 }
 

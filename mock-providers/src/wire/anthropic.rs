@@ -7,14 +7,16 @@
 //! bytes arrive when the fake provider's first item does. A role-only chunk (an empty
 //! stream's) is a `message_start` alone, marked `"x_routersim":{"tokens":0,"span_us":0}`;
 //! content chunks are `content_block_delta`s carrying the same extension as OpenAI's chunks.
-//! Audio and image chunks have no Anthropic event: they go out as text deltas.
+//! Audio and image chunks have no Anthropic event: they go out as text deltas, their kind in
+//! the extension (`"kind": "audio"`). An `event: error` frame carries its status in
+//! `"x_routersim": {"status": S}` (Anthropic's error object has none).
 
 use routersim_engine::failure::{FailureKind, ProviderFailure};
 use routersim_engine::request::Completion;
 use routersim_engine::stream::{Chunk, ChunkKind, FinishReason};
 use serde_json::{Value, json};
 
-use super::openai::{Meta, more_words, words};
+use super::openai::{Meta, extension, more_words, words};
 
 /// Anthropic's `stop_reason` for a finish reason.
 pub fn stop_reason_name(reason: FinishReason) -> &'static str {
@@ -218,7 +220,7 @@ impl SseFrames {
             "content_block_delta",
             &json!({
                 "type": "content_block_delta", "index": index, "delta": delta,
-                "x_routersim": {"tokens": chunk.tokens, "span_us": chunk.span.as_micros() as u64},
+                "x_routersim": extension(chunk),
             }),
         );
     }
@@ -239,9 +241,15 @@ impl SseFrames {
         event(out, "message_stop", &json!({"type": "message_stop"}));
     }
 
-    /// `event: error` inside the 200 stream (the stream then ends cleanly).
+    /// `event: error` inside the 200 stream (the stream then ends cleanly). Anthropic's error
+    /// object has no status; the frame's status (a spec may override the kind's) rides in
+    /// `"x_routersim": {"status": S}`.
     pub fn error_frame(&mut self, failure: &ProviderFailure, out: &mut Vec<u8>) {
-        event(out, "error", &error_value(failure.kind));
+        let mut value = error_value(failure.kind);
+        if let (Some(status), Value::Object(map)) = (failure.effective_status(), &mut value) {
+            map.insert("x_routersim".into(), json!({"status": status}));
+        }
+        event(out, "error", &value);
     }
 }
 
@@ -321,7 +329,7 @@ mod tests {
         );
         assert!(text.contains(r#""usage":{"output_tokens":4}"#), "{text}");
         assert!(
-            text.contains(r#""x_routersim":{"tokens":3,"span_us":0}"#),
+            text.contains(r#""x_routersim":{"tokens":3,"span_us":0,"kind":"text"}"#),
             "{text}"
         );
         let mut out = Vec::new();
@@ -330,5 +338,29 @@ mod tests {
         assert!(text.starts_with(
             "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\""
         ));
+        assert!(text.contains(r#""x_routersim":{"status":529}"#), "{text}");
+        let mut out = Vec::new();
+        let overridden = ProviderFailure::new(FailureKind::Overloaded).with_status(Some(503));
+        frames.error_frame(&overridden, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(r#""x_routersim":{"status":503}"#), "{text}");
+    }
+
+    /// Audio has no Anthropic delta: it goes out as text, its kind in the extension.
+    #[test]
+    fn audio_chunks_name_their_kind() {
+        let mut frames = SseFrames::new(meta());
+        let mut out = Vec::new();
+        let audio = Chunk {
+            kind: ChunkKind::Audio,
+            tokens: 2,
+            span: Duration::ZERO,
+        };
+        frames.chunk(&audio, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(r#""x_routersim":{"tokens":2,"span_us":0,"kind":"audio"}"#),
+            "{text}"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Text is one short word per output token (`tok`, at most 4 bytes a token with its space), so
 //! a client that counts whitespace-separated words counts tokens. Each SSE chunk also carries
-//! the extension `"x_routersim": {"tokens": N, "span_us": S}`: the chunk's exact tokens and
+//! the extension `"x_routersim": {"tokens": N, "span_us": S, "kind": K}`: the chunk's exact tokens and
 //! span (the fake providers coalesce steady runs of tokens into one chunk), which real clients
 //! ignore.
 
@@ -291,10 +291,7 @@ impl SseFrames {
         };
         let mut map =
             self.chunk_object(json!([{"index": 0, "delta": delta, "finish_reason": null}]));
-        map.insert(
-            "x_routersim".into(),
-            json!({"tokens": chunk.tokens, "span_us": chunk.span.as_micros() as u64}),
-        );
+        map.insert("x_routersim".into(), extension(chunk));
         data_frame(out, &Value::Object(map));
     }
 
@@ -320,6 +317,16 @@ impl SseFrames {
             &json!({"error": error_object(failure.kind, self.format, status)}),
         );
     }
+}
+
+/// A streamed chunk's `x_routersim` extension: its exact tokens, span and kind (the delta's
+/// shape cannot always say: Anthropic has no audio or image delta).
+pub fn extension(chunk: &Chunk) -> Value {
+    json!({
+        "tokens": chunk.tokens,
+        "span_us": chunk.span.as_micros() as u64,
+        "kind": chunk.kind.as_str(),
+    })
 }
 
 #[cfg(test)]
@@ -432,7 +439,10 @@ mod tests {
             " tok tok",
             "later deltas concatenate into words"
         );
-        assert_eq!(v["x_routersim"], json!({"tokens": 2, "span_us": 20_000}));
+        assert_eq!(
+            v["x_routersim"],
+            json!({"tokens": 2, "span_us": 20_000, "kind": "text"})
+        );
         let v: Value = serde_json::from_str(&frames_text[2]["data: ".len()..]).unwrap();
         assert_eq!(v["choices"][0]["finish_reason"], "stop");
         let v: Value = serde_json::from_str(&frames_text[3]["data: ".len()..]).unwrap();

@@ -62,9 +62,12 @@ pub fn classify(
 /// `event: error`): code first, then the same string rules, then the `status` field (the
 /// contract's extension) or the kind's default status.
 pub fn classify_error_frame(format: WireFormat, frame: &Value) -> ProviderFailure {
+    // OpenAI-shaped frames carry the status in the error object; Anthropic's error object has
+    // no such field, so the fake provider sends it in the `x_routersim` extension.
     let status = frame
         .get("error")
         .and_then(|e| e.get("status"))
+        .or_else(|| frame.get("x_routersim").and_then(|x| x.get("status")))
         .and_then(Value::as_u64)
         .and_then(|s| u16::try_from(s).ok());
     let kind = kind_from_body_codes(format, frame)

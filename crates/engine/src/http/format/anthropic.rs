@@ -12,7 +12,7 @@ use crate::request::Completion;
 use crate::stream::{Chunk, ChunkKind, FinishReason, StreamItem};
 
 use super::openai::{PREFILL_PLACEHOLDER, PROMPT_PLACEHOLDER};
-use super::{MalformedEvent, WireFormat, estimate_tokens, routersim_extension};
+use super::{MalformedEvent, WireFormat, estimate_tokens, routersim_extension, routersim_kind};
 use crate::http::errors::classify_error_frame;
 
 /// `max_tokens` when the request sets none: Anthropic requires the field (LiteLLM fills in
@@ -174,6 +174,7 @@ fn delta_chunk(value: &Value) -> Chunk {
         };
         (tokens, Duration::ZERO)
     });
+    let kind = routersim_kind(value).unwrap_or(kind);
     Chunk { kind, tokens, span }
 }
 
@@ -232,5 +233,29 @@ mod tests {
             panic!("{items:?}")
         };
         assert_eq!((f.kind, f.status), (FailureKind::Overloaded, Some(529)));
+    }
+
+    /// The fake provider's extension names what Anthropic's events cannot carry.
+    #[test]
+    fn the_extension_names_the_kind_and_the_error_status() {
+        assert_eq!(
+            decode(
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"tok tok"},"x_routersim":{"tokens":2,"span_us":10,"kind":"audio"}}"#
+            ),
+            vec![StreamItem::Chunk(Chunk {
+                kind: ChunkKind::Audio,
+                tokens: 2,
+                span: Duration::from_micros(10)
+            })]
+        );
+        let items = decode(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"x_routersim":{"status":503}}"#,
+        );
+        let [StreamItem::ErrorFrame(f)] = items.as_slice() else {
+            panic!("{items:?}")
+        };
+        assert_eq!((f.kind, f.status), (FailureKind::Overloaded, Some(503)));
     }
 }

@@ -291,6 +291,14 @@ pub(crate) fn routersim_extension(value: &Value) -> Option<(u32, std::time::Dura
     Some((tokens, std::time::Duration::from_micros(span)))
 }
 
+/// The chunk kind the extension names (`"x_routersim": {"kind": "audio", …}`), when it names
+/// one: it wins over the delta's shape, which cannot tell every kind apart (Anthropic has no
+/// audio or image delta: the fake provider sends those as text).
+pub(crate) fn routersim_kind(value: &Value) -> Option<crate::stream::ChunkKind> {
+    let name = value.get("x_routersim")?.get("kind")?.as_str()?;
+    crate::stream::ChunkKind::from_name(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use crate::provider::ProviderCall;
 use crate::request::{Completion, ResponseFormat};
 use crate::stream::{Chunk, ChunkKind, FinishReason, StreamItem};
 
-use super::{MalformedEvent, WireFormat, estimate_tokens, routersim_extension};
+use super::{MalformedEvent, WireFormat, estimate_tokens, routersim_extension, routersim_kind};
 use crate::http::errors::classify_error_frame;
 
 /// The user message's text: a placeholder (the prompt's size travels in
@@ -195,6 +195,7 @@ fn delta_chunk(delta: &Value, frame: &Value, finishing: bool) -> Option<Chunk> {
         let tokens = words.as_deref().map_or(0, estimate_tokens);
         (tokens, Duration::ZERO)
     });
+    let kind = routersim_kind(frame).unwrap_or(kind);
     Some(Chunk { kind, tokens, span })
 }
 

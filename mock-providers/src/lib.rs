@@ -11,10 +11,12 @@
 //! - [`spec`]: the scenario's `providers` and `faults` sections.
 //! - [`provider`]: [`FakeProviders`], and the order in which an outcome is decided.
 //! - [`quota`]: the provider's own `rpm_limit` / `tpm_limit` token buckets on the virtual clock.
+//! - [`pacing`]: how fakes wait: tokio's timer (simulation) or a precise wall-clock timer (`serve`).
 //! - [`stream`]: [`FakeStream`], a streamed call's chunks paced by the clock, and stream faults.
 //! - [`wire`]: the same fakes over real HTTP (OpenAI, Anthropic, Azure wire formats).
 
 pub mod duration;
+pub mod pacing;
 pub mod provider;
 pub mod quota;
 pub mod rng;
@@ -22,6 +24,7 @@ pub mod spec;
 pub mod stream;
 pub mod wire;
 
+pub use pacing::Pacing;
 pub use provider::{
     DeploymentStats, FakeProviders, QUOTA_REJECT_LATENCY, SpecError, validate_targets,
 };

@@ -72,6 +72,7 @@ use routersim_engine::request::{Completion, Request};
 use routersim_engine::stream::{ChunkKind, FinishReason};
 use tokio::time::Instant;
 
+use crate::pacing::{Pacing, precise_sleep_until};
 use crate::quota::{Admission, Quota};
 use crate::rng::seeded_rng;
 use crate::spec::{
@@ -235,6 +236,8 @@ pub struct FakeProviders {
     start: Instant,
     /// Longest span of a coalesced chunk: half the router's `stream_stall_timeout`.
     span_cap: Option<Duration>,
+    /// How a call's up-front latency is waited for (stream items always use tokio's timer).
+    pacing: Pacing,
 }
 
 impl FakeProviders {
@@ -301,7 +304,16 @@ impl FakeProviders {
             epoch_unix_ms,
             start,
             span_cap: config.settings.stream_stall_timeout.map(|t| t / 2),
+            pacing: Pacing::Tokio,
         })
+    }
+
+    /// Waits with `pacing` instead of tokio's timer: [`Pacing::Precise`] for a server on the
+    /// wall clock (`routersim serve`), never for a simulation (it ignores paused time).
+    #[must_use]
+    pub fn with_pacing(mut self, pacing: Pacing) -> Self {
+        self.pacing = pacing;
+        self
     }
 
     /// The counts of the deployment at `index` (config order).
@@ -550,10 +562,15 @@ impl Provider for FakeProviders {
         let pending = self.start_call(&call);
         async move {
             // Only the decided call (by reference) and the timer are kept while it waits.
-            if let Pending::After { latency, .. } = &pending
+            if let Pending::After {
+                latency, pacing, ..
+            } = &pending
                 && !latency.is_zero()
             {
-                tokio::time::sleep(*latency).await;
+                match pacing {
+                    Pacing::Tokio => tokio::time::sleep(*latency).await,
+                    Pacing::Precise => precise_sleep_until(Instant::now() + *latency).await,
+                }
             }
             let (state, result, quota_rejected) = match pending {
                 Pending::Ready(ready) => return ready,
@@ -590,6 +607,8 @@ enum Pending<'a> {
         result: Result<Completion, ProviderFailure>,
         latency: Duration,
         quota_rejected: bool,
+        /// How to wait (a byte beside `quota_rejected`: the future does not grow).
+        pacing: Pacing,
     },
 }
 
@@ -624,6 +643,7 @@ impl FakeProviders {
                 result,
                 latency,
                 quota_rejected,
+                pacing: self.pacing,
             },
         }
     }

@@ -30,7 +30,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use routersim_engine::config::{Deployment, RouterConfig};
 use routersim_mock_providers::wire::{CallLog, Mount, WireServer, listen};
-use routersim_mock_providers::{FakeProviders, ProviderSpec};
+use routersim_mock_providers::{FakeProviders, Pacing, ProviderSpec};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -166,7 +166,8 @@ pub fn run_serve_bench(options: &ServeBenchOptions) -> Result<ServeBenchResult, 
             let (config, specs) = bench_config();
             let start = Instant::now();
             let providers = FakeProviders::new(&config, &specs, &[], 1, 0, start)
-                .map_err(|e| ServeError::Providers(e.to_string()))?;
+                .map_err(|e| ServeError::Providers(e.to_string()))?
+                .with_pacing(Pacing::Precise);
             let server = Rc::new(WireServer::new(
                 Rc::new(providers),
                 config.deployments,

@@ -17,9 +17,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_mock_providers::FakeProviders;
 use routersim_mock_providers::wire::route::percent_encode;
 use routersim_mock_providers::wire::{CallLog, Mount, WireServer, listen};
+use routersim_mock_providers::{FakeProviders, Pacing};
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
@@ -295,7 +295,9 @@ pub fn start_serving(
         epoch_unix_ms,
         start,
     )
-    .map_err(|e| ServeError::Providers(format!("{}: {e}", scenario.file.display())))?;
+    .map_err(|e| ServeError::Providers(format!("{}: {e}", scenario.file.display())))?
+    // On the wall clock: latencies to the microsecond, not on tokio's millisecond ticks.
+    .with_pacing(Pacing::Precise);
     let server = Rc::new(WireServer::new(
         Rc::new(providers),
         scenario.router.deployments.clone(),

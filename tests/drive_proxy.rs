@@ -115,6 +115,12 @@ fn drive_through_routersim_proxy_writes_a_complete_joined_report() {
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(live.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["source"], "live", "{s:#}");
+    assert_eq!(s["live"]["target_name"], "routersim", "{s:#}");
+    assert_eq!(
+        s["live"]["target_version"],
+        env!("CARGO_PKG_VERSION"),
+        "{s:#}"
+    );
     assert_eq!(s["requests"], 40, "{s:#}");
     assert_eq!(s["failed"], 0, "{s:#}");
     assert_eq!(s["live"]["unfinished"], 0, "{s:#}");

@@ -233,6 +233,12 @@ impl ProxyServer {
                 Some("unknown_url"),
             ),
         };
+        let mut response = response;
+        // Names the router, as `drive` reads it (`server: name/version`).
+        response.headers_mut().insert(
+            http::header::SERVER,
+            http::HeaderValue::from_static(concat!("routersim/", env!("CARGO_PKG_VERSION"))),
+        );
         Ok(response)
     }
 

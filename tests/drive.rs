@@ -15,11 +15,11 @@ mod common;
 use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{repo, scratch_dir};
+use common::{Killed, repo, scratch_dir};
 use serde_json::Value;
 
 /// Six requests, one deployment; the provider's script answers ok, 429, 503, then ok.
@@ -45,16 +45,6 @@ traffic:
   - {at: 1s, model: gpt}
   - {at: 1.2s, model: gpt, stream: true}
 ";
-
-/// A child process killed when dropped (a failing test leaves nothing running).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

@@ -15,29 +15,11 @@
 mod common;
 
 use std::fs::File;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{repo, routersim, scratch_dir};
+use common::{Killed, free_port, repo, routersim, scratch_dir};
 use serde_json::Value;
-
-/// A child killed when dropped, so the proxy never outlives a failing test.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Two deployments of a group; `gpt-a` answers 429 with Retry-After 2 s from 1 s to 3 s.
 const SCENARIO: &str = r"name: drive-proxy

@@ -20,21 +20,11 @@ mod common;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{repo, scratch_dir};
+use common::{Killed, free_port, repo, scratch_dir};
 use serde_json::Value;
-
-/// A child killed when dropped: the proxy never outlives the test, even when it fails.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn litellm() -> Option<PathBuf> {
     let bin = repo().join("target/litellm-venv/bin/litellm");
@@ -47,14 +37,6 @@ fn litellm() -> Option<PathBuf> {
         );
         None
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A master key different on every run.

@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use common::{repo, scratch_dir};
+use common::{curl, curl_present, repo, scratch_dir};
 
 /// `gpt` has two deployments, `limited` always 429 with a 30 s Retry-After; `solo` has one
 /// deployment that is down and falls back to `gpt`; `framed`'s first stream ends in an error
@@ -128,22 +128,6 @@ fn serve_and_proxy(dir: &Path) -> (Server, Server) {
         "127.0.0.1:0",
     ]);
     (serve, proxy)
-}
-
-fn curl_present() -> bool {
-    Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn curl(args: &[&str]) -> String {
-    let output = Command::new("curl")
-        .args(["-s", "-i", "--max-time", "20"])
-        .args(args)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
 }
 
 /// A response header's value.

@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use common::{repo, scratch_dir};
+use common::{curl, curl_present, repo, scratch_dir};
 
 const SCENARIO: &str = "
 name: serve-test
@@ -75,22 +75,6 @@ fn start(dir: &Path, extra: &[&str]) -> Server {
         stdout,
         addr,
     }
-}
-
-fn curl_present() -> bool {
-    Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn curl(args: &[&str]) -> String {
-    let output = Command::new("curl")
-        .args(["-s", "-i", "--max-time", "20"])
-        .args(args)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
 }
 
 #[test]

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 /// A fresh, empty directory under the system temp dir, unique to this test and process.
 pub fn scratch_dir(name: &str) -> PathBuf {
@@ -24,4 +24,40 @@ pub fn routersim(args: &[&str]) -> Output {
         .current_dir(repo())
         .output()
         .expect("the routersim binary runs")
+}
+
+/// A child process killed when dropped: a failing test leaves nothing running.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port free at the moment of asking.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// Whether `curl` is on the PATH (the tests that need it skip with a warning otherwise).
+pub fn curl_present() -> bool {
+    Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `curl -s -i` with `args`: the response's headers and body, line endings normalised.
+pub fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl")
+        .args(["-s", "-i", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
 }

@@ -67,3 +67,60 @@ fn a_budget_breach_is_said_in_words() {
     assert!(e.message.contains("nested more than 64 levels deep"), "{e}");
     assert!(!e.message.contains("budget breached"), "{e}");
 }
+
+/// `lines` full-line comments, each indented by `indent` spaces.
+fn comment_block(lines: usize, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    (0..lines)
+        .map(|i| format!("{pad}# comment line {i}: keep: [this, out] # and this\n"))
+        .collect()
+}
+
+/// PyYAML (which LiteLLM uses) reads a comment block of any length; serde-saphyr's default
+/// budget rejected more than 32 buffered comments in a row ("too many buffered comments while
+/// looking ahead").
+#[test]
+fn a_long_comment_block_loads_in_every_position() {
+    let block = comment_block(500, 0);
+    let nested = comment_block(500, 4);
+    let configs = [
+        // top level, before the first key
+        format!("{block}{MODEL}router_settings:\n  num_retries: 2\n"),
+        // inside model_list, between two entries
+        format!(
+            "model_list:\n  - model_name: m\n    litellm_params:\n      model: openai/m\n{nested}  - model_name: n\n    litellm_params:\n      model: openai/n\nrouter_settings:\n  num_retries: 2\n"
+        ),
+        // after a key with no value, before its indented mapping / list
+        format!(
+            "model_list:\n{block}  - model_name: m\n    litellm_params:\n      model: openai/m\nrouter_settings:\n{nested}  num_retries: 2\n"
+        ),
+        // between top-level keys, at the end
+        format!("{MODEL}{block}router_settings:\n  num_retries: 2\n{block}"),
+    ];
+    let failed: Vec<String> = configs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, config)| match load_router_config_str(config) {
+            Ok(c) if c.settings.num_retries == 2 && !c.deployments.is_empty() => None,
+            Ok(c) => Some(format!(
+                "config {i}: loaded wrong: {:?}",
+                c.settings.num_retries
+            )),
+            Err(e) => Some(format!("config {i}: {e}")),
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn a_syntax_error_after_a_long_comment_block_names_its_line() {
+    let block = comment_block(500, 2);
+    // MODEL is 4 lines, `router_settings:` line 5, the block lines 6-505: the bad escape is on
+    // line 506.
+    let e = load_router_config_str(&format!(
+        "{MODEL}router_settings:\n{block}  routing_strategy: \"x\\q\"\n"
+    ))
+    .expect_err("bad escape");
+    assert_eq!(e.location.map(|l| l.0), Some(506), "{e}");
+    assert!(e.message.contains("line 506"), "{e}");
+}

@@ -33,7 +33,8 @@ pub struct YamlError {
 
 /// The parser options for every routersim YAML file: duplicate keys are errors, merge keys
 /// (`<<: *base`) work, and only `true`/`false` are booleans (so a model named `no` stays a
-/// string, as in the engine's config loader).
+/// string, as in the engine's config loader). Comments are not kept (nothing reads them), so a
+/// comment block of any length parses, as in PyYAML.
 pub fn options() -> serde_saphyr::Options {
     serde_saphyr::options! {
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
@@ -41,6 +42,7 @@ pub fn options() -> serde_saphyr::Options {
         strict_booleans: true,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
         with_snippet: false,
+        emit_comments: false,
         budget: Some(routersim_engine::config::input::yaml_budget()),
     }
 }

@@ -169,6 +169,56 @@ fn a_duplicate_key_names_its_path() {
     );
 }
 
+/// `lines` full-line comments, each indented by `indent` spaces.
+fn comment_block(lines: usize, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    (0..lines)
+        .map(|i| format!("{pad}# comment line {i}: keep: [this, out] # and this\n"))
+        .collect()
+}
+
+/// PyYAML reads a comment block of any length; serde-saphyr's default budget rejected more
+/// than 32 buffered comments in a row after a key with no value.
+#[test]
+fn a_long_comment_block_loads_in_every_position() {
+    let (top, two, four, six) = (
+        comment_block(500, 0),
+        comment_block(500, 2),
+        comment_block(500, 4),
+        comment_block(500, 6),
+    );
+    let scenarios = [
+        // top level, before the first key and at the end
+        format!("{top}{}{top}", with("")),
+        // after keys with no value, and inside model_list (between entries, inside one)
+        format!(
+            "name: t\nduration: 10m\nrouter:\n{two}  model_list:\n{four}    - model_name: gpt\n      litellm_params:\n{six}        model: openai/gpt\n{four}    - {{model_name: gpt, litellm_params: {{model: azure/gpt}}}}\n{top}"
+        ),
+        // after a key with no value, before a list
+        with(&format!("traffic:\n{two}  - {{at: 1s, model: gpt}}\n")),
+    ];
+    let failed: Vec<String> = scenarios
+        .iter()
+        .enumerate()
+        .filter_map(|(i, text)| {
+            parse_scenario(text, Path::new("s.yaml"))
+                .err()
+                .map(|e| format!("scenario {i}: {e}"))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[test]
+fn an_error_after_a_long_comment_block_names_its_line() {
+    // The preamble is lines 1-6, `traffic:` line 7, the block lines 8-507.
+    let block = comment_block(500, 2);
+    check(
+        &format!("traffic:\n{block}  - {{at: 1s, model: gpt, model: gpt}}\n"),
+        "s.yaml:508:26: traffic[0].model: this key is set twice in the same mapping; keep one",
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // router files and included files: located, never echoed
 

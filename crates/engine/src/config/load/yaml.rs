@@ -35,6 +35,10 @@ pub fn parse_yaml_located(yaml: &str) -> Result<Value> {
         strict_booleans: true,
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
         with_snippet: false,
+        // Comments are never read, so the parser keeps none: with them kept, more than 32
+        // comment lines in a row after a key with no value failed ("too many buffered
+        // comments"), and PyYAML, which LiteLLM uses, reads any number.
+        emit_comments: false,
         budget: Some(yaml_budget()),
     };
     serde_saphyr::from_str_with_options::<Value>(yaml, options).map_err(|e| {

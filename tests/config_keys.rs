@@ -328,3 +328,51 @@ fn sweep_set_on_a_key_routersim_does_not_model_is_exit_2() {
         );
     }
 }
+
+/// `retry_policy: {max_retries: 3}` (a real config's): LiteLLM's pydantic `RetryPolicy`
+/// ignores the field, so the run goes ahead with a warning; `--strict` makes it an error at
+/// its line.
+#[test]
+fn an_unknown_retry_policy_field_is_a_warning_and_strict_makes_it_an_error() {
+    let dir = scratch_dir("keys-retry-policy");
+    let scenario = write(
+        &dir,
+        "policy.yaml",
+        "\
+name: policy
+duration: 5s
+router:
+  model_list:
+    - {model_name: A, litellm_params: {model: openai/a}, model_info: {id: a1}}
+  router_settings:
+    retry_policy:
+      max_retries: 3
+      RateLimitErrorRetries: 2
+traffic:
+  - {model: A, rate: 2/s}
+",
+    );
+    let report = out_dir(&dir);
+    let warning = "router_settings.retry_policy.max_retries: LiteLLM's RetryPolicy has no such \
+                   field (it ignores it, and so does routersim); did you mean \
+                   router_settings.retry_policy.DefaultRetries?";
+    let out = run(&["run", &scenario, "--out", &s(&report)]);
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("warning: router config: {warning}")),
+        "{}",
+        out.stderr
+    );
+
+    let strict = dir.join("strict");
+    let out = run(&["run", &scenario, "--strict", "--out", &s(&strict)]);
+    assert_eq!(out.code, Some(2), "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("error: {scenario}:8:20: router.{warning}")),
+        "{}",
+        out.stderr
+    );
+    assert!(!strict.exists(), "a strict error must not run the scenario");
+}

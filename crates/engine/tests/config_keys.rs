@@ -220,3 +220,56 @@ fn every_modelled_key_is_read_and_no_other_key_is() {
         );
     }
 }
+
+/// LiteLLM's `RetryPolicy` and `AllowedFailsPolicy` are pydantic models that ignore fields
+/// they do not have, so a real config with `retry_policy: {max_retries: 3}` loads there:
+/// routersim loads it too, the known fields applied, the unknown one said with the closest
+/// field.
+#[test]
+fn an_unknown_policy_field_loads_and_is_said_with_the_closest_field() {
+    let c = load(
+        "  - model_name: B\n    litellm_params: {model: openai/b}\n    model_info:\n      allowed_fails_policy: {RateLimitErrorAllowedFail: 2, TimeoutErrorAllowedFails: 1}\nrouter_settings:\n  retry_policy:\n    max_retries: 3\n    RateLimitErrorRetries: 4\n    TimeoutErorRetries: 2\n  model_group_retry_policy:\n    A: {BadRequestErrorRetry: 1, DefaultRetries: 2}\n  allowed_fails_policy: {ContentPolicyViolationErrorAllowedFail: 3}\n",
+    );
+    assert_eq!(
+        c.unknown_keys,
+        [
+            unknown(
+                "model_list[1].model_info.allowed_fails_policy.RateLimitErrorAllowedFail",
+                Some("model_list[1].model_info.allowed_fails_policy.RateLimitErrorAllowedFails")
+            ),
+            unknown(
+                "router_settings.allowed_fails_policy.ContentPolicyViolationErrorAllowedFail",
+                Some(
+                    "router_settings.allowed_fails_policy.ContentPolicyViolationErrorAllowedFails"
+                )
+            ),
+            unknown(
+                "router_settings.model_group_retry_policy.A.BadRequestErrorRetry",
+                Some("router_settings.model_group_retry_policy.A.BadRequestErrorRetries")
+            ),
+            unknown(
+                "router_settings.retry_policy.TimeoutErorRetries",
+                Some("router_settings.retry_policy.TimeoutErrorRetries")
+            ),
+            unknown(
+                "router_settings.retry_policy.max_retries",
+                Some("router_settings.retry_policy.DefaultRetries")
+            ),
+        ]
+    );
+    // The known fields beside them are applied.
+    let retry = c.settings.retry_policy.as_ref().expect("retry_policy");
+    assert_eq!(retry.per_kind.len(), 1, "{retry:?}");
+    assert_eq!(retry.per_kind.values().next(), Some(&4));
+    assert_eq!(retry.default, None);
+    assert_eq!(c.settings.model_group_retry_policy["A"].default, Some(2));
+    assert!(c.settings.model_group_retry_policy["A"].per_kind.is_empty());
+    let fails = c.deployments[1].allowed_fails_policy.as_ref().expect("set");
+    assert_eq!(fails.per_kind.values().copied().collect::<Vec<_>>(), [1]);
+    assert_eq!(
+        c.unknown_keys[4].to_string(),
+        "router_settings.retry_policy.max_retries: LiteLLM's RetryPolicy has no such field (it \
+         ignores it, and so does routersim); did you mean \
+         router_settings.retry_policy.DefaultRetries?"
+    );
+}

@@ -8,7 +8,9 @@
 //! - **unknown** ([`UnknownKey`]): LiteLLM itself would not know it — a `router_settings` key
 //!   that is not a parameter of `litellm.Router.__init__` nor one of routersim's own
 //!   extensions, or a top-level key within two edits of a section routersim reads
-//!   (`router_setting:`). A warning each, with the closest known key.
+//!   (`router_setting:`), or a field of a `retry_policy`, `model_group_retry_policy` entry or
+//!   `allowed_fails_policy` that LiteLLM's pydantic model does not have (it ignores such
+//!   fields: `max_retries: 3`). A warning each, with the closest known key.
 //! - **not modelled** ([`RouterConfig::ignored_keys`](super::RouterConfig::ignored_keys)):
 //!   LiteLLM knows it (or may: `litellm_settings` keys are set on the `litellm` module as they
 //!   are, and `litellm_params` are forwarded to the provider, so no list of valid ones exists
@@ -134,7 +136,14 @@ impl UnknownKey {
     /// What is wrong with it, without its path: "LiteLLM's Router has no such setting (…);
     /// did you mean …?".
     pub fn message(&self) -> String {
-        let mut text = if self.path.contains('.') {
+        let policy = |model: &str| {
+            format!("LiteLLM's {model} has no such field (it ignores it, and so does routersim)")
+        };
+        let mut text = if self.path.contains("retry_policy.") {
+            policy("RetryPolicy")
+        } else if self.path.contains("allowed_fails_policy.") {
+            policy("AllowedFailsPolicy")
+        } else if self.path.contains('.') {
             "LiteLLM's Router has no such setting (its proxy ignores it, and so does routersim)"
                 .to_string()
         } else {

@@ -261,7 +261,8 @@ impl Loader {
                         opt(value, |v| boolean(v, &at))?.unwrap_or(false);
                 }
                 "allowed_fails_policy" => {
-                    d.allowed_fails_policy = kind_policy(value, &at, PolicyUnit::AllowedFails)?;
+                    d.allowed_fails_policy =
+                        kind_policy(value, &at, PolicyUnit::AllowedFails, &mut self.unknown)?;
                 }
                 "cooldown_time" => {
                     let own = opt(value, |v| duration(v, &at))?;

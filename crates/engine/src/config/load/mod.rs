@@ -10,7 +10,7 @@
 //! Keys the engine does not model are listed once each in
 //! [`RouterConfig::ignored_keys`](super::RouterConfig::ignored_keys) as a path pattern
 //! (`model_list[*].litellm_params.api_key`), and keys LiteLLM itself would not know (a
-//! misspelt `router_settings` key or section, see [`keys`](super::keys)) in
+//! misspelt `router_settings` key or section, or policy field, see [`keys`](super::keys)) in
 //! [`RouterConfig::unknown_keys`](super::RouterConfig::unknown_keys); neither is an error.
 //! Nothing is ever resolved: an `os.environ/NAME` value stays that literal string, and no
 //! environment variable is read: LiteLLM's own `ROUTER_MAX_FALLBACKS` default for

@@ -1,11 +1,19 @@
 //! Per-kind counts: `retry_policy`, `model_group_retry_policy` and `allowed_fails_policy`, keyed
 //! by LiteLLM's field names (`RateLimitErrorRetries`) or the snake_case kind names.
+//!
+//! LiteLLM's `RetryPolicy` and `AllowedFailsPolicy` are pydantic models that ignore fields they
+//! do not have, so a real config with `retry_policy: {max_retries: 3}` loads there; here too,
+//! and the unknown field is an [`UnknownKey`] with the closest field (an error under
+//! `--strict`).
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use super::scalars::{describe, opt, retries, uint32};
 use super::{ConfigError, Result};
 use crate::config::KindPolicy;
+use crate::config::keys::{UnknownKey, closest_key};
 use crate::failure::FailureKind;
 
 /// What a policy counts.
@@ -50,7 +58,8 @@ fn policy_slot(key: &str, unit: PolicyUnit) -> Option<PolicySlot> {
     FailureKind::from_name(key).map(PolicySlot::Kind)
 }
 
-fn valid_policy_keys(unit: PolicyUnit) -> String {
+/// LiteLLM's field names for `unit` (`DefaultRetries`, `RateLimitErrorRetries`, …).
+fn field_names(unit: PolicyUnit) -> Vec<String> {
     let suffix = unit.suffix();
     let mut names = vec![format!("Default{suffix}")];
     for kind in FailureKind::ALL {
@@ -58,17 +67,40 @@ fn valid_policy_keys(unit: PolicyUnit) -> String {
             names.push(format!("{stem}{suffix}"));
         }
     }
-    let snake: Vec<&str> = std::iter::once("default")
-        .chain(FailureKind::ALL.iter().map(|k| k.as_str()))
-        .collect();
-    format!(
-        "expected one of {}, or a kind name: {}",
-        names.join(", "),
-        snake.join(", ")
-    )
+    names
 }
 
-pub(super) fn kind_policy(v: &Value, path: &str, unit: PolicyUnit) -> Result<Option<KindPolicy>> {
+/// An unknown policy field, with the closest field it may have meant: the nearest name, else
+/// `Default…` for a count with no kind (`max_retries`, `allowed_fails`).
+fn unknown_field(key: &str, path: &str, unit: PolicyUnit) -> UnknownKey {
+    let names = field_names(unit);
+    let snake = std::iter::once("default").chain(FailureKind::ALL.iter().map(|k| k.as_str()));
+    let suffix = unit.suffix();
+    let default = format!("Default{suffix}");
+    let suggestion =
+        closest_key(key, names.iter().map(String::as_str).chain(snake)).or_else(|| {
+            let word = if matches!(unit, PolicyUnit::Retries) {
+                "retr"
+            } else {
+                "fail"
+            };
+            key.to_ascii_lowercase()
+                .contains(word)
+                .then_some(default.as_str())
+        });
+    UnknownKey {
+        path: format!("{path}.{key}"),
+        suggestion: suggestion.map(|field| format!("{path}.{field}")),
+    }
+}
+
+/// Reads a policy mapping at `path`; its unknown fields go into `unknown` and are skipped.
+pub(super) fn kind_policy(
+    v: &Value,
+    path: &str,
+    unit: PolicyUnit,
+    unknown: &mut BTreeSet<UnknownKey>,
+) -> Result<Option<KindPolicy>> {
     let map = match v {
         Value::Null => return Ok(None),
         Value::Object(map) => map,
@@ -88,10 +120,8 @@ pub(super) fn kind_policy(v: &Value, path: &str, unit: PolicyUnit) -> Result<Opt
     for (key, value) in map {
         let at = format!("{path}.{key}");
         let Some(slot) = policy_slot(key, unit) else {
-            return Err(ConfigError::new(
-                at,
-                format!("unknown key \"{key}\" ({})", valid_policy_keys(unit)),
-            ));
+            unknown.insert(unknown_field(key, path, unit));
+            continue;
         };
         if let Some((_, other)) = seen.iter().find(|(s, _)| *s == slot) {
             return Err(ConfigError::new(

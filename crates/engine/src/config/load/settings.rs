@@ -89,13 +89,15 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 27] = [
     }),
     router("allowed_fails_policy", |r, k| {
         if let Some((v, at)) = r.router(k) {
-            r.settings.allowed_fails_policy = kind_policy(v, &at, PolicyUnit::AllowedFails)?;
+            r.settings.allowed_fails_policy =
+                kind_policy(v, &at, PolicyUnit::AllowedFails, &mut r.loader.unknown)?;
         }
         Ok(())
     }),
     router("retry_policy", |r, k| {
         if let Some((v, at)) = r.router(k) {
-            r.settings.retry_policy = kind_policy(v, &at, PolicyUnit::Retries)?;
+            r.settings.retry_policy =
+                kind_policy(v, &at, PolicyUnit::Retries, &mut r.loader.unknown)?;
         }
         Ok(())
     }),
@@ -357,7 +359,12 @@ fn model_group_retry_policy(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     };
     for (group, policy) in groups {
         let group_path = format!("{at}.{group}");
-        if let Some(policy) = kind_policy(policy, &group_path, PolicyUnit::Retries)? {
+        if let Some(policy) = kind_policy(
+            policy,
+            &group_path,
+            PolicyUnit::Retries,
+            &mut r.loader.unknown,
+        )? {
             r.settings
                 .model_group_retry_policy
                 .insert(group.clone(), policy);

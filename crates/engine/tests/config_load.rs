@@ -672,26 +672,36 @@ fn unknown_routing_strategy() {
     );
 }
 
+/// LiteLLM's pydantic `RetryPolicy` ignores a field it does not have: the config loads, the
+/// field is an unknown key (a warning; an error under `--strict`), the known fields apply.
 #[test]
 fn invented_retry_policy_key() {
-    let e = str_err(&format!(
+    let c = load_router_config_str(&format!(
         "{TWO_MODELS}router_settings:\n  retry_policy:\n    RateLimitErrorRetries: 2\n    max_retries: 3\n"
-    ));
-    assert_eq!(e.path, "router_settings.retry_policy.max_retries");
-    assert!(
-        e.message.starts_with("unknown key \"max_retries\" (expected one of DefaultRetries, RateLimitErrorRetries, ContextWindowExceededErrorRetries, ContentPolicyViolationErrorRetries, BadRequestErrorRetries,"),
-        "{}",
-        e.message
-    );
-    assert!(e.message.contains("or a kind name: default, rate_limit,"));
+    ))
+    .expect("loads");
+    let paths: Vec<&str> = c.unknown_keys.iter().map(|k| k.path.as_str()).collect();
+    assert_eq!(paths, ["router_settings.retry_policy.max_retries"]);
+    let policy = c.settings.retry_policy.as_ref().expect("set");
+    assert_eq!(policy.per_kind.len(), 1, "{policy:?}");
+    assert_eq!(policy.default, None);
 
-    // A Retries key is not an allowed-fails key.
-    let e = str_err(&format!(
+    // A Retries key is not an allowed-fails key: unknown, with the allowed-fails field meant.
+    let c = load_router_config_str(&format!(
         "{TWO_MODELS}router_settings:\n  allowed_fails_policy: {{TimeoutErrorRetries: 1}}\n"
-    ));
+    ))
+    .expect("loads");
     assert_eq!(
-        e.path,
-        "router_settings.allowed_fails_policy.TimeoutErrorRetries"
+        c.unknown_keys[0].to_string(),
+        "router_settings.allowed_fails_policy.TimeoutErrorRetries: LiteLLM's AllowedFailsPolicy \
+         has no such field (it ignores it, and so does routersim); did you mean \
+         router_settings.allowed_fails_policy.TimeoutErrorAllowedFails?"
+    );
+    assert!(
+        c.settings
+            .allowed_fails_policy
+            .as_ref()
+            .is_some_and(|p| p.per_kind.is_empty() && p.default.is_none())
     );
 
     // Counts are non-negative integers.

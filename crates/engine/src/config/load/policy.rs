@@ -70,10 +70,25 @@ fn field_names(unit: PolicyUnit) -> Vec<String> {
     names
 }
 
-/// An unknown policy field, with the closest field it may have meant: the nearest name, else
-/// `Default…` for a count with no kind (`max_retries`, `allowed_fails`).
+/// An unknown policy field, with the closest field it may have meant: the same kind's field
+/// when it has the other policy's suffix (`TimeoutErrorRetries` in `allowed_fails_policy`),
+/// else the nearest name, else `Default…` for a count with no kind (`max_retries`).
 fn unknown_field(key: &str, path: &str, unit: PolicyUnit) -> UnknownKey {
     let names = field_names(unit);
+    let other = match unit {
+        PolicyUnit::Retries => PolicyUnit::AllowedFails,
+        PolicyUnit::AllowedFails => PolicyUnit::Retries,
+    };
+    let swapped = key
+        .strip_suffix(other.suffix())
+        .map(|stem| format!("{stem}{}", unit.suffix()))
+        .filter(|field| names.contains(field));
+    if let Some(field) = swapped {
+        return UnknownKey {
+            path: format!("{path}.{key}"),
+            suggestion: Some(format!("{path}.{field}")),
+        };
+    }
     let snake = std::iter::once("default").chain(FailureKind::ALL.iter().map(|k| k.as_str()));
     let suffix = unit.suffix();
     let default = format!("Default{suffix}");

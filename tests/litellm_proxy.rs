@@ -199,25 +199,34 @@ fn litellm_proxy_429_storm_and_503_outage() {
     assert_common(&s);
     let rows = calls(&report);
     let a: Vec<&Call> = rows.iter().filter(|c| c.1 == "gpt-a").collect();
-    // Bursts of failures: calls less than a second apart.
-    let mut bursts: Vec<Vec<u64>> = Vec::new();
-    for c in a.iter().filter(|c| c.2 == "service_unavailable") {
-        match bursts.last_mut() {
-            Some(b) if c.0 < b.last().unwrap() + 1_000 => b.push(c.0),
-            _ => bursts.push(vec![c.0]),
+    // Cooled spans: gaps of 4 s or more between gpt-a's failed calls (cooldown_time is 5 s).
+    // Between two of them, the failures that cooled it: allowed_fails 2, so the third failure
+    // within the minute cools it (one more may already be in flight). The failures need not
+    // be close together: two, then a third a second later, is the same count.
+    let failed: Vec<u64> = a
+        .iter()
+        .filter(|c| c.2 == "service_unavailable")
+        .map(|c| c.0)
+        .collect();
+    let mut between: Vec<Vec<u64>> = vec![Vec::new()];
+    for (i, at) in failed.iter().enumerate() {
+        if i > 0 && at - failed[i - 1] >= 4_000 {
+            between.push(Vec::new());
         }
+        between.last_mut().unwrap().push(*at);
     }
-    assert!(bursts.len() >= 3, "{bursts:?}");
-    for b in &bursts {
-        // allowed_fails 2: the third failure cools it (one more may be in flight).
-        assert!(b.len() <= 4, "{bursts:?}");
-    }
-    for pair in bursts.windows(2) {
-        let gap = pair[1][0] - pair[0].last().unwrap();
+    assert!(between.len() >= 4, "fewer than 3 cooled spans: {between:?}");
+    for b in &between {
         assert!(
-            gap >= 4_000,
-            "cooled for {gap} ms, cooldown_time is 5 s: {bursts:?}"
+            b.len() <= 4,
+            "more failures than allowed_fails lets through: {between:?}"
         );
+    }
+    // While it is cooled, no call at all reaches gpt-a (not even a success).
+    for pair in between.windows(2) {
+        let (last, next) = (*pair[0].last().unwrap(), pair[1][0]);
+        let calls_inside = a.iter().filter(|c| c.0 > last && c.0 < next).count();
+        assert_eq!(calls_inside, 0, "gpt-a called while cooled: {between:?}");
     }
     assert!(
         s["cooldowns"]["by_deployment"]["gpt-a"]["count"]

@@ -121,7 +121,6 @@ fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
         ..ServeBenchOptions::default()
     };
     let r = run_serve_bench(&options)?;
-    let ms = |us: u64| us as f64 / 1000.0;
     let mut out = Out::stdout();
     writeln!(
         out,
@@ -134,22 +133,16 @@ fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
     )?;
     writeln!(
         out,
-        "added latency over {} ms:     p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} requests on {} connections)",
+        "added latency over {} ms:     {} ({} requests on {} connections)",
         SCRIPTED_LATENCY.as_millis(),
-        ms(r.added.p50_us),
-        ms(r.added.p99_us),
-        ms(r.added.max_us),
+        r.added,
         r.added.count,
         options.latency_connections
     )?;
     writeln!(
         out,
-        "round trip at 0 ms:           p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} requests on {} connection)",
-        ms(r.round_trip.p50_us),
-        ms(r.round_trip.p99_us),
-        ms(r.round_trip.max_us),
-        r.round_trip.count,
-        1
+        "round trip at 0 ms:           {} ({} requests on {} connection)",
+        r.round_trip, r.round_trip.count, 1
     )?;
     writeln!(
         out,
@@ -162,19 +155,13 @@ fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
     )?;
     writeln!(
         out,
-        "first-token lateness:         p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} streams opened in one burst)",
-        ms(r.first_token_lateness.p50_us),
-        ms(r.first_token_lateness.p99_us),
-        ms(r.first_token_lateness.max_us),
-        r.first_token_lateness.count
+        "first-token lateness:         {} ({} streams opened in one burst)",
+        r.first_token_lateness, r.first_token_lateness.count
     )?;
     writeln!(
         out,
-        "later tokens' lateness:       p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms ({} tokens, against each stream's schedule)",
-        ms(r.token_lateness.p50_us),
-        ms(r.token_lateness.p99_us),
-        ms(r.token_lateness.max_us),
-        r.token_lateness.count
+        "later tokens' lateness:       {} ({} tokens, against each stream's schedule)",
+        r.token_lateness, r.token_lateness.count
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -83,7 +83,7 @@ pub struct Quantiles {
 }
 
 impl std::fmt::Display for Quantiles {
-    /// `p50 0.542 ms, p99 1.341 ms, max 1.816 ms`.
+    /// `p50 0.296 ms, p99 0.794 ms, max 2.871 ms`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |us: u64| us as f64 / 1000.0;
         write!(

@@ -356,19 +356,32 @@ pub enum Profile {
     LiteLlm,
     /// DeltaLLM: `recovery: half_open`, `classification: deltallm`.
     DeltaLlm,
+    /// What LiteLLM 1.110.2's code does where it departs from its documentation, decision for
+    /// decision (checked against recorded traces of the real `litellm.Router`).
+    LiteLlm110,
 }
 
 name_table!(Profile {
     LiteLlm => "litellm",
     DeltaLlm => "deltallm",
+    LiteLlm110 => "litellm-1.110" | "litellm-1.110.2",
 });
 
 impl Profile {
     /// What the profile sets: `(recovery, classification)`.
     pub fn bundle(self) -> (Recovery, Classification) {
         match self {
-            Profile::LiteLlm => (Recovery::Ttl, Classification::LiteLlm),
+            Profile::LiteLlm | Profile::LiteLlm110 => (Recovery::Ttl, Classification::LiteLlm),
             Profile::DeltaLlm => (Recovery::HalfOpen, Classification::DeltaLlm),
+        }
+    }
+
+    /// The LiteLLM release whose code the profile reproduces, when it models one (`litellm`
+    /// follows LiteLLM's documented rules, not one release).
+    pub fn litellm_version(self) -> Option<&'static str> {
+        match self {
+            Profile::LiteLlm110 => Some("1.110.2"),
+            Profile::LiteLlm | Profile::DeltaLlm => None,
         }
     }
 }

@@ -161,6 +161,10 @@ pub enum GiveUpReason {
     ClassifiedRemainingDeployments,
     /// The router's retry budget (shared by every request) refused the retry.
     RetryBudgetExhausted,
+    /// The request named a `model_group_alias` entry that maps to no single model group (a
+    /// list, a number, …): LiteLLM 1.110.2 loads such a file and fails only these requests,
+    /// with a 400 before any attempt. `model_group` is the alias.
+    UnroutableAlias,
 }
 
 impl GiveUpReason {
@@ -179,6 +183,7 @@ impl GiveUpReason {
             GiveUpReason::ClassifiedGeneralFallbacks => "classified_general_fallbacks",
             GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
+            GiveUpReason::UnroutableAlias => "unroutable_alias",
         }
     }
 }

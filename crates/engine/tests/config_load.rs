@@ -716,21 +716,6 @@ fn invented_retry_policy_key() {
 }
 
 #[test]
-fn alias_to_a_list_is_an_error() {
-    let e = str_err(&format!(
-        "{TWO_MODELS}router_settings:\n  model_group_alias:\n    best: [a, b]\n"
-    ));
-    assert_eq!(e.path, "router_settings.model_group_alias.best");
-    assert!(
-        e.message.starts_with(
-            "expected a model group name (or {model: <group>, hidden: <bool>}), found a list"
-        ),
-        "{}",
-        e.message
-    );
-}
-
-#[test]
 fn missing_model_and_model_name_and_empty_model_list() {
     let e =
         str_err("model_list:\n  - model_name: a\n    litellm_params:\n      api_base: http://x\n");

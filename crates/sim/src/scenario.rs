@@ -758,9 +758,11 @@ struct Metadata {
 }
 
 /// Whether traffic may ask for `model`: a model group, an alias, or a name a wildcard group
-/// (`openai/*`, `*`) matches.
+/// (`openai/*`, `*`) matches. An alias LiteLLM cannot route (a list, …) may be asked for too:
+/// those requests fail, as they would in LiteLLM.
 fn model_known(router: &RouterConfig, model: &str) -> bool {
     router.settings.model_group_alias.contains_key(model)
+        || router.settings.unroutable_aliases.contains_key(model)
         || router
             .deployments
             .iter()
@@ -773,6 +775,13 @@ fn model_groups(router: &RouterConfig) -> String {
         .iter()
         .map(|d| &*d.model_name)
         .chain(router.settings.model_group_alias.keys().map(String::as_str))
+        .chain(
+            router
+                .settings
+                .unroutable_aliases
+                .keys()
+                .map(String::as_str),
+        )
         .collect();
     names.sort_unstable();
     names.dedup();

@@ -299,6 +299,10 @@ pub struct RouterSettings {
     pub timeout: Option<Duration>,
     /// `model_group_alias`: alias → model group.
     pub model_group_alias: BTreeMap<String, String>,
+    /// `model_group_alias` entries LiteLLM loads but cannot route (a list, a number, a mapping
+    /// without a `model` string): alias → what it maps to. A request for one fails with
+    /// `bad_request` (see `router::walk`), as in LiteLLM 1.110.2.
+    pub unroutable_aliases: BTreeMap<String, String>,
     /// `stream_timeout`: time allowed to a stream's first token.
     pub stream_timeout: Option<Duration>,
     /// `stream_stall_timeout`: longest gap between chunks before a stream counts as stalled.
@@ -406,6 +410,7 @@ impl Default for RouterSettings {
             enable_health_check_routing: false,
             timeout: None,
             model_group_alias: BTreeMap::new(),
+            unroutable_aliases: BTreeMap::new(),
             stream_timeout: None,
             stream_stall_timeout: None,
             enable_mid_stream_fallback_continuation: false,

@@ -10,8 +10,8 @@ use super::stream::StreamProgress;
 use super::{Failed, RequestRun, Router};
 use crate::clock::Clock;
 use crate::config::FallbackTarget;
-use crate::event::{EventKind, FallbackLevel};
-use crate::failure::FailureKind;
+use crate::event::{EventKind, FallbackLevel, GiveUpReason};
+use crate::failure::{FailureKind, ProviderFailure};
 use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, CompletionResult, Request, RouterFailure};
@@ -56,6 +56,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
             // keep a second copy of `self`, `request` and `run` for the whole request.
             let outcome = 'walk: {
                 let Some(requested) = self.resolve_group(&request.model) else {
+                    if let Some(failed) = self.unroutable_alias(request) {
+                        if request.disable_fallbacks {
+                            break 'walk Err(failed.into_router_failure());
+                        }
+                        let alias = request.model.clone();
+                        break 'walk Box::pin(
+                            self.fall_back_from(alias, request, failed, &mut run),
+                        )
+                        .await;
+                    }
                     break 'walk Err(RouterFailure {
                         kind: FailureKind::BadRequest,
                         status: Some(400),
@@ -136,6 +146,35 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 
+    /// A request for a `model_group_alias` entry that routes nowhere (a list, a number, …):
+    /// LiteLLM 1.110.2 fails it with a 400 before any attempt and without a retry
+    /// (`router_rust/core.py` `_failure_error`, `unknown_model`), then walks the fallbacks
+    /// listed for the alias. `None` when the name is no such alias.
+    fn unroutable_alias(&self, request: &Request) -> Option<Failed> {
+        if !self
+            .config
+            .settings
+            .unroutable_aliases
+            .contains_key(&*request.model)
+        {
+            return None;
+        }
+        self.emit(
+            Some(request.id),
+            EventKind::GiveUp {
+                model_group: request.model.clone(),
+                failure: FailureKind::BadRequest,
+                reason: GiveUpReason::UnroutableAlias,
+            },
+        );
+        Some(Failed {
+            failure: ProviderFailure::new(FailureKind::BadRequest),
+            deployment: None,
+            retry_after: None,
+            committed: false,
+        })
+    }
+
     /// The fallback walk after the requested group failed with `original`: fallback lists
     /// depth-first, each target group served in turn.
     fn fall_back(
@@ -145,8 +184,18 @@ impl<P: Provider, C: Clock> Router<P, C> {
         original: Failed,
         run: &mut RequestRun,
     ) -> impl Future<Output = Result<Completion, RouterFailure>> {
+        self.fall_back_from(self.groups[requested].name.clone(), request, original, run)
+    }
+
+    /// [`Self::fall_back`] from a name: a group's, or an unroutable alias's.
+    fn fall_back_from(
+        &self,
+        requested_name: Arc<str>,
+        request: &Request,
+        original: Failed,
+        run: &mut RequestRun,
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> {
         async move {
-            let requested_name = self.groups[requested].name.clone();
             let max_depth = self.config.settings.max_fallbacks;
             let mut stack: Vec<Frame> = Vec::new();
             if let Some(frame) =

@@ -253,52 +253,60 @@ pub(super) fn strategy(v: &Value, path: &str) -> Result<RoutingStrategyName> {
     })
 }
 
-/// `model_group_alias` value: a group name, or `{model: <group>, hidden: <bool>}`.
-pub(super) fn alias_target(v: &Value, path: &str) -> Result<String> {
+/// What a `model_group_alias` value routes to, as LiteLLM 1.110.2 reads it
+/// (`litellm_core_utils/routing_common_utils.py` `resolve_model_group_alias`: the entry, or its
+/// mapping's `model`, is used only when it is a non-empty string).
+#[derive(Debug, PartialEq)]
+pub(super) enum AliasTarget {
+    /// A model group.
+    Group(String),
+    /// Nothing LiteLLM routes: it loads the file and fails only a request for the alias
+    /// (a 400 "There are no healthy deployments for this model", raised before any attempt
+    /// in `router_rust/core.py` `_failure_error`, `unknown_model`). The found value, described.
+    Unroutable(String),
+}
+
+/// `model_group_alias` value: a group name, or `{model: <group>, hidden: <bool>}`; anything
+/// else is [`AliasTarget::Unroutable`]. Notes for what LiteLLM reads differently go to `notes`.
+pub(super) fn alias_target(v: &Value, path: &str, notes: &mut Vec<String>) -> Result<AliasTarget> {
     match v {
-        Value::String(_) | Value::Number(_) => name(v, path, "a model group name"),
+        Value::String(s) if !s.is_empty() => {
+            env_ref_check(s, path)?;
+            Ok(AliasTarget::Group(s.clone()))
+        }
         Value::Object(map) => {
             for (key, value) in map {
                 match key.as_str() {
                     "model" => {}
-                    "hidden" => {
-                        boolean(value, &format!("{path}.hidden"))?;
-                    }
-                    _ => {
-                        return Err(ConfigError::new(
-                            format!("{path}.{key}"),
-                            "unknown key (expected {model: <group>, hidden: <bool>})",
-                        ));
-                    }
+                    "hidden" if !value.is_boolean() => notes.push(format!(
+                        "{path}.hidden: expected true or false, found {}; LiteLLM hides the \
+                         alias only when it is true, so it is listed",
+                        describe(value)
+                    )),
+                    "hidden" => {}
+                    _ => notes.push(format!(
+                        "{path}.{key}: unknown key, ignored (an alias item has `model` and \
+                         `hidden`)"
+                    )),
                 }
             }
             match map.get("model") {
-                Some(m @ (Value::String(_) | Value::Number(_))) => {
-                    name(m, &format!("{path}.model"), "a model group name")
+                Some(Value::String(m)) if !m.is_empty() => {
+                    if !map.contains_key("hidden") {
+                        notes.push(format!(
+                            "{path}: no `hidden` key; LiteLLM 1.110.2 fails every request for \
+                             this alias with KeyError 'hidden' (write `hidden: false`); \
+                             routersim routes it to \"{m}\""
+                        ));
+                    }
+                    Ok(AliasTarget::Group(m.clone()))
                 }
-                Some(other) => Err(ConfigError::new(
-                    format!("{path}.model"),
-                    format!("expected a model group name, found {}", describe(other)),
-                )),
-                None => Err(ConfigError::new(
-                    path,
-                    "expected {model: <group>, hidden: <bool>} (the `model` key is missing)",
+                _ => Ok(AliasTarget::Unroutable(
+                    "a mapping without a `model` string".to_string(),
                 )),
             }
         }
-        Value::Array(_) => Err(ConfigError::new(
-            path,
-            "expected a model group name (or {model: <group>, hidden: <bool>}), found a list: \
-             an alias maps to exactly one model group (LiteLLM would not route a list as intended; \
-             to spread load, give several deployments the same model_name, or use fallbacks)",
-        )),
-        other => Err(ConfigError::new(
-            path,
-            format!(
-                "expected a model group name (or {{model: <group>, hidden: <bool>}}), found {}",
-                describe(other)
-            ),
-        )),
+        other => Ok(AliasTarget::Unroutable(describe(other))),
     }
 }
 

@@ -14,7 +14,9 @@ use serde_json::{Map, Value};
 
 use super::fallbacks::{Names, RawEntry, RawFallbacks, default_fallbacks, fallback_list};
 use super::policy::{PolicyUnit, kind_policy};
-use super::scalars::{alias_target, boolean, describe, duration, retries, strategy, uint32};
+use super::scalars::{
+    AliasTarget, alias_target, boolean, describe, duration, retries, strategy, uint32,
+};
 use super::{ConfigError, Loader, Result};
 use crate::config::{
     Classification, Deployment, MAX_FALLBACKS_ENV, Profile, Recovery, RouterSettings,
@@ -430,9 +432,28 @@ fn model_group_alias(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     };
     for (alias, target) in aliases {
         let alias_path = format!("{at}.{alias}");
-        let group = alias_target(target, &alias_path)?;
-        r.later.alias_paths.push((group.clone(), alias_path));
-        r.settings.model_group_alias.insert(alias.clone(), group);
+        let mut notes = Vec::new();
+        let target = alias_target(target, &alias_path, &mut notes)?;
+        for note in notes {
+            r.loader.warn(note);
+        }
+        match target {
+            AliasTarget::Group(group) => {
+                r.later.alias_paths.push((group.clone(), alias_path));
+                r.settings.model_group_alias.insert(alias.clone(), group);
+            }
+            AliasTarget::Unroutable(found) => {
+                r.loader.warn(format!(
+                    "{alias_path}: the alias \"{alias}\" maps to {found}, not to one model \
+                     group; LiteLLM loads this and fails every request for \"{alias}\" \
+                     (400, before any attempt), so routersim does too: such a request ends in \
+                     bad_request (give_up reason unroutable_alias), then tries the alias's \
+                     fallbacks; name one model group, or give several deployments the same \
+                     model_name"
+                ));
+                r.settings.unroutable_aliases.insert(alias.clone(), found);
+            }
+        }
     }
     Ok(())
 }
@@ -494,7 +515,12 @@ impl Loader {
                 .map(|d| d.model_name.as_ref())
                 .filter(|n| n.contains('*'))
                 .collect(),
-            aliases: s.model_group_alias.keys().cloned().collect(),
+            aliases: s
+                .model_group_alias
+                .keys()
+                .chain(s.unroutable_aliases.keys())
+                .cloned()
+                .collect(),
         };
         for raw in [&fallbacks, &context_window, &content_policy] {
             self.check_fallbacks(raw, &names);

@@ -1,7 +1,21 @@
 //! `include: [other.yaml, …]`: LiteLLM's proxy config split over several files.
 //!
-//! The included files' `model_list` entries are appended to the including file's; their other
-//! top-level sections are used where the including file has none. The merge remembers where
+//! Merged as LiteLLM 1.110.2's proxy merges them (`ProxyConfig._process_includes` in
+//! `litellm/proxy/proxy_server.py` calls `resolve_includes` in
+//! `litellm/proxy/common_utils/config_includes.py`), rule for rule:
+//! - only top-level keys merge: a list in both (`model_list`) is the including side's entries
+//!   then the included file's; any other value of the included file — a mapping such as
+//!   `router_settings` included — replaces the one before it whole (`_merged_value`), so the
+//!   included file wins a conflict and nested keys are not merged (a note names the keys no
+//!   longer read);
+//! - files are merged breadth first: the root's includes in order, then the includes those
+//!   files name, in order (`_resolve`'s queue), so the last file merged wins;
+//! - each file is read once: an include of a file already read (the root, a cycle, a repeat)
+//!   is skipped (with a note here; LiteLLM is silent);
+//! - an entry is read next to the file that names it; when only a file next to the root config
+//!   exists, that one is read, with a note (`resolve_include_file_path`);
+//! - `include:` must be a list of strings, an included file a mapping (an empty file is an
+//!   empty mapping: `_load_yaml_file` reads it as `{}`). The merge remembers where
 //! every entry and section came from ([`Origins`]), so an error found later in the merged tree
 //! names the included file and the path in it, not a path of the including file that does not
 //! exist there.
@@ -11,10 +25,10 @@
 //! the parser's words (serde-saphyr prints no snippet: `with_snippet: false`), and an error
 //! about a value ([`Origins::attribute`]) has that value's strings replaced by [`HIDDEN`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::input::read_text_file;
 use super::load::scalars::kind;
@@ -75,12 +89,13 @@ impl Origins {
     }
 }
 
-/// Resolves `root`'s top-level `include:` (recursively), relative to `file`, merging the
-/// included files into `root`.
+/// Resolves `root`'s top-level `include:` (and the includes of the files it includes), read
+/// from `file`, merging every included file into `root` as LiteLLM's proxy does
+/// (`config_includes.py` `resolve_includes`, `_resolve`, `_merged`): breadth first, each file
+/// once, top-level keys only — a list in both is extended, any other value replaced.
 pub(super) fn resolve_includes(
     root: &mut Value,
     file: &Path,
-    stack: &mut Vec<PathBuf>,
     warnings: &mut Vec<String>,
 ) -> Result<Origins> {
     let Value::Object(map) = root else {
@@ -97,146 +112,245 @@ pub(super) fn resolve_includes(
     let Some(include) = map.shift_remove("include") else {
         return Ok(origins);
     };
-    let names: Vec<String> = match include {
-        Value::Null => Vec::new(),
-        Value::String(name) => vec![name],
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, item)| match item {
-                Value::String(name) => Ok(name),
-                other => Err(ConfigError::new(
-                    format!("include[{i}]"),
-                    format!("expected a file path, found {}", kind(&other)),
-                )),
-            })
-            .collect::<Result<_>>()?,
-        other => {
-            return Err(ConfigError::new(
-                "include",
-                format!("expected a list of file paths, found {}", kind(&other)),
+    let mut pending: VecDeque<Pending> = include_entries(include)?
+        .into_iter()
+        .enumerate()
+        .map(|(index, name)| Pending {
+            name,
+            declared_in: None,
+            index,
+        })
+        .collect();
+    let mut loaded = vec![identity(file)];
+    while let Some(next) = pending.pop_front() {
+        let at = next.at();
+        let in_declaring = |mut e: ConfigError| {
+            if e.file.is_none() {
+                e.file.clone_from(&next.declared_in);
+            }
+            e
+        };
+        let target = locate(&next, file, warnings);
+        let id = identity(&target);
+        if loaded.contains(&id) {
+            warnings.push(format!(
+                "{at}: {} is already included; as in LiteLLM, each file is read once",
+                target.display()
             ));
+            continue;
         }
-    };
-    let base = file.parent().unwrap_or_else(|| Path::new(""));
-    for (i, name) in names.iter().enumerate() {
-        let at = format!("include[{i}]");
-        let target = base.join(name);
-        let (included, inner) = read_included(&target, file, &at, stack, warnings)?;
-        let included = match included {
-            Value::Null => continue,
+        loaded.push(id);
+        let included = read_included(&target, &at).map_err(in_declaring)?;
+        let in_target = |mut e: ConfigError| {
+            e.file.get_or_insert_with(|| target.clone());
+            e
+        };
+        let mut included = match included {
+            Value::Null => Map::new(),
             Value::Object(included) => included,
             other => {
-                return Err(ConfigError::new(
+                return Err(in_declaring(ConfigError::new(
                     at,
                     format!(
                         "included file {} must be a mapping, found {}",
                         target.display(),
                         kind(&other)
                     ),
-                ));
+                )));
             }
         };
+        if let Some(nested) = included.shift_remove("include") {
+            let names = include_entries(nested).map_err(in_target)?;
+            pending.extend(names.into_iter().enumerate().map(|(index, name)| Pending {
+                name,
+                declared_in: Some(target.clone()),
+                index,
+            }));
+        }
+        let source = Source {
+            at: &at,
+            target: &target,
+            root: file,
+        };
         for (key, value) in included {
-            if key == "model_list" {
-                let (entries, entry_origins) = included_model_list(value, &at, &target, &inner)?;
-                match map.get_mut("model_list") {
-                    Some(Value::Array(list)) => {
-                        list.extend(entries);
-                        origins.model_list.extend(entry_origins);
-                    }
-                    _ => {
-                        map.insert(key, Value::Array(entries));
-                        origins.model_list = entry_origins;
-                    }
-                }
-            } else if map.get(&key).is_none_or(Value::is_null) {
-                let from = inner
-                    .sections
-                    .get(&key)
-                    .cloned()
-                    .unwrap_or_else(|| target.clone());
-                origins.sections.insert(key.clone(), from);
-                map.insert(key, value);
-            } else {
-                warnings.push(format!(
-                    "{at}: {key} is set both in {} and in the including file {}; \
-                     the including file's value is kept",
-                    target.display(),
-                    file.display()
-                ));
-            }
+            merge_key(map, &mut origins, key, value, &source, warnings);
         }
     }
     Ok(origins)
 }
 
-/// Reads, parses and resolves (recursively) one included file: its tree and where its parts
-/// came from. An error in it names it.
-fn read_included(
-    target: &Path,
-    file: &Path,
-    at: &str,
-    stack: &mut Vec<PathBuf>,
+/// One `include:` entry waiting to be read.
+struct Pending {
+    name: String,
+    /// The included file that names it; `None` for the file being loaded.
+    declared_in: Option<PathBuf>,
+    index: usize,
+}
+
+impl Pending {
+    /// Where it is written, for notes: `include[0]`, or `other.yaml: include[0]`.
+    fn at(&self) -> String {
+        match &self.declared_in {
+            None => format!("include[{}]", self.index),
+            Some(file) => format!("{}: include[{}]", file.display(), self.index),
+        }
+    }
+}
+
+/// The included file being merged, for notes.
+struct Source<'a> {
+    at: &'a str,
+    target: &'a Path,
+    root: &'a Path,
+}
+
+/// `include:`'s entries: LiteLLM reads only a list of strings (`include_entries`).
+fn include_entries(include: Value) -> Result<Vec<String>> {
+    let Value::Array(items) = include else {
+        return Err(ConfigError::new(
+            "include",
+            format!(
+                "expected a list of file paths (as LiteLLM's proxy requires), found {}",
+                kind(&include)
+            ),
+        ));
+    };
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(name) => Ok(name),
+            other => Err(ConfigError::new(
+                format!("include[{i}]"),
+                format!(
+                    "expected a file path (include is a list of file paths), found {}",
+                    kind(&other)
+                ),
+            )),
+        })
+        .collect()
+}
+
+/// The file an entry names: next to the file that declares it; else, when only that exists,
+/// next to the root config, with a note (`resolve_include_file_path`).
+fn locate(entry: &Pending, root: &Path, warnings: &mut Vec<String>) -> PathBuf {
+    let dir = |f: &Path| f.parent().unwrap_or_else(|| Path::new("")).to_path_buf();
+    let declaring = entry.declared_in.as_deref().unwrap_or(root);
+    let declared = dir(declaring).join(&entry.name);
+    let root_relative = dir(root).join(&entry.name);
+    if identity(&declared) == identity(&root_relative) || !root_relative.exists() {
+        return declared;
+    }
+    let at = entry.at();
+    if declared.exists() {
+        warnings.push(format!(
+            "{at}: \"{}\" names both {} and {} (next to the root config); as in LiteLLM, the \
+             one next to the file that declares it is read",
+            entry.name,
+            declared.display(),
+            root_relative.display()
+        ));
+        return declared;
+    }
+    warnings.push(format!(
+        "{at}: \"{}\" is not next to {}; as in LiteLLM, {} (next to the root config) is read \
+         instead",
+        entry.name,
+        declaring.display(),
+        root_relative.display()
+    ));
+    root_relative
+}
+
+/// What makes two include entries the same file.
+fn identity(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Merges one top-level key of an included file into `map` (LiteLLM's `_merged_value`): a
+/// list onto a list is appended; anything else replaces what was there, whole.
+fn merge_key(
+    map: &mut Map<String, Value>,
+    origins: &mut Origins,
+    key: String,
+    value: Value,
+    source: &Source<'_>,
     warnings: &mut Vec<String>,
-) -> Result<(Value, Origins)> {
+) {
+    let entries = |list: &[Value]| {
+        (0..list.len())
+            .map(|j| Some((source.target.to_path_buf(), j)))
+            .collect::<Vec<EntryOrigin>>()
+    };
+    match (map.get_mut(&key), value) {
+        (Some(Value::Array(list)), Value::Array(more)) => {
+            if key == "model_list" {
+                origins.model_list.extend(entries(&more));
+            }
+            list.extend(more);
+        }
+        (previous, value) => {
+            if let Some(previous) = previous.filter(|p| !p.is_null() && **p != value) {
+                let from = origins
+                    .sections
+                    .get(&key)
+                    .map_or(source.root, PathBuf::as_path);
+                warnings.push(replaced_note(&key, previous, &value, from, source));
+            }
+            if key == "model_list" {
+                origins.model_list = value.as_array().map(|l| entries(l)).unwrap_or_default();
+            }
+            origins
+                .sections
+                .insert(key.clone(), source.target.to_path_buf());
+            map.insert(key, value);
+        }
+    }
+}
+
+/// The note for a top-level value an included file replaces: which keys are no longer read.
+fn replaced_note(
+    key: &str,
+    previous: &Value,
+    value: &Value,
+    from: &Path,
+    source: &Source<'_>,
+) -> String {
+    let dropped: Vec<&str> = match previous {
+        Value::Object(old) => old
+            .keys()
+            .filter(|k| value.as_object().is_none_or(|new| !new.contains_key(*k)))
+            .map(String::as_str)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let not_read = if dropped.is_empty() {
+        String::new()
+    } else {
+        format!("; not read: {}", dropped.join(", "))
+    };
+    format!(
+        "{}: {key} in {} is replaced as a whole by the one in {} (LiteLLM's proxy merges an \
+         included file key by key at the top level only: a list is appended to, any other \
+         value replaced){not_read}",
+        source.at,
+        from.display(),
+        source.target.display()
+    )
+}
+
+/// Reads and parses one included file. An error in it names it.
+fn read_included(target: &Path, at: &str) -> Result<Value> {
     let text = read_text_file(target).map_err(|e| {
         ConfigError::new(
             at,
-            format!(
-                "cannot read included file {} (included from {}): {e}",
-                target.display(),
-                file.display()
-            ),
+            format!("cannot read included file {}: {e}", target.display()),
         )
     })?;
-    let canonical = std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-    if stack.contains(&canonical) {
-        return Err(ConfigError::new(
-            at,
-            format!(
-                "include cycle: {} is already being included",
-                target.display()
-            ),
-        ));
-    }
-    let in_target = |mut e: ConfigError| {
+    parse_yaml_located(&text).map_err(|mut e| {
         e.file.get_or_insert_with(|| target.to_path_buf());
         e
-    };
-    let mut included = parse_yaml_located(&text).map_err(in_target)?;
-    stack.push(canonical);
-    let inner = resolve_includes(&mut included, target, stack, warnings).map_err(in_target)?;
-    stack.pop();
-    Ok((included, inner))
-}
-
-/// An included file's `model_list`, and where each entry came from (in that file, or deeper).
-fn included_model_list(
-    value: Value,
-    at: &str,
-    target: &Path,
-    inner: &Origins,
-) -> Result<(Vec<Value>, Vec<EntryOrigin>)> {
-    let entries = match value {
-        Value::Null => Vec::new(),
-        Value::Array(entries) => entries,
-        other => {
-            return Err(ConfigError::new(
-                format!("{at}.model_list"),
-                format!(
-                    "expected a list of deployments in {}, found {}",
-                    target.display(),
-                    kind(&other)
-                ),
-            ));
-        }
-    };
-    let entry_origins = (0..entries.len()).map(|j| match inner.model_list.get(j) {
-        Some(Some(deeper)) => Some(deeper.clone()),
-        _ => Some((target.to_path_buf(), j)),
-    });
-    Ok((entries, entry_origins.collect()))
+    })
 }
 
 /// The node at a loader error path (`router_settings.fallbacks[0].gpt-4o`). Keys may hold

@@ -119,8 +119,9 @@ pub fn load_router_config_str_with(yaml: &str, options: &LoadOptions) -> Result<
 }
 
 /// Reads a LiteLLM proxy config file, resolving its top-level `include: [other.yaml, …]`
-/// relative to the file (the included files' `model_list` entries are appended; their other
-/// top-level sections are used where the including file has none).
+/// relative to the file as LiteLLM's proxy does (lists such as `model_list` are appended; any
+/// other top-level value of an included file replaces the including file's: see
+/// `config::include`).
 ///
 /// Files over [`MAX_INPUT_FILE_BYTES`](super::input::MAX_INPUT_FILE_BYTES) are refused. An
 /// error in an included file names it in [`ConfigError::file`], with the path in that file.
@@ -135,8 +136,7 @@ pub fn load_router_config_file_with(path: &Path, options: &LoadOptions) -> Resul
         .map_err(|e| ConfigError::new(origin.clone(), format!("cannot read the file: {e}")))?;
     let mut root = parse_yaml_located(&text)?;
     let mut warnings = Vec::new();
-    let mut stack = vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())];
-    let origins = resolve_includes(&mut root, path, &mut stack, &mut warnings)?;
+    let origins = resolve_includes(&mut root, path, &mut warnings)?;
     let mut config =
         load_router_config_value_with(&root, options).map_err(|e| origins.attribute(e, &root))?;
     warnings.append(&mut config.warnings);

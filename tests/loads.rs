@@ -69,3 +69,34 @@ traffic:
         "{events}"
     );
 }
+
+/// A scenario file with CRLF line endings, numbers written `1_000` and `"1000"` in its router
+/// section, and wildcard model groups that its traffic reaches by names they match.
+#[test]
+fn a_crlf_scenario_with_underscored_and_quoted_numbers_and_wildcards_runs() {
+    let scenario = "name: shapes
+seed: 1_000
+duration: 10s
+router:
+  model_list:
+    - {model_name: \"openai/*\", litellm_params: {model: \"openai/*\", rpm: 1_000, tpm: \"100000\"}, model_info: {id: oa}}
+    - {model_name: \"*\", litellm_params: {model: \"anthropic/*\", rpm: \"1_000\"}, model_info: {id: any}}
+  router_settings:
+    num_retries: \"2\"
+    cooldown_time: 1_0
+    timeout: \"600\"
+    allowed_fails: 1_0
+providers:
+  oa: {latency: {p50: 100ms, p99: 200ms}, context_window: 128_000}
+  any: {latency: {p50: 100ms, p99: 200ms}}
+traffic:
+  - {model: openai/gpt-4o, rate: 2/s, input_tokens: 1_000}
+  - {model: claude-3, rate: 1/s}
+"
+    .replace('\n', "\r\n");
+    let (summary, _) = run("shapes", &scenario);
+    assert_eq!(summary["seed"].as_u64(), Some(1000), "{summary}");
+    let requests = summary["requests"].as_u64().unwrap();
+    assert!(requests > 20, "{summary}");
+    assert_eq!(summary["ok"].as_u64(), Some(requests), "{summary}");
+}

@@ -100,3 +100,65 @@ traffic:
     assert!(requests > 20, "{summary}");
     assert_eq!(summary["ok"].as_u64(), Some(requests), "{summary}");
 }
+
+/// `summary.json` and `report.html` say which profile ran and which LiteLLM it models.
+#[test]
+fn the_report_names_the_profile_and_the_litellm_version_it_models() {
+    let scenario = |name: &str, profile: &str| {
+        format!(
+            "name: {name}
+seed: 1
+duration: 5s
+router:
+  model_list:
+    - {{model_name: A, litellm_params: {{model: openai/a}}, model_info: {{id: a1}}}}
+  router_settings: {{{profile}}}
+providers:
+  a1: {{latency: {{p50: 100ms, p99: 200ms}}}}
+traffic:
+  - {{model: A, rate: 1/s}}
+"
+        )
+    };
+    for (name, profile, expected, header) in [
+        (
+            "profile-default",
+            "",
+            serde_json::json!({"name": "litellm", "litellm_version": null, "rules": "litellm-documented"}),
+            "profile <b>litellm</b> (LiteLLM&#39;s documented rules)",
+        ),
+        (
+            "profile-110",
+            "profile: litellm-1.110",
+            serde_json::json!({"name": "litellm-1.110", "litellm_version": "1.110.2", "rules": "litellm-1.110.2"}),
+            "profile <b>litellm-1.110</b> (LiteLLM 1.110.2)",
+        ),
+        (
+            "profile-delta",
+            "profile: deltallm",
+            serde_json::json!({"name": "deltallm", "litellm_version": null, "rules": "deltallm-documented"}),
+            "profile <b>deltallm</b> (DeltaLLM&#39;s documented rules)",
+        ),
+    ] {
+        let dir = scratch_dir(name);
+        let file = dir.join("scenario.yaml");
+        std::fs::write(&file, scenario(name, profile)).unwrap();
+        let out = dir.join("out");
+        let output = routersim(&["run", &path(&file), "--out", &path(&out)]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["router_profile"], expected, "{name}");
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert!(
+            html.contains(header),
+            "{name}: {header}\n{}",
+            &html[..html.len().min(2000)]
+        );
+    }
+}

@@ -94,9 +94,18 @@ pub fn render_report_html(
         .as_deref()
         .map(|t| format!(" · transport <b>{}</b>", esc(t)))
         .unwrap_or_default();
+    let profile = summary
+        .router_profile
+        .as_ref()
+        .map(|p| {
+            let described = p.describe();
+            let (name, rest) = described.split_once(' ').unwrap_or((&described, ""));
+            format!(" · profile <b>{}</b> {}", esc(name), esc(rest))
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         page,
-        "<p class=\"meta\">scenario <b>{}</b> · seed <b>{}</b> · routersim {}{transport} · virtual run end {} s</p>",
+        "<p class=\"meta\">scenario <b>{}</b> · seed <b>{}</b> · routersim {}{profile}{transport} · virtual run end {} s</p>",
         esc(&summary.scenario),
         summary.seed,
         esc(&summary.routersim_version),

@@ -33,5 +33,6 @@ pub use html::{ExpectRow, PageTitle, REPORT_HTML, write_report_html};
 pub use plot::{DeploymentLane, FaultWindow, PlotContext};
 pub use record::{Recorder, RecorderOptions, RunMeta};
 pub use summary::{
-    LiveInfo, METRICS, StreamSummary, Summary, describe_metrics, is_known_metric, print_summary,
+    LiveInfo, METRICS, RouterProfile, StreamSummary, Summary, describe_metrics, is_known_metric,
+    print_summary,
 };

@@ -51,7 +51,7 @@ use crate::plot::{Distribution, PlotContext, PlotRecorder};
 use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
 use crate::summary::{
     AttemptStats, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats, HalfOpenStats,
-    InterTokenStats, LatencyStats, StreamSummary, Summary, TtftStats,
+    InterTokenStats, LatencyStats, RouterProfile, StreamSummary, Summary, TtftStats,
 };
 use crate::timeseries::{Count, DeploymentCooldowns, Lane, Timeseries};
 use crate::units::{Ms, micros, micros_since, ms_f64, round6, second_of};
@@ -264,6 +264,7 @@ impl Recorder {
                 inter_token,
                 plots: PlotRecorder::default(),
                 transport: None,
+                router_profile: None,
             }),
         })
     }
@@ -278,6 +279,13 @@ impl Recorder {
     /// Names the transport in `summary.json` (`transport`; see [`Summary::transport`]).
     pub fn with_transport(mut self, transport: impl Into<String>) -> Self {
         self.state_mut().transport = Some(transport.into());
+        self
+    }
+
+    /// Names the router's profile in `summary.json` (`router_profile`; see
+    /// [`Summary::router_profile`]).
+    pub fn with_router_profile(mut self, profile: RouterProfile) -> Self {
+        self.state_mut().router_profile = Some(profile);
         self
     }
 
@@ -589,6 +597,8 @@ struct State {
     plots: PlotRecorder,
     /// `summary.json`'s `transport`, when not the default.
     transport: Option<String>,
+    /// `summary.json`'s `router_profile`, when a routersim router ran.
+    router_profile: Option<RouterProfile>,
 }
 
 impl State {
@@ -1098,6 +1108,7 @@ impl State {
             scenario: meta.scenario,
             seed: meta.seed,
             routersim_version: meta.version,
+            router_profile: self.router_profile.clone(),
             transport: self.transport.clone(),
             requests,
             ok: agg.ok,

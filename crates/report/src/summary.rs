@@ -27,6 +27,10 @@ pub struct Summary {
     pub seed: u64,
     /// routersim's version.
     pub routersim_version: String,
+    /// Which router rules the run modelled: the profile and the LiteLLM release it reproduces.
+    /// Absent where no routersim router ran (`routersim drive` observes a real one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_profile: Option<RouterProfile>,
     /// How the router reached the fake providers, when not in memory (`"http"`: through the
     /// wire); absent for the default `memory`, so those summaries are as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -417,6 +421,33 @@ fn share(part: u64, whole: u64) -> f64 {
         0.0
     } else {
         crate::units::round6(part as f64 / whole as f64)
+    }
+}
+
+/// Which rules routersim's router followed in a run (`summary.json`'s `router_profile`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouterProfile {
+    /// `router_settings.profile` (canonical name), `litellm` when none is set.
+    pub name: String,
+    /// The LiteLLM release whose code the profile reproduces (`1.110.2` for `litellm-1.110`);
+    /// `null` for a profile that follows documented rules rather than one release.
+    pub litellm_version: Option<String>,
+    /// The rules in one word: `litellm-documented` (LiteLLM's documentation),
+    /// `litellm-<version>` (that release's code, checked against recorded traces),
+    /// `deltallm-documented`.
+    pub rules: String,
+}
+
+impl RouterProfile {
+    /// How a header names it: `litellm-1.110 (LiteLLM 1.110.2)`.
+    pub fn describe(&self) -> String {
+        let rules = match (&self.litellm_version, self.rules.as_str()) {
+            (Some(version), _) => format!("LiteLLM {version}"),
+            (None, "deltallm-documented") => "DeltaLLM's documented rules".to_string(),
+            (None, "litellm-documented") => "LiteLLM's documented rules".to_string(),
+            (None, other) => other.to_string(),
+        };
+        format!("{} ({rules})", self.name)
     }
 }
 

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use routersim_engine::Router;
 use routersim_engine::clock::TokioClock;
+use routersim_engine::config::Profile;
 use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_engine::provider::Provider;
 use routersim_mock_providers::provider::FakeProviders;
@@ -29,7 +30,7 @@ use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, Stre
 use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_mock_providers::{FaultSpec, duration::format_duration};
 use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
-use routersim_report::summary::Summary;
+use routersim_report::summary::{RouterProfile, Summary};
 use routersim_report::{
     DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, write_report_html,
 };
@@ -299,6 +300,23 @@ pub fn run_into_with_sink(
     })
 }
 
+/// What `summary.json` says about the rules the router followed: the profile (`litellm` when
+/// none is set: the defaults are its rules) and the LiteLLM release it reproduces, if any.
+pub fn router_profile(profile: Option<Profile>) -> RouterProfile {
+    let profile = profile.unwrap_or(Profile::LiteLlm);
+    let litellm_version = profile.litellm_version();
+    let rules = match (profile, litellm_version) {
+        (_, Some(version)) => format!("litellm-{version}"),
+        (Profile::DeltaLlm, None) => "deltallm-documented".to_string(),
+        (_, None) => "litellm-documented".to_string(),
+    };
+    RouterProfile {
+        name: profile.as_str().to_string(),
+        litellm_version: litellm_version.map(str::to_string),
+        rules,
+    }
+}
+
 async fn simulate(
     scenario: &Scenario,
     seed: u64,
@@ -308,7 +326,8 @@ async fn simulate(
     extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<(Summary, RunFacts), RunError> {
     let start = Instant::now();
-    let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?;
+    let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?
+        .with_router_profile(router_profile(scenario.router.settings.profile));
     let recorder = match rendering {
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),

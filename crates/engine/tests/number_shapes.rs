@@ -195,3 +195,20 @@ async fn wildcard_groups_serve_the_names_they_match() {
         assert_eq!(attempts(&r), [format!("{served}:ok")], "{model}");
     }
 }
+
+/// Where PyYAML (YAML 1.1, what LiteLLM reads a config with) and YAML 1.2 disagree on a
+/// number, routersim reads what LiteLLM sees: `010` is octal 8, `1:30` is sexagesimal 90,
+/// `0b11` is 3.
+#[test]
+fn yaml_1_1_numbers_read_as_pyyaml_reads_them() {
+    let c = load(
+        "model_list:\n  - {model_name: a, litellm_params: {model: openai/a, rpm: 010, tpm: 1:00:00, order: 0b10}}\nrouter_settings:\n  timeout: 1:30\n  num_retries: 0b11\n  cooldown_time: 010\n",
+    );
+    let a = &c.deployments[0];
+    assert_eq!(a.rpm, Some(8), "010 is octal to PyYAML");
+    assert_eq!(a.tpm, Some(3600), "1:00:00 is sexagesimal to PyYAML");
+    assert_eq!(a.order, Some(2), "0b10 is binary to PyYAML");
+    assert_eq!(c.settings.timeout, Some(Duration::from_secs(90)));
+    assert_eq!(c.settings.num_retries, 3);
+    assert_eq!(c.settings.cooldown_time, Duration::from_secs(8));
+}

@@ -32,7 +32,8 @@ pub struct YamlError {
 }
 
 /// The parser options for every routersim YAML file: duplicate keys are errors, merge keys
-/// (`<<: *base`) work, and only `true`/`false` are booleans (so a model named `no` stays a
+/// (`<<: *base`) work, a leading-zero integer is octal (as in PyYAML), and only
+/// `true`/`false` are booleans (so a model named `no` stays a
 /// string, as in the engine's config loader). Comments are not kept (nothing reads them), so a
 /// comment block of any length parses, as in PyYAML.
 pub fn options() -> serde_saphyr::Options {
@@ -43,6 +44,9 @@ pub fn options() -> serde_saphyr::Options {
         non_finite_float_policy: serde_saphyr::NonFiniteFloatPolicy::AsString,
         with_snippet: false,
         emit_comments: false,
+        // As PyYAML reads it (YAML 1.1, what LiteLLM reads its config with): `010` is octal 8,
+        // so an inline `router:` section reads as the same text in a `router_file` does.
+        legacy_octal_numbers: true,
         budget: Some(routersim_engine::config::input::yaml_budget()),
     }
 }

@@ -105,10 +105,49 @@ pub(super) fn uint64(v: &Value, path: &str) -> Result<u64> {
                 .parse::<u64>()
                 .ok()
                 .or_else(|| digits.parse::<f64>().ok().and_then(float_to_u64))
+                .or_else(|| yaml11_int(&digits))
                 .ok_or_else(|| bad(describe(v)))
         }
         other => Err(bad(describe(other))),
     }
+}
+
+/// The YAML 1.1 integer spellings PyYAML (which LiteLLM reads configs with) resolves and YAML
+/// 1.2 leaves as strings: binary `0b101`, sexagesimal `1:30` (= 90). `digits` has no `_`.
+/// (Octal `010` is the parser's `legacy_octal_numbers`.)
+fn yaml11_int(digits: &str) -> Option<u64> {
+    if let Some(bits) = digits.strip_prefix("0b") {
+        return u64::from_str_radix(bits, 2).ok();
+    }
+    sexagesimal(digits).and_then(float_to_u64)
+}
+
+/// PyYAML's sexagesimal number: `1:30` = 90, `1:00:00` = 3600, `1:30.5` = 90.5. Each part
+/// after the first is below 60.
+fn sexagesimal(text: &str) -> Option<f64> {
+    let mut parts = text.split(':');
+    let first = parts.next()?;
+    if first.is_empty() || !first.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut value: f64 = first.parse().ok()?;
+    let mut any = false;
+    let mut parts = parts.peekable();
+    while let Some(part) = parts.next() {
+        let last = parts.peek().is_none();
+        let (whole, _) = part.split_once('.').unwrap_or((part, ""));
+        let ok = !whole.is_empty()
+            && whole.len() <= 2
+            && whole.bytes().all(|b| b.is_ascii_digit())
+            && (last || whole.len() == part.len());
+        let n: f64 = if ok { part.parse().ok()? } else { return None };
+        if n >= 60.0 {
+            return None;
+        }
+        value = value * 60.0 + n;
+        any = true;
+    }
+    any.then_some(value)
 }
 
 fn float_to_u64(f: f64) -> Option<u64> {
@@ -189,7 +228,13 @@ pub(super) fn duration(v: &Value, path: &str) -> Result<Duration> {
                 (t, 1.0)
             };
             let digits: String = number.trim().chars().filter(|c| *c != '_').collect();
-            digits.parse::<f64>().map_err(|_| bad())? * scale
+            digits
+                .parse::<f64>()
+                .ok()
+                .or_else(|| yaml11_int(&digits).map(|n| n as f64))
+                .or_else(|| sexagesimal(&digits))
+                .ok_or_else(bad)?
+                * scale
         }
         _ => return Err(bad()),
     };
@@ -342,6 +387,20 @@ mod tests {
              (87600h, 10 years)"
         );
         assert!(d(Value::from("87601h")).is_err());
+    }
+
+    #[test]
+    fn sexagesimal_and_binary_as_pyyaml() {
+        assert_eq!(sexagesimal("1:30"), Some(90.0));
+        assert_eq!(sexagesimal("1:00:00"), Some(3600.0));
+        assert_eq!(sexagesimal("1:30.5"), Some(90.5));
+        assert_eq!(sexagesimal("1:60"), None);
+        assert_eq!(sexagesimal("1:3.0:00"), None);
+        assert_eq!(sexagesimal("30"), None);
+        assert_eq!(sexagesimal(":30"), None);
+        assert_eq!(sexagesimal("a:30"), None);
+        assert_eq!(yaml11_int("0b101"), Some(5));
+        assert_eq!(yaml11_int("0b2"), None);
     }
 
     #[test]

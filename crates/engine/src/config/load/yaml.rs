@@ -39,6 +39,8 @@ pub fn parse_yaml_located(yaml: &str) -> Result<Value> {
         // comment lines in a row after a key with no value failed ("too many buffered
         // comments"), and PyYAML, which LiteLLM uses, reads any number.
         emit_comments: false,
+        // PyYAML (YAML 1.1, what LiteLLM reads configs with) reads `010` as octal 8.
+        legacy_octal_numbers: true,
         budget: Some(yaml_budget()),
     };
     serde_saphyr::from_str_with_options::<Value>(yaml, options).map_err(|e| {

@@ -15,8 +15,9 @@
 //! - an entry is read next to the file that names it; when only a file next to the root config
 //!   exists, that one is read, with a note (`resolve_include_file_path`);
 //! - `include:` must be a list of strings, an included file a mapping (an empty file is an
-//!   empty mapping: `_load_yaml_file` reads it as `{}`). The merge remembers where
-//! every entry and section came from ([`Origins`]), so an error found later in the merged tree
+//!   empty mapping: `_load_yaml_file` reads it as `{}`).
+//!
+//! The merge remembers where every entry and section came from ([`Origins`]), so an error found later in the merged tree
 //! names the included file and the path in it, not a path of the including file that does not
 //! exist there.
 //!

@@ -164,7 +164,7 @@ fn error_object(failure: &RouterFailure, result: &CompletionResult, model: &str)
     let (kind_type, _, _) = openai::error_fields(failure.kind, Format::OpenAi);
     let message = if failure.kind == FailureKind::BadRequest && result.attempts.is_empty() {
         format!(
-            "Invalid model name passed in model={model} (routersim proxy: no model group or alias has that name)"
+            "Invalid model name passed in model={model} (routersim proxy: no model group serves that name; an alias that maps to a list serves none)"
         )
     } else {
         format!(

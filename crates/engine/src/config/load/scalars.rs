@@ -1,6 +1,14 @@
 //! Scalars as LiteLLM's configs write them: integers with underscores or as whole floats,
-//! durations with units, YAML 1.1 booleans, names that may be numbers; and [`describe`], the one
-//! wording of a found value in every error (the scenario loader's too).
+//! durations with units, YAML 1.1 booleans and numbers (PyYAML's binary and sexagesimal
+//! spellings), names that may be numbers; and [`describe`], the one wording of a found value in
+//! every error (the scenario loader's too).
+//!
+//! `model_group_alias` values are read as LiteLLM 1.110.2 reads them
+//! (`litellm/litellm_core_utils/routing_common_utils.py`, `resolve_model_group_alias`): only a
+//! non-empty string, or a mapping's `model` string, routes; anything else loads and fails only
+//! the requests for that alias (`litellm/router_rust/core.py`, `_failure_error`, kind
+//! `unknown_model`: a 400 "There are no healthy deployments for this model"), so it is an
+//! [`AliasTarget::Unroutable`] here, not an error.
 
 use std::time::Duration;
 

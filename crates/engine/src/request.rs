@@ -124,6 +124,11 @@ pub struct CompletionResult {
     pub fallbacks: u32,
     /// Retries: attempts after the first one in a group visit (same-group re-picks).
     pub retries: u32,
+    /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` header counts them: fallback hops,
+    /// order fallbacks and weighted-failover hops.
+    pub attempted_fallbacks: u32,
+    /// Retries since the last of those hops (LiteLLM's `x-litellm-attempted-retries`).
+    pub attempted_retries: u32,
     /// When the request arrived at the router.
     pub start: Instant,
     /// When the router returned.

@@ -323,12 +323,25 @@ struct RequestRun {
     tried_groups: Tried,
     retries: u32,
     fallbacks: u32,
+    /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` counts them (order fallbacks and
+    /// failover hops too).
+    attempted_fallbacks: u32,
+    /// Retries since the last hop (LiteLLM's `x-litellm-attempted-retries`).
+    scope_retries: u32,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,
     start: Instant,
     stream: StreamProgress,
+}
+
+impl RequestRun {
+    /// A hop LiteLLM counts in `x-litellm-attempted-fallbacks`: a new retry scope begins.
+    fn hop(&mut self) {
+        self.attempted_fallbacks += 1;
+        self.scope_retries = 0;
+    }
 }
 
 /// How a group visit, level or single attempt failed.

@@ -62,6 +62,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 // Counted before the backoff, which then keeps only its timer.
                 retries_done += 1;
                 run.retries += 1;
+                run.scope_retries += 1;
                 run.pending_wait = wait;
                 if !wait.is_zero() {
                     self.clock.sleep_until(now + wait).await;

@@ -32,6 +32,8 @@ pub struct WaitContext {
     pub group_size: usize,
     /// Deployments still not cooling.
     pub healthy_left: usize,
+    /// Deployments of the whole group (every order level) still not cooling.
+    pub group_healthy_left: usize,
     /// The provider's Retry-After, resolved.
     pub retry_after: Option<Duration>,
     /// 0 for the first retry.
@@ -112,6 +114,7 @@ mod tests {
             WaitContext {
                 group_size,
                 healthy_left,
+                group_healthy_left: healthy_left,
                 retry_after: retry_after_ms.map(Duration::from_millis),
                 retry_index,
                 min_backoff: Duration::from_millis(floor_ms),

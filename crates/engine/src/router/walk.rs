@@ -176,7 +176,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 let depth = frame.depth + 1;
                 let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
                 run.fallbacks += 1;
-                run.hop();
+                run.hop(depth);
                 self.emit(
                     Some(request.id),
                     EventKind::Fallback {
@@ -227,7 +227,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         requested: &str,
         depth: u32,
     ) -> Option<Frame> {
-        let choice = fallback::choose(
+        let choice = fallback::choose_with(
+            self.fallback_policy.as_ref(),
             &self.config.settings,
             request,
             failed.failure.kind,

@@ -62,8 +62,10 @@ pub fn from_trace(scenario: &str, trace: &Value) -> Result<Vec<Decisions>, Oracl
         .get("requests")
         .and_then(Value::as_array)
         .ok_or_else(|| err("`requests` must be a list"))?;
+    // A `{"wait": s}` step is recorded among the requests, with no timeline.
     requests
         .iter()
+        .filter(|r| r.get("wait").is_none())
         .map(|r| request(r).map_err(|m| err(&m)))
         .collect()
 }

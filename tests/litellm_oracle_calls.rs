@@ -47,3 +47,25 @@ fn every_recorded_scenario_agrees_with_litellm_1_110() {
         failures.join("\n")
     );
 }
+
+/// The comparison can fail: the documented rules (`profile: litellm`) disagree with 1.110.2
+/// where the oracle README says they do, and each disagreement names its step.
+#[test]
+fn the_documented_profile_disagrees_where_1_110_departs_from_the_docs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let name = "01_generic_fallback_a_to_b.json";
+    let mismatches = check_files(
+        &root.join("tools/litellm-oracle/scenarios").join(name),
+        &root.join("tests/fixtures/litellm-oracle/calls").join(name),
+        "litellm",
+    )
+    .unwrap();
+    let shown: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        vec![
+            "01_generic_fallback_a_to_b request 0 wait 3 (non-zero waits): expected base 2.000s \
+             (+ jitter < 0.75s), got no wait"
+        ]
+    );
+}

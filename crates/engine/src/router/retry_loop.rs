@@ -10,7 +10,7 @@ use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
 use crate::event::{EventKind, GiveUpReason};
-use crate::failure::{FailureKind, ProviderFailure};
+use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, Request};
@@ -190,6 +190,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
             healthy_left,
             group_healthy_left,
             retry_after: self.resolve_retry_after(&failed.failure),
+            retry_after_is_date: matches!(
+                failed.failure.retry_after,
+                Some(RetryAfter::HttpDate(_))
+            ),
             retry_index: retries_done,
             min_backoff: settings.retry_after,
         };

@@ -9,7 +9,7 @@
 //! random draw cannot make the two runs drift apart. Jitter is not replayed: each wait is
 //! compared with LiteLLM's base, within the jitter range.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,13 +26,21 @@ use super::decisions::{Attempt, Decisions, End};
 use super::provider::ScriptedProvider;
 use super::scenario::{RequestSpec, Scenario, Step};
 
-/// The expected picks of the request in flight, and the picks that could not be replayed.
+/// The expected picks of each request in flight, and the picks that could not be replayed.
 #[derive(Debug, Default)]
 pub struct PickLog {
-    expected: VecDeque<String>,
-    /// `(pick number, what LiteLLM picked, routersim's candidates)` per pick not replayed.
-    pub misses: Vec<(usize, String, Vec<String>)>,
-    picks: usize,
+    /// Per request id: LiteLLM's attempts' deployments still to pick, and the picks made.
+    expected: BTreeMap<u64, (VecDeque<String>, usize)>,
+    /// Per request id: `(pick number, what LiteLLM picked, routersim's candidates)`.
+    misses: BTreeMap<u64, Vec<Miss>>,
+}
+
+/// A pick that could not be replayed: `(pick number, LiteLLM's pick, routersim's candidates)`.
+pub type Miss = (usize, String, Vec<String>);
+
+fn locked(log: &Mutex<PickLog>) -> std::sync::MutexGuard<'_, PickLog> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The strategy seam that replays LiteLLM's picks (see the module docs).
@@ -43,18 +51,12 @@ pub struct ReplayPicks {
 
 impl SelectionStrategy for ReplayPicks {
     fn pick(&self, ctx: &PickContext<'_>, rng: &mut ChaCha8Rng) -> usize {
-        let mut log = self
-            .log
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        log.picks += 1;
-        let ids = || {
-            ctx.candidates
-                .iter()
-                .map(|&c| ctx.deployments[c].id.to_string())
-                .collect::<Vec<_>>()
-        };
-        if let Some(want) = log.expected.pop_front() {
+        let mut log = locked(&self.log);
+        let id = ctx.request.id;
+        let (queue, picks) = log.expected.entry(id).or_default();
+        *picks += 1;
+        let n = *picks;
+        if let Some(want) = queue.pop_front() {
             if let Some(pos) = ctx
                 .candidates
                 .iter()
@@ -62,8 +64,12 @@ impl SelectionStrategy for ReplayPicks {
             {
                 return pos;
             }
-            let n = log.picks;
-            log.misses.push((n, want, ids()));
+            let ids = ctx
+                .candidates
+                .iter()
+                .map(|&c| ctx.deployments[c].id.to_string())
+                .collect();
+            log.misses.entry(id).or_default().push((n, want, ids));
         }
         drop(log);
         self.fallback.pick(ctx, rng)
@@ -76,10 +82,10 @@ pub struct Ran {
     /// Its decisions.
     pub decisions: Decisions,
     /// Picks that could not be replayed.
-    pub misses: Vec<(usize, String, Vec<String>)>,
+    pub misses: Vec<Miss>,
 }
 
-/// Runs every request; `expected` gives each request's LiteLLM attempts (for the picks).
+/// Runs every step; `expected` gives each request's LiteLLM attempts (for the picks).
 pub fn run(
     scenario: &Scenario,
     config: RouterConfig,
@@ -101,43 +107,70 @@ pub fn run(
                 fallback,
             })
             .build();
-        let mut out = Vec::new();
-        let mut seen = 0usize;
+        let mut results = Vec::new();
         for step in &scenario.steps {
-            let spec = match step {
+            let specs = match step {
                 Step::Wait(secs) => {
                     tokio::time::sleep(Duration::from_secs_f64(*secs)).await;
                     continue;
                 }
-                Step::Request(spec) => spec,
+                Step::Request(spec) => std::slice::from_ref(spec),
+                Step::Concurrent(specs) => specs.as_slice(),
             };
-            let index = out.len();
-            {
-                let mut l = log
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                l.expected = expected
-                    .get(index)
+            let first = results.len();
+            let requests: Vec<Request> = specs
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| request((first + i) as u64, spec))
+                .collect();
+            for r in &requests {
+                let queue = expected
+                    .get(r.id as usize)
                     .map(|d| d.attempts.iter().map(|a| a.deployment.clone()).collect())
                     .unwrap_or_default();
-                l.misses.clear();
-                l.picks = 0;
+                locked(&log).expected.insert(r.id, (queue, 0));
             }
-            let result = router.completion(request(index as u64, spec)).await;
-            let events = sink.events();
-            let mut decisions = read_events(events[seen..].iter().map(|e| &e.kind));
-            seen = events.len();
-            finish(&mut decisions, &result);
-            let misses = std::mem::take(
-                &mut log
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .misses,
-            );
-            out.push(Ran { decisions, misses });
+            let futures = requests.iter().map(|r| Box::pin(router.completion_of(r)));
+            results.extend(join_all(futures.collect()).await);
         }
-        Ok(out)
+        let events = sink.events();
+        let mut log = locked(&log);
+        Ok(results
+            .iter()
+            .map(|result| {
+                let id = result.request_id;
+                let mine = events.iter().filter(|e| e.request_id == Some(id));
+                let mut decisions = read_events(mine.map(|e| &e.kind));
+                finish(&mut decisions, result);
+                let misses = log.misses.remove(&id).unwrap_or_default();
+                Ran { decisions, misses }
+            })
+            .collect())
     })
+}
+
+/// Polls every future until all are done, in order of the list (biased, so a run is
+/// deterministic); their outputs in the same order.
+async fn join_all<F: Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, out) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if out.is_none() {
+                match std::pin::Pin::new(future).poll(cx) {
+                    std::task::Poll::Ready(v) => *out = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// The engine's request for a scenario request.

@@ -7,7 +7,16 @@ use serde_json::{Map, Value};
 
 use super::OracleError;
 
-/// One scripted outcome of a deployment call.
+/// One scripted outcome of a deployment call, after its `delay`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scripted {
+    /// The answer.
+    pub outcome: Outcome,
+    /// `delay`: seconds the call takes (virtual time).
+    pub delay: f64,
+}
+
+/// A scripted answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     /// `{"ok": true}`.
@@ -20,6 +29,8 @@ pub enum Outcome {
         status: Option<u16>,
         /// The Retry-After header as the oracle sends it (a number is written as a string).
         retry_after: Option<String>,
+        /// `retry_after_http_date_in`: the header is an HTTP-date that many seconds ahead.
+        retry_after_date_in: Option<f64>,
     },
 }
 
@@ -30,6 +41,8 @@ pub enum Step {
     Request(RequestSpec),
     /// `{"wait": s}`: virtual time moves on.
     Wait(f64),
+    /// `{"concurrent": [...]}`: requests started together.
+    Concurrent(Vec<RequestSpec>),
 }
 
 /// A request: its model and the per-request kwargs routersim models.
@@ -51,7 +64,7 @@ pub struct Scenario {
     /// The `litellm.Router(**router)` kwargs.
     pub router: Map<String, Value>,
     /// Scripts per deployment id (the last outcome repeats; default `[ok]`).
-    pub scripts: BTreeMap<String, Vec<Outcome>>,
+    pub scripts: BTreeMap<String, Vec<Scripted>>,
     /// The steps, with `repeat` expanded.
     pub steps: Vec<Step>,
 }
@@ -107,7 +120,19 @@ impl Scenario {
     }
 }
 
-fn outcome(v: &Value) -> Result<Outcome, String> {
+fn outcome(v: &Value) -> Result<Scripted, String> {
+    let delay = match v.get("delay") {
+        None | Some(Value::Null) => 0.0,
+        Some(d) => d
+            .as_f64()
+            .filter(|d| d.is_finite() && *d >= 0.0 && *d < 1e6)
+            .ok_or("`delay` must be seconds")?,
+    };
+    let outcome = answer(v)?;
+    Ok(Scripted { outcome, delay })
+}
+
+fn answer(v: &Value) -> Result<Outcome, String> {
     if v.get("ok").and_then(Value::as_bool) == Some(true) {
         return Ok(Outcome::Ok);
     }
@@ -138,10 +163,15 @@ fn outcome(v: &Value) -> Result<Outcome, String> {
             })
             .and_then(|(_, v)| header(v))
     });
+    let retry_after_date_in = v
+        .get("retry_after_http_date_in")
+        .and_then(Value::as_f64)
+        .filter(|s| s.is_finite() && s.abs() < 1e9);
     Ok(Outcome::Error {
         class,
         status,
         retry_after,
+        retry_after_date_in,
     })
 }
 

@@ -40,6 +40,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     let mut candidates = Indices::new();
                     let members = self.pick_level_members(g, level, now);
                     self.candidates(members, request, now, &mut candidates)
+                        .and_then(|()| self.drop_excluded(&mut candidates, run))
                         .map(|()| {
                             let slice = candidates.as_slice();
                             slice[self.pick_position(slice, request, now)]
@@ -89,6 +90,28 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }
             }
         }
+    }
+
+    /// Inside a failover scope: the candidates without the deployments it excludes.
+    fn drop_excluded(&self, candidates: &mut Indices, run: &RequestRun) -> Result<(), NoCandidate> {
+        if run.failover_excluded.last().is_none() {
+            return Ok(());
+        }
+        let mut kept = Indices::new();
+        kept.extend(
+            candidates
+                .as_slice()
+                .iter()
+                .copied()
+                .filter(|d| !run.failover_excluded.contains(d)),
+        );
+        if kept.is_empty() {
+            return Err(NoCandidate::AllCooling {
+                retry_after: Duration::ZERO,
+            });
+        }
+        *candidates = kept;
+        Ok(())
     }
 
     /// The members a pick on `level` may choose from: the level's, or (when the retry policy

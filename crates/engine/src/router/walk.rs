@@ -47,6 +47,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 fallbacks: 0,
                 attempted_fallbacks: 0,
                 scope_retries: 0,
+                outer_nesting: 0,
+                failover_excluded: Tried::new(),
                 pending_wait: Duration::ZERO,
                 last_group: None,
                 last_deployment_index: None,

@@ -121,6 +121,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 attempts: run.attempts.len() as u32,
                 retries: run.retries,
                 fallbacks: run.fallbacks,
+                attempted_fallbacks: run.attempted_fallbacks,
                 start,
                 stream,
             },

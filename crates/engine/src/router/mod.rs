@@ -338,8 +338,9 @@ struct RequestRun {
     /// Order and failover hops nested in the visit of the group asked for (each later hop
     /// of the request is nested inside them).
     outer_nesting: u32,
-    /// Deployments a failover scope's retry loop may not pick (empty outside one).
-    failover_excluded: Tried,
+    /// Deployments a failover scope's retry loop may not pick (`None` outside one; boxed:
+    /// only a request in a failover scope pays for it).
+    failover_excluded: Option<Box<Tried>>,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).

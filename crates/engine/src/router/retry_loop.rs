@@ -73,7 +73,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Next::GiveUp {
                         failed,
                         wait: Some((now, wait)),
-                    } => (now, wait, Some(failed)),
+                    } => (now, wait, Some(Box::new(failed))),
                 };
                 if give_up.is_none() {
                     // Counted before the backoff, which then keeps only its timer.
@@ -86,7 +86,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     self.clock.sleep_until(now + wait).await;
                 }
                 if let Some(failed) = give_up {
-                    return Err(failed);
+                    return Err(*failed);
                 }
             }
         }
@@ -94,16 +94,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
 
     /// Inside a failover scope: the candidates without the deployments it excludes.
     fn drop_excluded(&self, candidates: &mut Indices, run: &RequestRun) -> Result<(), NoCandidate> {
-        if run.failover_excluded.last().is_none() {
+        let Some(excluded) = run.failover_excluded.as_deref() else {
             return Ok(());
-        }
+        };
         let mut kept = Indices::new();
         kept.extend(
             candidates
                 .as_slice()
                 .iter()
                 .copied()
-                .filter(|d| !run.failover_excluded.contains(d)),
+                .filter(|d| !excluded.contains(d)),
         );
         if kept.is_empty() {
             return Err(NoCandidate::AllCooling {

@@ -188,12 +188,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     },
                 );
                 run.nested_hop(depth);
-                run.failover_excluded = excluded.clone();
+                run.failover_excluded = Some(Box::new(excluded.clone()));
                 let mut tried = Tried::new();
                 let result = self
                     .retry_loop(g, level, request, depth, run, &mut tried)
                     .await;
-                run.failover_excluded = Tried::new();
+                run.failover_excluded = None;
                 match result {
                     Ok(done) => return Ok(done),
                     Err(f) if f.committed => return Err(f),

@@ -48,7 +48,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 attempted_fallbacks: 0,
                 scope_retries: 0,
                 outer_nesting: 0,
-                failover_excluded: Tried::new(),
+                failover_excluded: None,
                 pending_wait: Duration::ZERO,
                 last_group: None,
                 last_deployment_index: None,

@@ -59,21 +59,25 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         }
                     }
                 };
-                let first = *first_failure.get_or_insert(failed.failure.kind);
-                // Decided before the backoff: only the wait is kept while it runs.
-                let members = g.level_members(level);
-                let looked = Looked {
-                    members,
-                    retries_done,
-                    first_failure: first,
-                };
-                let (now, wait, give_up) = match self.before_retry(g, request, failed, &looked) {
-                    Next::Retry { now, wait } => (now, wait, None),
-                    Next::GiveUp { failed, wait: None } => return Err(failed),
-                    Next::GiveUp {
-                        failed,
-                        wait: Some((now, wait)),
-                    } => (now, wait, Some(Box::new(failed))),
+                // Decided before the backoff, in a block: only the wait (and a give-up's
+                // failure, boxed) is kept while it runs.
+                let (deadline, give_up) = {
+                    let looked = Looked {
+                        members: g.level_members(level),
+                        retries_done,
+                        first_failure: *first_failure.get_or_insert(failed.failure.kind),
+                    };
+                    let (now, wait, give_up) = match self.before_retry(g, request, failed, &looked)
+                    {
+                        Next::Retry { now, wait } => (now, wait, None),
+                        Next::GiveUp { failed, wait: None } => return Err(failed),
+                        Next::GiveUp {
+                            failed,
+                            wait: Some((now, wait)),
+                        } => (now, wait, Some(Box::new(failed))),
+                    };
+                    run.pending_wait = wait;
+                    ((!wait.is_zero()).then(|| now + wait), give_up)
                 };
                 if give_up.is_none() {
                     // Counted before the backoff, which then keeps only its timer.
@@ -81,9 +85,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     run.retries += 1;
                     run.scope_retries += 1;
                 }
-                run.pending_wait = wait;
-                if !wait.is_zero() {
-                    self.clock.sleep_until(now + wait).await;
+                if let Some(deadline) = deadline {
+                    self.clock.sleep_until(deadline).await;
                 }
                 if let Some(failed) = give_up {
                     return Err(*failed);

@@ -10,7 +10,7 @@ Only wall-clock measurements are touched; every decision stays as recorded:
     are not stable (the first streamed request of a process spends seconds in one-off setup, and the
     machine's load adds more); what a test needs is the gap that a timeout makes, so the raise in an
     attempt's stream log gets "since_prev_ms", the time since the attempt's previous event (its start,
-    a stall, a chunk), rounded to 100 ms: a stall then a ReadTimeout 500 ms later reads 500;
+    a stall, a chunk), rounded down to 100 ms: a stall then a ReadTimeout 500 ms later reads 500;
   * the "summary" line of a stream trace carries the end time (" @1234ms"): removed.
 """
 
@@ -39,7 +39,8 @@ def dumps(value, indent: int = 0, width: int = 200) -> str:
 
 
 def round_ms(value: float) -> int:
-    return int(round(value / ROUND_MS) * ROUND_MS)
+    """Down to a multiple of 100 ms: a wait overshoots under load but never ends early."""
+    return int(value // ROUND_MS * ROUND_MS)
 
 
 def stream_gaps(attempt: dict) -> None:

@@ -598,6 +598,15 @@ def dumps(value: Any, indent: int = 0, width: int = 200) -> str:
     return "[\n" + body + "\n" + " " * indent + "]"
 
 
+def record(path: str, **options: Any) -> str:
+    """The trace of one scenario file, as text."""
+    with open(path) as f:
+        scenario = json.load(f)
+    scenario.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    oracle = Oracle(scenario, **options)
+    return dumps(asyncio.run(oracle.run()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario")
@@ -606,12 +615,7 @@ def main() -> None:
     parser.add_argument("--no-rng", action="store_true", help="do not record random draws")
     parser.add_argument("--no-core-hooks", action="store_true", help="do not read the Rust core's steps/events")
     args = parser.parse_args()
-    with open(args.scenario) as f:
-        scenario = json.load(f)
-    scenario.setdefault("name", os.path.splitext(os.path.basename(args.scenario))[0])
-    oracle = Oracle(scenario, real_sleep=args.real_sleep, record_rng=not args.no_rng, core_hooks=not args.no_core_hooks)
-    trace = asyncio.run(oracle.run())
-    text = dumps(trace)
+    text = record(args.scenario, real_sleep=args.real_sleep, record_rng=not args.no_rng, core_hooks=not args.no_core_hooks)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")

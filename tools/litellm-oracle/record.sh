@@ -31,17 +31,17 @@ mkdir -p "$OUT/calls" "$OUT/streams"
 export PY HERE OUT LITELLM_LOCAL_MODEL_COST_MAP=True PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"
 unset LITELLM_MAX_STREAMING_DURATION_SECONDS
 
-# One job per scenario: "<kind> <scenario file>".
+# One job per scenario ("<kind> <scenario file>"), run by run_batch.py: litellm is imported once and
+# each scenario runs in a forked child of its own.
 {
   for f in "$HERE"/scenarios/*.json; do echo "calls $f"; done
   for f in "$HERE"/stream/scenarios/*.json; do if [ -e "$f" ]; then echo "streams $f"; fi; done
-} | xargs -P "$JOBS" -L 1 sh -c '
-  kind=$1; file=$2; name=$(basename "$file" .json)
-  if [ "$kind" = calls ]; then script="$HERE/oracle.py"; else script="$HERE/stream/stream_oracle.py"; fi
-  if ! "$PY" "$script" "$file" -o "$OUT/$kind/$name.json" 2> "$OUT/$kind/$name.stderr"; then
-    echo "record.sh: FAILED $kind/$name:" >&2; tail -n 20 "$OUT/$kind/$name.stderr" >&2; exit 255
-  fi
-  rm -f "$OUT/$kind/$name.stderr"' sh
+} > "$OUT/jobs"
+if ! "$PY" "$HERE/run_batch.py" -j "$JOBS" "$OUT" < "$OUT/jobs"; then
+  echo "record.sh: recording failed (see above)" >&2
+  exit 2
+fi
+rm -f "$OUT/jobs"
 
 "$PY" "$HERE/normalize.py" "$OUT"
 

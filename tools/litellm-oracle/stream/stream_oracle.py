@@ -119,6 +119,11 @@ class _WireBody(httpx.AsyncByteStream):
                      "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
     async def __aiter__(self):
+        # A body is read once, as a socket is: the openai SDK drains response.stream again after
+        # [DONE] (openai/_streaming_cleanup.py), which must find nothing left.
+        if getattr(self, "_read", False):
+            return
+        self._read = True
         s, log = self.spec, self.log
         n = int(s.get("chunks", 10))
         if s.get("role_first", True):  # what OpenAI sends first: the role with empty content
@@ -433,18 +438,23 @@ def stream_summary(rec: dict) -> str:
     return " | ".join(parts + [got, end + f" @{r.get('t_ms')}ms", f"cooldown: {cooled}"])
 
 
+def record(path: str) -> str:
+    """The trace of one streamed scenario file, as text."""
+    with open(path) as f:
+        scenario = json.load(f)
+    scenario.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    o = StreamOracle(scenario)
+    trace = asyncio.run(o.run())
+    trace["litellm_env"] = {k: os.environ.get(k) for k in ("LITELLM_MAX_STREAMING_DURATION_SECONDS",)}
+    return base.dumps(trace)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("scenario")
     parser.add_argument("-o", "--out")
     args = parser.parse_args()
-    with open(args.scenario) as f:
-        scenario = json.load(f)
-    scenario.setdefault("name", os.path.splitext(os.path.basename(args.scenario))[0])
-    o = StreamOracle(scenario)
-    trace = asyncio.run(o.run())
-    trace["litellm_env"] = {k: os.environ.get(k) for k in ("LITELLM_MAX_STREAMING_DURATION_SECONDS",)}
-    text = base.dumps(trace)
+    text = record(args.scenario)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")

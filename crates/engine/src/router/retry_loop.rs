@@ -35,17 +35,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let mut first_failure = None;
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
-                let picked = {
-                    let now = self.clock.now();
-                    let mut candidates = Indices::new();
-                    let members = self.pick_level_members(g, level, now);
-                    self.candidates(members, request, now, &mut candidates)
-                        .and_then(|()| self.drop_excluded(&mut candidates, run))
-                        .map(|()| {
-                            let slice = candidates.as_slice();
-                            slice[self.pick_position(slice, request, now)]
-                        })
-                };
+                let picked = self.pick(g, level, request, run);
                 let failed = match picked {
                     Err(none) => {
                         run.last_group = Some(g.name.clone());
@@ -93,6 +83,25 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }
             }
         }
+    }
+
+    /// One pick on `level` (a plain function: nothing of it lives across an await).
+    fn pick(
+        &self,
+        g: &Group,
+        level: usize,
+        request: &Request,
+        run: &RequestRun,
+    ) -> Result<usize, NoCandidate> {
+        let now = self.clock.now();
+        let mut candidates = Indices::new();
+        let members = self.pick_level_members(g, level, now);
+        self.candidates(members, request, now, &mut candidates)
+            .and_then(|()| self.drop_excluded(&mut candidates, run))
+            .map(|()| {
+                let slice = candidates.as_slice();
+                slice[self.pick_position(slice, request, now)]
+            })
     }
 
     /// Inside a failover scope: the candidates without the deployments it excludes.
@@ -183,27 +192,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
         let settings = &self.config.settings;
         let now = self.clock.now();
-        let healthy = |members: &[usize]| {
-            members
-                .iter()
-                .filter(|&&d| !self.is_unavailable(d, now))
-                .count()
-        };
-        let (healthy_left, group_healthy_left) = (healthy(looked.members), healthy(&g.members));
-        let ctx = RetryContext {
-            request,
-            deployment: failed.deployment.map(|i| &self.config.deployments[i]),
-            model_group: &g.name,
-            group_size: g.members.len(),
-            healthy_left,
-            group_healthy_left,
-            first_failure: Some(looked.first_failure),
-            fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
-            context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
-            content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
-            scope: self.classifier.scope(&failed.failure),
-            settings,
-        };
+        let ctx = self.retry_context(g, request, &failed, looked, now);
+        let (healthy_left, group_healthy_left) = (ctx.healthy_left, ctx.group_healthy_left);
         let retries_done = looked.retries_done;
         let decision = match self.retry.decide(&failed.failure, &ctx, retries_done) {
             RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
@@ -254,6 +244,38 @@ impl<P: Provider, C: Clock> Router<P, C> {
         );
         let wait = self.wait_for(&wait_ctx, request, now);
         Next::Retry { now, wait }
+    }
+
+    /// What the retry policy is told about a failure.
+    fn retry_context<'a>(
+        &'a self,
+        g: &'a Group,
+        request: &'a Request,
+        failed: &Failed,
+        looked: &Looked<'_>,
+        now: Instant,
+    ) -> RetryContext<'a> {
+        let settings = &self.config.settings;
+        let healthy = |members: &[usize]| {
+            members
+                .iter()
+                .filter(|&&d| !self.is_unavailable(d, now))
+                .count()
+        };
+        RetryContext {
+            request,
+            deployment: failed.deployment.map(|i| &self.config.deployments[i]),
+            model_group: &g.name,
+            group_size: g.members.len(),
+            healthy_left: healthy(looked.members),
+            group_healthy_left: healthy(&g.members),
+            first_failure: Some(looked.first_failure),
+            fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
+            context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
+            content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
+            scope: self.classifier.scope(&failed.failure),
+            settings,
+        }
     }
 
     /// The backoff's wait, reported when there is one.

@@ -53,18 +53,18 @@ use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::backoff::{Backoff, LiteLlmBackoff};
+use crate::backoff::Backoff;
 use crate::classify::FailureClassifier;
 use crate::clock::{Clock, TokioClock};
 use crate::config::RouterConfig;
-use crate::cooldown::{CooldownTrigger, LiteLlmCooldown};
+use crate::cooldown::CooldownTrigger;
 use crate::event::{EventKind, EventSink, NullSink, RoutingEvent};
 use crate::failure::ProviderFailure;
 use crate::pattern::ModelPattern;
 use crate::provider::Provider;
 use crate::recovery::Recovery;
 use crate::request::{AttemptRecord, RouterFailure};
-use crate::retry::{LiteLlmRetryPolicy, RetryBudget, RetryPolicy, UnlimitedBudget};
+use crate::retry::{RetryBudget, RetryPolicy, UnlimitedBudget};
 use crate::retry_after;
 use crate::small::Tried;
 use crate::state::{InMemoryState, StateStore};
@@ -140,10 +140,10 @@ pub struct RouterBuilder<P, C = TokioClock> {
     clock: C,
     rng: ChaCha8Rng,
     sink: Arc<dyn EventSink>,
-    retry: Box<dyn RetryPolicy>,
+    retry: Option<Box<dyn RetryPolicy>>,
     retry_budget: Box<dyn RetryBudget>,
-    backoff: Box<dyn Backoff>,
-    cooldown: Box<dyn CooldownTrigger>,
+    backoff: Option<Box<dyn Backoff>>,
+    cooldown: Option<Box<dyn CooldownTrigger>>,
     state: Option<Box<dyn StateStore>>,
     strategy: Option<Box<dyn SelectionStrategy>>,
     classifier: Option<Box<dyn FailureClassifier>>,
@@ -159,10 +159,10 @@ impl<P: Provider> RouterBuilder<P, TokioClock> {
             clock: TokioClock::with_epoch(DEFAULT_EPOCH_UNIX_MS),
             rng: ChaCha8Rng::seed_from_u64(0),
             sink: Arc::new(NullSink),
-            retry: Box::new(LiteLlmRetryPolicy),
+            retry: None,
             retry_budget: Box::new(UnlimitedBudget),
-            backoff: Box::new(LiteLlmBackoff),
-            cooldown: Box::new(LiteLlmCooldown::default()),
+            backoff: None,
+            cooldown: None,
             state: None,
             strategy: None,
             classifier: None,
@@ -211,7 +211,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
 
     /// Replaces the retry policy.
     pub fn retry_policy(mut self, retry: impl RetryPolicy + 'static) -> Self {
-        self.retry = Box::new(retry);
+        self.retry = Some(Box::new(retry));
         self
     }
 
@@ -223,13 +223,13 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
 
     /// Replaces the backoff.
     pub fn backoff(mut self, backoff: impl Backoff + 'static) -> Self {
-        self.backoff = Box::new(backoff);
+        self.backoff = Some(Box::new(backoff));
         self
     }
 
     /// Replaces the failure handler.
     pub fn cooldown_trigger(mut self, cooldown: impl CooldownTrigger + 'static) -> Self {
-        self.cooldown = Box::new(cooldown);
+        self.cooldown = Some(Box::new(cooldown));
         self
     }
 
@@ -275,6 +275,12 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let recovery = self
             .recovery
             .unwrap_or_else(|| crate::recovery::for_setting(settings.recovery, deployments));
+        // The profile's bundle, for each policy the caller did not replace.
+        let bundle = crate::bundle::PolicyBundle::for_profile(settings.profile);
+        let retry = self.retry.unwrap_or_else(|| bundle.retry());
+        let backoff = self.backoff.unwrap_or_else(|| bundle.backoff());
+        let cooldown = self.cooldown.unwrap_or_else(|| bundle.cooldown());
+        let fallback_policy = bundle.fallbacks();
         let load = LoadTracker::new(deployments, self.clock.now());
         Router {
             groups,
@@ -284,10 +290,11 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             rng: Mutex::new(self.rng),
             sink: self.sink,
             strategy,
-            retry: self.retry,
+            retry,
             retry_budget: self.retry_budget,
-            backoff: self.backoff,
-            cooldown: self.cooldown,
+            backoff,
+            cooldown,
+            fallback_policy,
             state,
             load,
             classifier,
@@ -310,6 +317,7 @@ pub struct Router<P, C = TokioClock> {
     retry_budget: Box<dyn RetryBudget>,
     backoff: Box<dyn Backoff>,
     cooldown: Box<dyn CooldownTrigger>,
+    fallback_policy: Box<dyn crate::fallback::FallbackPolicy>,
     state: Box<dyn StateStore>,
     load: LoadTracker,
     classifier: Box<dyn FailureClassifier>,
@@ -323,12 +331,44 @@ struct RequestRun {
     tried_groups: Tried,
     retries: u32,
     fallbacks: u32,
+    /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` counts them (see [`RequestRun::hop`]).
+    attempted_fallbacks: u32,
+    /// Retries since the last hop (LiteLLM's `x-litellm-attempted-retries`).
+    scope_retries: u32,
+    /// Order and failover hops nested in the visit of the group asked for (each later hop
+    /// of the request is nested inside them).
+    outer_nesting: u32,
+    /// Deployments a failover scope's retry loop may not pick (`None` outside one; boxed:
+    /// only a request in a failover scope pays for it).
+    failover_excluded: Option<Box<Tried>>,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,
     start: Instant,
     stream: StreamProgress,
+}
+
+impl RequestRun {
+    /// A fallback hop to `depth` (1 = from the group asked for): a new retry scope begins.
+    /// LiteLLM nests a hop inside the level that failed, and its
+    /// `x-litellm-attempted-fallbacks` header counts the hops of the outermost level only:
+    /// those from the group asked for, unless an order or failover hop nested its visit.
+    fn hop(&mut self, depth: u32) {
+        if depth + self.outer_nesting <= 1 {
+            self.attempted_fallbacks += 1;
+        }
+        self.scope_retries = 0;
+    }
+
+    /// An order fallback or failover hop inside the visit of a group at `depth`: a nested
+    /// level of its own.
+    fn nested_hop(&mut self, depth: u32) {
+        self.hop(depth + 1);
+        if depth == 0 {
+            self.outer_nesting += 1;
+        }
+    }
 }
 
 /// How a group visit, level or single attempt failed.

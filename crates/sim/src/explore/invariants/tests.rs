@@ -161,6 +161,7 @@ impl Script {
                 attempts,
                 retries,
                 fallbacks: 0,
+                attempted_fallbacks: 0,
                 start,
                 stream: stream.then(Default::default),
             },

@@ -161,6 +161,9 @@ pub enum GiveUpReason {
     ClassifiedRemainingDeployments,
     /// The router's retry budget (shared by every request) refused the retry.
     RetryBudgetExhausted,
+    /// LiteLLM 1.110.2: a stream's first chunk (even role-only) was read inside the attempt,
+    /// so a break after it goes to the fallbacks, never to a retry in the group.
+    StreamFirstChunkRead,
 }
 
 impl GiveUpReason {
@@ -176,6 +179,7 @@ impl GiveUpReason {
             GiveUpReason::AuthSingleDeployment => "auth_single_deployment",
             GiveUpReason::NoHealthyDeployment => "no_healthy_deployment",
             GiveUpReason::StreamContentDelivered => "stream_content_delivered",
+            GiveUpReason::StreamFirstChunkRead => "stream_first_chunk_read",
             GiveUpReason::ClassifiedGeneralFallbacks => "classified_general_fallbacks",
             GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
@@ -208,6 +212,9 @@ pub enum EventKind {
         deployment_id: Arc<str>,
         /// Fallback depth.
         fallback_depth: u32,
+        /// The `max_tokens` the call asks for (a continuation's is reduced by the tokens
+        /// already delivered).
+        max_tokens: Option<u32>,
     },
     /// A provider call ended.
     AttemptEnd {

@@ -43,6 +43,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                             slice[self.pick_position(slice, request, now)]
                         })
                 };
+                // A deferred cooldown lands once the pick has seen the deployment without it.
+                self.flush_deferred(run);
                 let failed = match picked {
                     Err(none) => {
                         run.last_group = Some(g.name.clone());
@@ -64,6 +66,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 run.retries += 1;
                 run.pending_wait = wait;
                 if !wait.is_zero() {
+                    self.flush_deferred(run);
                     self.clock.sleep_until(now + wait).await;
                 }
             }
@@ -95,6 +98,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             deployment: None,
             retry_after,
             committed: false,
+            retries_closed: false,
         }
     }
 
@@ -109,13 +113,20 @@ impl<P: Provider, C: Clock> Router<P, C> {
         failed: Failed,
         retries_done: u32,
     ) -> Result<(Instant, Duration), Failed> {
-        if failed.committed {
+        let stream_reason = if failed.committed {
+            Some(GiveUpReason::StreamContentDelivered)
+        } else if failed.retries_closed {
+            Some(GiveUpReason::StreamFirstChunkRead)
+        } else {
+            None
+        };
+        if let Some(reason) = stream_reason {
             self.emit(
                 Some(request.id),
                 EventKind::GiveUp {
                     model_group: g.name.clone(),
                     failure: failed.failure.kind,
-                    reason: GiveUpReason::StreamContentDelivered,
+                    reason,
                 },
             );
             return Err(failed);

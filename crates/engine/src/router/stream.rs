@@ -17,7 +17,8 @@ use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, Request, ResponseFormat, RouterFailure};
 use crate::stream::{
-    BreakKind, Chunk, ProviderStream, StreamItem, StreamOutcome, StreamRecovery, StreamStats,
+    BreakKind, Chunk, FinishReason, ProviderStream, StreamItem, StreamOutcome, StreamRecovery,
+    StreamStats,
 };
 
 /// What the caller's stream has received so far, across attempts.
@@ -49,6 +50,8 @@ impl StreamProgress {
 pub(super) struct StreamBroke {
     pub(super) failure: ProviderFailure,
     how: BreakKind,
+    /// A chunk (even role-only) of this attempt's stream came before the break.
+    after_frame: bool,
 }
 
 impl<P: Provider, C: Clock> Router<P, C> {
@@ -73,10 +76,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         .stream_timeout
                         .or(settings.stream_timeout)
                         .map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout)),
-                    Some(at) => settings
-                        .stream_stall_timeout
-                        .map(|t| (at + t, BreakKind::Stall)),
+                    Some(at) => {
+                        let gap = self.stream_rules.gap_limit(deployment, settings);
+                        match (settings.stream_stall_timeout, gap) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        }
+                        .map(|t| (at + t, BreakKind::Stall))
+                    }
                 };
+                let after_frame = last_item_at.is_some();
                 let item = match deadline {
                     None => stream.next_item().await,
                     // Boxed: only a stream with a deadline pays for its timer beside the read.
@@ -87,6 +96,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                                 return Err(StreamBroke {
                                     failure: ProviderFailure::new(FailureKind::Timeout),
                                     how,
+                                    after_frame,
                                 });
                             }
                         }
@@ -99,7 +109,17 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         tokens += self.deliver(chunk, (now, attempt_start), request_id, run);
                         continue;
                     }
+                    Some(Ok(StreamItem::Done(FinishReason::Missing)))
+                        if let Some(failure) = self.stream_rules.unfinished_end(after_frame) =>
+                    {
+                        (failure, BreakKind::Truncated)
+                    }
                     Some(Ok(StreamItem::Done(finish_reason))) => {
+                        // Read as the documented rules do: an end marker is a `stop`.
+                        let finish_reason = match finish_reason {
+                            FinishReason::Missing => FinishReason::Stop,
+                            reason => reason,
+                        };
                         let done = Completion {
                             output_tokens: tokens,
                             finish_reason,
@@ -117,7 +137,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                     Some(Ok(StreamItem::ErrorFrame(failure))) => {
                         run.stream.first_byte = true;
-                        (failure, BreakKind::ErrorFrame)
+                        (
+                            self.stream_rules.read_error_frame(failure),
+                            BreakKind::ErrorFrame,
+                        )
                     }
                     Some(Err(failure)) => (failure, BreakKind::Connection),
                     None => (
@@ -125,7 +148,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         BreakKind::Truncated,
                     ),
                 };
-                return Err(StreamBroke { failure, how });
+                return Err(StreamBroke {
+                    failure,
+                    how,
+                    after_frame,
+                });
             }
         }
     }
@@ -216,6 +243,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
         committed
     }
 
+    /// Whether a break ends the group's retries (the request goes to its fallbacks): under
+    /// rules where the first chunk is read inside the attempt, once one came.
+    pub(super) fn ends_retries(&self, broke: &StreamBroke) -> bool {
+        broke.after_frame && self.stream_rules.first_chunk_ends_retries()
+    }
+
     /// A stream broke after content: continue it on a fallback deployment that supports
     /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
     /// caller gets the error the stream broke with.
@@ -259,6 +292,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 return Err(broken.into_router_failure());
             };
             let deployment = candidates[self.pick_position(&candidates, request, now)];
+            self.flush_deferred(run);
             let delivered = run.stream.delivered;
             let mut hop = apply_overrides(request, target);
             hop.prefill_tokens += delivered;
@@ -304,6 +338,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             && !run.stream.non_text_content
             && request.response_format != ResponseFormat::Json
             && broken.failure.kind != FailureKind::ContentPolicyViolation
+            && self.stream_rules.may_continue_after(&broken.failure)
             && !run.stream.continued
     }
 
@@ -331,6 +366,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
         };
         let billed = match (ok, self.config.settings.stream_recovery) {
             (true, _) | (false, StreamRecovery::Multigrid) => p.delivered,
+            (false, StreamRecovery::LiteLlm) if self.stream_rules.bills_partial_output() => {
+                p.delivered
+            }
             (false, StreamRecovery::LiteLlm) => 0,
         };
         StreamStats {

@@ -1,0 +1,145 @@
+//! The decisions of one streamed request, read from a stream oracle trace
+//! (`tests/fixtures/litellm-oracle/streams/*.json`) or from routersim's run.
+
+use serde_json::Value;
+
+use super::super::OracleError;
+use super::super::decisions::{Attempt, Decisions, End};
+use super::super::provider::kind_of_class;
+
+/// One request's decisions: the non-stream harness's, plus what streams add.
+#[derive(Clone, Debug, Default)]
+pub struct StreamDecisions {
+    /// Attempts, waits, hops, the end, the header counts (cooldowns are compared as the
+    /// set cooling after the request, in `cooling_after`).
+    pub base: Decisions,
+    /// The `max_tokens` each attempt asked for.
+    pub max_tokens: Vec<Option<u64>>,
+    /// The text the caller received.
+    pub caller_text: String,
+    /// The finish reason the caller's stream ended with (`None` when it failed).
+    pub finish: Option<String>,
+    /// Deployments cooling after the request.
+    pub cooling_after: Vec<String>,
+}
+
+fn text(v: &Value, key: &str) -> Result<String, String> {
+    v.get(key)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("an entry lacks `{key}`"))
+}
+
+fn status(v: &Value) -> Option<u16> {
+    v.get("status")
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+}
+
+/// The exception class a stream raised as the engine's kind (`httpx.ReadTimeout` is
+/// LiteLLM's `Timeout`).
+fn raised_kind(class: &str, status: Option<u16>) -> String {
+    let class = match class {
+        "httpx.ReadTimeout" => "Timeout",
+        other => other,
+    };
+    kind_of_class(class, status).as_str().to_string()
+}
+
+/// An attempt's outcome: what its stream raised, else `ok`.
+fn attempt_outcome(e: &Value) -> String {
+    let raised = e
+        .get("stream_log")
+        .and_then(Value::as_array)
+        .and_then(|log| log.iter().find_map(|s| s.get("raised").and_then(Value::as_str)));
+    match raised {
+        Some(class) => {
+            let status = e.get("outcome").and_then(status);
+            raised_kind(class, status)
+        }
+        None => match e.get("outcome").and_then(|o| o.get("error")).and_then(Value::as_str) {
+            // A non-stream entry's error, raised up front.
+            Some(class) if e.get("outcome").and_then(|o| o.get("chunks")).is_none() => {
+                raised_kind(class, e.get("outcome").and_then(status))
+            }
+            _ => "ok".to_string(),
+        },
+    }
+}
+
+/// Reads each request of a stream trace.
+pub fn from_trace(scenario: &str, trace: &Value) -> Result<Vec<StreamDecisions>, OracleError> {
+    let err = |m: &str| OracleError::new(scenario, format!("trace: {m}"));
+    trace
+        .get("requests")
+        .and_then(Value::as_array)
+        .ok_or_else(|| err("`requests` must be a list"))?
+        .iter()
+        .filter(|r| r.get("wait").is_none())
+        .map(|r| request(r).map_err(|m| err(&m)))
+        .collect()
+}
+
+fn request(r: &Value) -> Result<StreamDecisions, String> {
+    let mut d = StreamDecisions::default();
+    let mut last_finish = None;
+    for e in r
+        .get("timeline")
+        .and_then(Value::as_array)
+        .ok_or("a request lacks `timeline`")?
+    {
+        match e.get("type").and_then(Value::as_str) {
+            Some("attempt") => {
+                d.base.attempts.push(Attempt {
+                    deployment: text(e, "deployment_id")?,
+                    group: text(e, "model_group")?,
+                    outcome: attempt_outcome(e),
+                });
+                d.max_tokens.push(
+                    e.get("received")
+                        .and_then(|r| r.get("max_tokens"))
+                        .and_then(Value::as_u64),
+                );
+            }
+            Some("sleep") => {
+                let seconds = e.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+                let base = e.get("base_seconds").and_then(Value::as_f64);
+                if seconds > 0.0 {
+                    d.base.waits.push(base.unwrap_or(seconds));
+                }
+            }
+            Some("fallback") => d.base.hops.push((text(e, "from")?, text(e, "to")?)),
+            Some("caller_chunk") => {
+                if let Some(t) = e.get("text").and_then(Value::as_str) {
+                    d.caller_text.push_str(t);
+                }
+                if let Some(f) = e.get("finish_reason").and_then(Value::as_str) {
+                    last_finish = Some(f.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    let result = r.get("result").ok_or("a request lacks `result`")?;
+    if result.get("ok").and_then(Value::as_bool) == Some(true) {
+        d.base.end = Some(End::Ok(text(result, "stream_model_id")?));
+        d.finish = last_finish;
+    } else {
+        let class = text(result, "exception")?;
+        d.base.end = Some(End::Failed(raised_kind(&class, status(result))));
+    }
+    d.base.attempted_retries = result
+        .get("x-litellm-attempted-retries")
+        .and_then(Value::as_u64);
+    d.base.attempted_fallbacks = result
+        .get("x-litellm-attempted-fallbacks")
+        .and_then(Value::as_u64);
+    let mut cooling: Vec<String> = r
+        .get("cooldowns_after")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    cooling.sort();
+    d.cooling_after = cooling;
+    Ok(d)
+}

@@ -63,6 +63,10 @@ pub struct RunArgs {
     /// `memory`, or `http` (the engine's HTTP adapter and the wire server, in memory).
     #[arg(long, value_name = "memory|http")]
     pub transport: Option<Transport>,
+    /// The router's profile, overriding the config's `router_settings.profile` (`litellm`,
+    /// `deltallm`, `litellm-1.110`); explicit settings still win over its bundle.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 /// `routersim bench`.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use routersim_report::print_summary;
 use routersim_sim::config_keys::{config_lines, strict_errors};
 use routersim_sim::run::{self as runner, RunOptions};
-use routersim_sim::scenario::load_scenario;
+use routersim_sim::scenario::{PROFILE_SET_PATH, load_scenario, load_scenario_with_set};
 
 use crate::error::{CliError, strict};
 use crate::out::Out;
@@ -19,7 +19,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         out_dir: args.out,
         no_trace: args.trace == Trace::None,
     };
-    let mut scenario = load_scenario(&args.scenario)?;
+    // `--profile` is a `set` entry: it goes through the loader as the file's key would.
+    let mut scenario = match &args.profile {
+        Some(name) => load_scenario_with_set(
+            &args.scenario,
+            &[(PROFILE_SET_PATH.to_string(), name.as_str().into())],
+        )?,
+        None => load_scenario(&args.scenario)?,
+    };
     if let Some(transport) = args.transport {
         scenario.transport = transport;
     }

@@ -32,8 +32,12 @@ pub struct WaitContext {
     pub group_size: usize,
     /// Deployments still not cooling.
     pub healthy_left: usize,
+    /// Deployments of the whole group (every order level) still not cooling.
+    pub group_healthy_left: usize,
     /// The provider's Retry-After, resolved.
     pub retry_after: Option<Duration>,
+    /// Whether that Retry-After was an HTTP-date (not a number of seconds).
+    pub retry_after_is_date: bool,
     /// 0 for the first retry.
     pub retry_index: u32,
     /// The router's `retry_after` floor.
@@ -112,7 +116,9 @@ mod tests {
             WaitContext {
                 group_size,
                 healthy_left,
+                group_healthy_left: healthy_left,
                 retry_after: retry_after_ms.map(Duration::from_millis),
+                retry_after_is_date: false,
                 retry_index,
                 min_backoff: Duration::from_millis(floor_ms),
             }

@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use crate::config::{Deployment, RouterSettings};
 use crate::event::{CooldownReason, CooldownSource};
 use crate::failure::{FailureKind, ProviderFailure};
-use crate::state::StateStore;
+use crate::state::{Rewrite, StateStore};
 
 /// The error-rate rule's window (LiteLLM keeps these counts in memory with a 60 s TTL).
 pub const ERROR_RATE_WINDOW: Duration = Duration::from_secs(60);
@@ -108,6 +108,10 @@ pub trait CooldownTrigger {
     ) -> Option<CooldownDecision>;
     /// The deployment recovered: forget its failure history.
     fn reset(&self, _deployment_index: usize) {}
+    /// How a cooldown written over a live one sets the deadline (default: the later one).
+    fn rewrite(&self) -> Rewrite {
+        Rewrite::KeepLater
+    }
 }
 
 /// The cooldown time for a failure: deployment's own, else Retry-After, else the router's.

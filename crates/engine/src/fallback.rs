@@ -39,9 +39,44 @@ pub fn general_fallbacks_configured(settings: &RouterSettings, request: &Request
     request.fallbacks.as_ref().is_some_and(|f| !f.is_empty()) || !settings.fallbacks.is_empty()
 }
 
+/// Which fallback list a failure uses, where the rules differ.
+pub trait FallbackPolicy {
+    /// Whether a failure of `kind` whose own list (`context_window_fallbacks`,
+    /// `content_policy_fallbacks`) is set but has no entry for the group falls through to the
+    /// general fallbacks (default: no, it stops there).
+    fn dedicated_list_falls_through(&self, _kind: FailureKind) -> bool {
+        false
+    }
+}
+
+/// The documented rules: a dedicated list that is set but has no entry stops the walk.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DocumentedFallbacks;
+
+impl FallbackPolicy for DocumentedFallbacks {}
+
 /// The fallback targets for a failure of `kind` while serving `serving` for a request that
 /// asked for `requested`.
 pub fn choose<'a>(
+    settings: &'a RouterSettings,
+    request: &'a Request,
+    kind: FailureKind,
+    serving: &str,
+    requested: &str,
+) -> Option<FallbackChoice<'a>> {
+    choose_with(
+        &DocumentedFallbacks,
+        settings,
+        request,
+        kind,
+        serving,
+        requested,
+    )
+}
+
+/// [`choose`] under a [`FallbackPolicy`].
+pub fn choose_with<'a>(
+    policy: &dyn FallbackPolicy,
     settings: &'a RouterSettings,
     request: &'a Request,
     kind: FailureKind,
@@ -62,7 +97,11 @@ pub fn choose<'a>(
     if let Some((map, level)) = specific
         && !map.is_empty()
     {
-        return lookup(map, serving, requested).map(|targets| FallbackChoice { targets, level });
+        let found =
+            lookup(map, serving, requested).map(|targets| FallbackChoice { targets, level });
+        if found.is_some() || !policy.dedicated_list_falls_through(kind) {
+            return found;
+        }
     }
     if let Some(own) = &request.fallbacks {
         return Some(FallbackChoice {

@@ -25,6 +25,7 @@
 )]
 
 pub mod backoff;
+pub mod bundle;
 pub mod classify;
 pub mod clock;
 pub mod config;
@@ -33,6 +34,7 @@ pub mod event;
 pub mod failure;
 pub mod fallback;
 pub mod http;
+pub mod litellm110;
 pub mod pattern;
 pub mod provider;
 pub mod recovery;

@@ -127,6 +127,12 @@ pub struct CompletionResult {
     pub fallbacks: u32,
     /// Retries: attempts after the first one in a group visit (same-group re-picks).
     pub retries: u32,
+    /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` header counts them: the hops from
+    /// the group asked for (a fallback, an order fallback or a weighted-failover hop); LiteLLM
+    /// nests every later hop inside the one before it and counts the outermost level only.
+    pub attempted_fallbacks: u32,
+    /// Retries since the last of those hops (LiteLLM's `x-litellm-attempted-retries`).
+    pub attempted_retries: u32,
     /// When the request arrived at the router.
     pub start: Instant,
     /// When the router returned.

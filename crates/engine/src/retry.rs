@@ -35,6 +35,10 @@ pub struct RetryContext<'a> {
     pub group_size: usize,
     /// Deployments of the current candidate set still not cooling.
     pub healthy_left: usize,
+    /// Deployments of the whole group (every order level) still not cooling.
+    pub group_healthy_left: usize,
+    /// The kind of the first failure of this retry loop (this one's, on the first).
+    pub first_failure: Option<FailureKind>,
     /// Whether general fallbacks exist for this request.
     pub fallbacks_configured: bool,
     /// Whether `context_window_fallbacks` is set.
@@ -69,6 +73,18 @@ pub trait RetryPolicy {
         ctx: &RetryContext<'_>,
         retries_done: u32,
     ) -> RetryDecision;
+
+    /// Whether the router still waits the backoff after giving up for `reason`, before it
+    /// falls back or raises (default: no).
+    fn waits_before_giving_up(&self, _reason: GiveUpReason, _ctx: &RetryContext<'_>) -> bool {
+        false
+    }
+
+    /// Whether a retry's pick may land on a later `order` level while every deployment of
+    /// the level being retried is cooling (default: no; the order walk moves on instead).
+    fn retry_reaches_later_orders(&self) -> bool {
+        false
+    }
 }
 
 /// LiteLLM's retry rules (with DeltaLLM's classified scopes honoured first).

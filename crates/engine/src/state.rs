@@ -11,6 +11,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+/// How a cooldown written over a live one sets the deadline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rewrite {
+    /// The later of the two deadlines (the documented reading of a TTL key set again).
+    #[default]
+    KeepLater,
+    /// The earlier of the first write's expiry and this write's deadline (LiteLLM 1.110.2's
+    /// store): a re-write never extends a live cooldown, and a shorter one shortens it.
+    FirstOrLatest,
+}
+
 /// Where cooldowns and allowed-fails counters live. Deployments are named by their index in
 /// the router's deployment list.
 pub trait StateStore {
@@ -19,6 +30,19 @@ pub trait StateStore {
     /// Cools `deployment` until `until`; re-cooling keeps the later deadline. Returns the
     /// deadline in force.
     fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant;
+    /// Cools `deployment` until `until` at `now`, a live entry re-written by `rule`. Returns
+    /// the deadline in force. A store that keeps no first-write expiry keeps the later
+    /// deadline (the default).
+    fn rewrite_cooldown(
+        &self,
+        deployment: usize,
+        now: Instant,
+        until: Instant,
+        rule: Rewrite,
+    ) -> Instant {
+        let _ = (now, rule);
+        self.set_cooldown(deployment, until)
+    }
     /// Removes the entry of `deployment` if it expired by `now`, returning its deadline.
     fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant>;
     /// Removes and returns every entry expired by `now`, in deployment order.
@@ -44,6 +68,8 @@ struct Counter {
 #[derive(Debug, Default)]
 struct Inner {
     cooldowns: Vec<Option<Instant>>,
+    /// The first write's expiry of each live entry ([`Rewrite::FirstOrLatest`] only).
+    first_expiry: Vec<Option<Instant>>,
     allowed_fails: Vec<Option<Counter>>,
 }
 
@@ -59,6 +85,7 @@ impl InMemoryState {
         Self {
             inner: Mutex::new(Inner {
                 cooldowns: vec![None; deployments],
+                first_expiry: vec![None; deployments],
                 allowed_fails: vec![None; deployments],
             }),
         }
@@ -88,6 +115,36 @@ impl StateStore for InMemoryState {
             let entry = slot(&mut s.cooldowns, deployment);
             let effective = entry.map_or(until, |old| old.max(until));
             *entry = Some(effective);
+            effective
+        })
+    }
+
+    fn rewrite_cooldown(
+        &self,
+        deployment: usize,
+        now: Instant,
+        until: Instant,
+        rule: Rewrite,
+    ) -> Instant {
+        if rule == Rewrite::KeepLater {
+            return self.set_cooldown(deployment, until);
+        }
+        self.with(|s| {
+            let live = s
+                .cooldowns
+                .get(deployment)
+                .copied()
+                .flatten()
+                .filter(|&d| d > now);
+            let first = slot(&mut s.first_expiry, deployment);
+            let effective = match (live, *first) {
+                (Some(_), Some(first)) => first.min(until),
+                _ => {
+                    *first = Some(until);
+                    until
+                }
+            };
+            *slot(&mut s.cooldowns, deployment) = Some(effective);
             effective
         })
     }

@@ -23,6 +23,7 @@
 
 use std::time::Duration;
 
+use crate::bundle::PolicyBundle;
 use crate::config::{Deployment, Profile, RouterConfig, RouterSettings};
 use crate::failure::{FailureKind, ProviderFailure};
 
@@ -138,12 +139,9 @@ impl StreamRules for LiteLlm110 {
     }
 }
 
-/// The rules `profile` selects.
+/// The rules `profile` selects (its [`PolicyBundle`]'s).
 pub fn for_profile(profile: Option<Profile>) -> Box<dyn StreamRules> {
-    match profile {
-        Some(Profile::LiteLlm110) => Box::new(LiteLlm110),
-        Some(Profile::LiteLlm | Profile::DeltaLlm) | None => Box::new(Documented),
-    }
+    PolicyBundle::for_profile(profile).stream_rules()
 }
 
 /// The shortest gap any deployment's stream may leave between two items under `config`'s

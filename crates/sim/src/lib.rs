@@ -17,6 +17,7 @@ pub mod explore;
 pub mod facts;
 pub mod footprint;
 pub mod hash;
+pub mod oracle;
 pub mod proxy;
 pub mod report_dir;
 pub mod run;

@@ -209,6 +209,9 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
     parse_scenario(&text, path)
 }
 
+/// The `set` path `routersim run --profile` overrides.
+pub const PROFILE_SET_PATH: &str = "router_settings.profile";
+
 /// Reads a scenario file's text (at most
 /// [`MAX_INPUT_FILE_BYTES`](routersim_engine::config::input::MAX_INPUT_FILE_BYTES)).
 pub fn read_scenario_text(path: &Path) -> Result<String, ScenarioError> {

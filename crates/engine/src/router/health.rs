@@ -146,7 +146,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
             return;
         }
         let now = self.clock.now();
-        let until = self.state.set_cooldown(deployment, now + duration);
+        let until =
+            self.state
+                .rewrite_cooldown(deployment, now, now + duration, self.cooldown.rewrite());
         self.cooldown_changed.notify_one();
         let d = &self.config.deployments[deployment];
         self.emit(

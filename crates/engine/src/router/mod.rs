@@ -54,18 +54,18 @@ use rand_chacha::ChaCha8Rng;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::backoff::{Backoff, LiteLlmBackoff};
+use crate::backoff::Backoff;
 use crate::classify::FailureClassifier;
 use crate::clock::{Clock, TokioClock};
 use crate::config::RouterConfig;
-use crate::cooldown::{CooldownTrigger, LiteLlmCooldown};
+use crate::cooldown::CooldownTrigger;
 use crate::event::{EventKind, EventSink, NullSink, RoutingEvent};
 use crate::failure::ProviderFailure;
 use crate::pattern::ModelPattern;
 use crate::provider::Provider;
 use crate::recovery::Recovery;
 use crate::request::{AttemptRecord, RouterFailure};
-use crate::retry::{LiteLlmRetryPolicy, RetryBudget, RetryPolicy, UnlimitedBudget};
+use crate::retry::{RetryBudget, RetryPolicy, UnlimitedBudget};
 use crate::retry_after;
 use crate::small::Tried;
 use crate::state::{InMemoryState, StateStore};
@@ -142,10 +142,10 @@ pub struct RouterBuilder<P, C = TokioClock> {
     clock: C,
     rng: ChaCha8Rng,
     sink: Arc<dyn EventSink>,
-    retry: Box<dyn RetryPolicy>,
+    retry: Option<Box<dyn RetryPolicy>>,
     retry_budget: Box<dyn RetryBudget>,
-    backoff: Box<dyn Backoff>,
-    cooldown: Box<dyn CooldownTrigger>,
+    backoff: Option<Box<dyn Backoff>>,
+    cooldown: Option<Box<dyn CooldownTrigger>>,
     state: Option<Box<dyn StateStore>>,
     strategy: Option<Box<dyn SelectionStrategy>>,
     classifier: Option<Box<dyn FailureClassifier>>,
@@ -162,10 +162,10 @@ impl<P: Provider> RouterBuilder<P, TokioClock> {
             clock: TokioClock::with_epoch(DEFAULT_EPOCH_UNIX_MS),
             rng: ChaCha8Rng::seed_from_u64(0),
             sink: Arc::new(NullSink),
-            retry: Box::new(LiteLlmRetryPolicy),
+            retry: None,
             retry_budget: Box::new(UnlimitedBudget),
-            backoff: Box::new(LiteLlmBackoff),
-            cooldown: Box::new(LiteLlmCooldown::default()),
+            backoff: None,
+            cooldown: None,
             state: None,
             strategy: None,
             classifier: None,
@@ -216,7 +216,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
 
     /// Replaces the retry policy.
     pub fn retry_policy(mut self, retry: impl RetryPolicy + 'static) -> Self {
-        self.retry = Box::new(retry);
+        self.retry = Some(Box::new(retry));
         self
     }
 
@@ -228,13 +228,13 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
 
     /// Replaces the backoff.
     pub fn backoff(mut self, backoff: impl Backoff + 'static) -> Self {
-        self.backoff = Box::new(backoff);
+        self.backoff = Some(Box::new(backoff));
         self
     }
 
     /// Replaces the failure handler.
     pub fn cooldown_trigger(mut self, cooldown: impl CooldownTrigger + 'static) -> Self {
-        self.cooldown = Box::new(cooldown);
+        self.cooldown = Some(Box::new(cooldown));
         self
     }
 
@@ -286,9 +286,13 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let recovery = self
             .recovery
             .unwrap_or_else(|| crate::recovery::for_setting(settings.recovery, deployments));
-        let stream_rules = self
-            .stream_rules
-            .unwrap_or_else(|| crate::stream_rules::for_profile(settings.profile));
+        // The profile's bundle, for each policy the caller did not replace.
+        let bundle = crate::bundle::PolicyBundle::for_profile(settings.profile);
+        let retry = self.retry.unwrap_or_else(|| bundle.retry());
+        let backoff = self.backoff.unwrap_or_else(|| bundle.backoff());
+        let cooldown = self.cooldown.unwrap_or_else(|| bundle.cooldown());
+        let fallback_policy = bundle.fallbacks();
+        let stream_rules = self.stream_rules.unwrap_or_else(|| bundle.stream_rules());
         let load = LoadTracker::new(deployments, self.clock.now());
         Router {
             groups,
@@ -298,10 +302,11 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             rng: Mutex::new(self.rng),
             sink: self.sink,
             strategy,
-            retry: self.retry,
+            retry,
             retry_budget: self.retry_budget,
-            backoff: self.backoff,
-            cooldown: self.cooldown,
+            backoff,
+            cooldown,
+            fallback_policy,
             state,
             load,
             classifier,
@@ -325,6 +330,7 @@ pub struct Router<P, C = TokioClock> {
     retry_budget: Box<dyn RetryBudget>,
     backoff: Box<dyn Backoff>,
     cooldown: Box<dyn CooldownTrigger>,
+    fallback_policy: Box<dyn crate::fallback::FallbackPolicy>,
     state: Box<dyn StateStore>,
     load: LoadTracker,
     classifier: Box<dyn FailureClassifier>,
@@ -339,6 +345,10 @@ struct RequestRun {
     tried_groups: Tried,
     retries: u32,
     fallbacks: u32,
+    /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` counts them (see [`RequestRun::hop`]).
+    attempted_fallbacks: u32,
+    /// Retries since the last hop (LiteLLM's `x-litellm-attempted-retries`).
+    scope_retries: u32,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).
@@ -347,6 +357,18 @@ struct RequestRun {
     stream: StreamProgress,
     /// A failure whose cooldown is written later (see [`StreamRules::defers_cooldown`]).
     deferred_failure: Option<Box<stream_cooldown::DeferredFailure>>,
+}
+
+impl RequestRun {
+    /// A hop to `depth` (1 = from the group asked for): a new retry scope begins. LiteLLM
+    /// nests every hop after the first inside the one before it, and its
+    /// `x-litellm-attempted-fallbacks` header counts the hops of the outermost level only.
+    fn hop(&mut self, depth: u32) {
+        if depth <= 1 {
+            self.attempted_fallbacks += 1;
+        }
+        self.scope_retries = 0;
+    }
 }
 
 /// How a group visit, level or single attempt failed.

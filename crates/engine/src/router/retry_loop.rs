@@ -10,7 +10,7 @@ use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
 use crate::event::{EventKind, GiveUpReason};
-use crate::failure::{FailureKind, ProviderFailure};
+use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, Request};
@@ -32,12 +32,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
             // Only what the loop needs after an attempt is kept across it: the level's members
             // are looked up again, and the deployment picked is not borrowed.
             let mut retries_done = 0u32;
+            let mut first_failure = None;
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
                 let picked = {
                     let now = self.clock.now();
                     let mut candidates = Indices::new();
-                    self.candidates(g.level_members(level), request, now, &mut candidates)
+                    let members = self.pick_level_members(g, level, now);
+                    self.candidates(members, request, now, &mut candidates)
                         .map(|()| {
                             let slice = candidates.as_slice();
                             slice[self.pick_position(slice, request, now)]
@@ -58,19 +60,52 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         }
                     }
                 };
+                let first = *first_failure.get_or_insert(failed.failure.kind);
                 // Decided before the backoff: only the wait is kept while it runs.
                 let members = g.level_members(level);
-                let (now, wait) = self.before_retry(g, members, request, failed, retries_done)?;
-                // Counted before the backoff, which then keeps only its timer.
-                retries_done += 1;
-                run.retries += 1;
+                let looked = Looked {
+                    members,
+                    retries_done,
+                    first_failure: first,
+                };
+                let (now, wait, give_up) = match self.before_retry(g, request, failed, &looked) {
+                    Next::Retry { now, wait } => (now, wait, None),
+                    Next::GiveUp { failed, wait: None } => return Err(failed),
+                    Next::GiveUp {
+                        failed,
+                        wait: Some((now, wait)),
+                    } => (now, wait, Some(failed)),
+                };
+                if give_up.is_none() {
+                    // Counted before the backoff, which then keeps only its timer.
+                    retries_done += 1;
+                    run.retries += 1;
+                    run.scope_retries += 1;
+                }
                 run.pending_wait = wait;
                 if !wait.is_zero() {
                     self.flush_deferred(run);
                     self.clock.sleep_until(now + wait).await;
                 }
+                if let Some(failed) = give_up {
+                    return Err(failed);
+                }
             }
         }
+    }
+
+    /// The members a pick on `level` may choose from: the level's, or (when the retry policy
+    /// lets a retry reach later orders) the first level from it with one not cooling.
+    fn pick_level_members<'g>(&self, g: &'g Group, level: usize, now: Instant) -> &'g [usize] {
+        if self.retry.retry_reaches_later_orders() {
+            for l in level..g.levels.len() {
+                let members = g.level_members(l);
+                if members.iter().any(|&d| !self.is_unavailable(d, now)) {
+                    return members;
+                }
+            }
+        }
+        g.level_members(level)
     }
 
     /// The failure a pick with no candidate stands for (`router_rate_limit` while everything
@@ -104,15 +139,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
 
     /// After a failed attempt (or pick): give up with the failure (reported: a stream past
     /// the point of no return, the retry policy, the retry budget), or retry (reported, with
-    /// its wait). Returns when the wait starts and how long it is; the caller waits.
+    /// its wait). Returns when the wait starts and how long it is; the caller waits. A
+    /// retry policy may ask for the wait after giving up too.
     fn before_retry(
         &self,
         g: &Group,
-        members: &[usize],
         request: &Request,
         failed: Failed,
-        retries_done: u32,
-    ) -> Result<(Instant, Duration), Failed> {
+        looked: &Looked<'_>,
+    ) -> Next {
         let stream_reason = if failed.committed {
             Some(GiveUpReason::StreamContentDelivered)
         } else if failed.retries_closed {
@@ -129,31 +164,49 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     reason,
                 },
             );
-            return Err(failed);
+            return Next::GiveUp { failed, wait: None };
         }
         let settings = &self.config.settings;
         let now = self.clock.now();
-        let healthy_left = members
-            .iter()
-            .filter(|&&d| !self.is_unavailable(d, now))
-            .count();
+        let healthy = |members: &[usize]| {
+            members
+                .iter()
+                .filter(|&&d| !self.is_unavailable(d, now))
+                .count()
+        };
+        let (healthy_left, group_healthy_left) = (healthy(looked.members), healthy(&g.members));
         let ctx = RetryContext {
             request,
             deployment: failed.deployment.map(|i| &self.config.deployments[i]),
             model_group: &g.name,
             group_size: g.members.len(),
             healthy_left,
+            group_healthy_left,
+            first_failure: Some(looked.first_failure),
             fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
             context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
             content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
             scope: self.classifier.scope(&failed.failure),
             settings,
         };
+        let retries_done = looked.retries_done;
         let decision = match self.retry.decide(&failed.failure, &ctx, retries_done) {
             RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
                 RetryDecision::GiveUp(GiveUpReason::RetryBudgetExhausted)
             }
             decision => decision,
+        };
+        let wait_ctx = WaitContext {
+            group_size: g.members.len(),
+            healthy_left,
+            group_healthy_left,
+            retry_after: self.resolve_retry_after(&failed.failure),
+            retry_after_is_date: matches!(
+                failed.failure.retry_after,
+                Some(RetryAfter::HttpDate(_))
+            ),
+            retry_index: retries_done,
+            min_backoff: settings.retry_after,
         };
         let max_retries = match decision {
             RetryDecision::Retry { max_retries } => max_retries,
@@ -167,17 +220,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         reason,
                     },
                 );
-                return Err(failed);
+                let wait = self
+                    .retry
+                    .waits_before_giving_up(reason, &ctx)
+                    .then(|| (now, self.wait_for(&wait_ctx, request, now)));
+                return Next::GiveUp { failed, wait };
             }
         };
-        let wait_ctx = WaitContext {
-            group_size: g.members.len(),
-            healthy_left,
-            retry_after: self.resolve_retry_after(&failed.failure),
-            retry_index: retries_done,
-            min_backoff: settings.retry_after,
-        };
-        let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
         self.emit_at(
             now,
             Some(request.id),
@@ -188,6 +237,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 budget: max_retries,
             },
         );
+        let wait = self.wait_for(&wait_ctx, request, now);
+        Next::Retry { now, wait }
+    }
+
+    /// The backoff's wait, reported when there is one.
+    fn wait_for(&self, wait_ctx: &WaitContext, request: &Request, now: Instant) -> Duration {
+        let (wait, reason) = self.backoff.wait(wait_ctx, &mut lock(&self.rng));
         if let Some(reason) = reason {
             self.emit_at(
                 now,
@@ -198,6 +254,25 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 },
             );
         }
-        Ok((now, wait))
+        wait
     }
+}
+
+/// What the retry loop knows when it asks about a failure.
+struct Looked<'a> {
+    /// The level's members.
+    members: &'a [usize],
+    retries_done: u32,
+    first_failure: FailureKind,
+}
+
+/// What comes after a failure.
+enum Next {
+    /// Retry after `wait` from `now`.
+    Retry { now: Instant, wait: Duration },
+    /// Give up, after `wait` when the retry policy asks for one.
+    GiveUp {
+        failed: Failed,
+        wait: Option<(Instant, Duration)>,
+    },
 }

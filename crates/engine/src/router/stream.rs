@@ -311,8 +311,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     prefill_tokens: delivered,
                 },
             );
-            // A continuation is reported as `stream_continued`, not as a fallback hop.
+            // A continuation is reported as `stream_continued`, not as a fallback hop (routersim's
+            // own `fallbacks`); LiteLLM 1.110.2 counts it in its attempted fallbacks.
             run.stream.continued = true;
+            if self.stream_rules.continuation_counts_as_fallback() {
+                run.hop(depth + 1);
+            }
             match self
                 .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
                 .await

@@ -73,6 +73,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         to_order: g.levels[level + 1].0,
                     },
                 );
+                run.hop(depth + 1);
                 level += 1;
             };
             let scope = self.classifier.scope(&failed.failure);
@@ -120,6 +121,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     candidates[self.pick_position(candidates, request, now)]
                 };
                 if let Some(excluded) = tried.last() {
+                    run.hop(depth + 1);
                     self.emit(
                         Some(request.id),
                         EventKind::WeightedFailover {

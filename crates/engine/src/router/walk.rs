@@ -45,6 +45,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 tried_groups: Tried::new(),
                 retries: 0,
                 fallbacks: 0,
+                attempted_fallbacks: 0,
+                scope_retries: 0,
                 pending_wait: Duration::ZERO,
                 last_group: None,
                 last_deployment_index: None,
@@ -132,6 +134,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             final_deployment_id,
             fallbacks: run.fallbacks,
             retries: run.retries,
+            attempted_fallbacks: run.attempted_fallbacks,
+            attempted_retries: run.scope_retries,
             start,
             end,
             stream,
@@ -174,6 +178,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 let depth = frame.depth + 1;
                 let (source, level, failure) = (frame.source.clone(), frame.level, frame.failure);
                 run.fallbacks += 1;
+                run.hop(depth);
                 self.emit(
                     Some(request.id),
                     EventKind::Fallback {
@@ -224,7 +229,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         requested: &str,
         depth: u32,
     ) -> Option<Frame> {
-        let choice = fallback::choose(
+        let choice = fallback::choose_with(
+            self.fallback_policy.as_ref(),
             &self.config.settings,
             request,
             failed.failure.kind,

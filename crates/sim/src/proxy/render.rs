@@ -407,6 +407,8 @@ mod tests {
             final_deployment_id: Some("a".into()),
             fallbacks: 0,
             retries: 0,
+            attempted_fallbacks: 0,
+            attempted_retries: 0,
             start: now,
             end: now,
             stream: None,

@@ -9,6 +9,13 @@
 //! the `max_tokens` each attempt asked for, the text and finish reason the caller received,
 //! and the deployments cooling after the request. Picks are replayed as the non-stream
 //! harness does ([`super::replay::ReplayPicks`]).
+//!
+//! One behaviour is not mirrored, by choice, and a request that shows it is reported as a
+//! known divergence rather than a disagreement ([`StreamCheck::known`]): the oracle's scripted
+//! provider raises `httpx.ReadTimeout` itself, and on that custom-provider path LiteLLM
+//! continues a stream that timed out after content; its real OpenAI provider raises
+//! `Timeout` (408) there, which is not continued (`openai_socket_timeout_check.py`).
+//! routersim models the HTTP providers, so its stall after content is a 408, never continued.
 
 pub mod provider;
 pub mod scenario;
@@ -31,13 +38,26 @@ use provider::StreamProvider;
 use scenario::{StreamRequest, StreamScenario};
 use trace::StreamDecisions;
 
+/// Why a request is a known divergence: see the module docs.
+pub const CUSTOM_PATH_TIMEOUT: &str = "a read timeout after content on LiteLLM's custom-provider \
+     path is continued; on its OpenAI path (which routersim models) it is a 408, not continued";
+
+/// What comparing one scenario found.
+#[derive(Clone, Debug, Default)]
+pub struct StreamCheck {
+    /// Disagreements.
+    pub mismatches: Vec<Mismatch>,
+    /// Requests that diverge by choice: `(request index, why)`, their mismatches not listed.
+    pub known: Vec<(usize, &'static str)>,
+}
+
 /// Runs the stream scenario at `scenario_path` with `profile` and compares it with the trace
-/// at `trace_path`: every disagreement, or none.
+/// at `trace_path`.
 pub fn check_stream_files(
     scenario_path: &Path,
     trace_path: &Path,
     profile: &str,
-) -> Result<Vec<Mismatch>, OracleError> {
+) -> Result<StreamCheck, OracleError> {
     let stem = scenario_path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -57,7 +77,7 @@ pub fn check_stream(
     scenario: &StreamScenario,
     trace: &serde_json::Value,
     profile: &str,
-) -> Result<Vec<Mismatch>, OracleError> {
+) -> Result<StreamCheck, OracleError> {
     let want = trace::from_trace(&scenario.name, trace)?;
     let config = config::router_config(&scenario.name, &scenario.router, profile)?;
     let ran = run(scenario, config, &want)?;
@@ -67,12 +87,19 @@ pub fn check_stream(
             format!("{} requests ran, the trace has {}", ran.len(), want.len()),
         ));
     }
-    Ok(want
-        .iter()
-        .zip(&ran)
-        .enumerate()
-        .flat_map(|(i, (w, r))| compare_stream(&scenario.name, i, w, r))
-        .collect())
+    let mut check = StreamCheck::default();
+    for (i, (w, r)) in want.iter().zip(&ran).enumerate() {
+        let mismatches = compare_stream(&scenario.name, i, w, r);
+        if mismatches.is_empty() {
+            continue;
+        }
+        if w.timeout_continued {
+            check.known.push((i, CUSTOM_PATH_TIMEOUT));
+        } else {
+            check.mismatches.extend(mismatches);
+        }
+    }
+    Ok(check)
 }
 
 /// The engine's request for a scenario request.
@@ -114,9 +141,15 @@ fn run(
         for (index, spec) in scenario.requests.iter().enumerate() {
             let picks = expected
                 .get(index)
-                .map(|d| d.base.attempts.iter().map(|a| a.deployment.clone()).collect())
+                .map(|d| {
+                    d.base
+                        .attempts
+                        .iter()
+                        .map(|a| a.deployment.clone())
+                        .collect()
+                })
                 .unwrap_or_default();
-            PickLog::expect(&log, picks);
+            PickLog::expect(&log, index as u64, picks);
             texts.borrow_mut().clear();
             let result = router.completion(request(index as u64, spec)).await;
             let events = sink.events();
@@ -131,7 +164,7 @@ fn run(
             };
             stream_facts(&mut got, mine, &result, &mut cooling);
             got.caller_text = texts.borrow().concat();
-            let misses = PickLog::take_misses(&log);
+            let misses = PickLog::take_misses(&log, index as u64);
             let ran = Ran {
                 decisions: got.base.clone(),
                 misses,
@@ -181,7 +214,11 @@ fn stream_facts(
         Ok(done) => {
             got.finish = Some(finish_name(done.finish_reason).to_string());
             got.base.end = Some(End::Ok(
-                result.final_deployment_id.as_deref().unwrap_or_default().to_string(),
+                result
+                    .final_deployment_id
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_string(),
             ));
         }
         Err(f) => got.base.end = Some(End::Failed(f.kind.as_str().to_string())),

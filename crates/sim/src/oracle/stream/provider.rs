@@ -121,7 +121,7 @@ fn secs(s: f64) -> Duration {
 fn plan(id: &str, script: &StreamScript, chunks: u32) -> VecDeque<(Duration, Play)> {
     let mut plan = VecDeque::new();
     let mut pending = script.first_delay.map_or(Duration::ZERO, secs);
-    let mut push = |plan: &mut VecDeque<_>, play, pending: &mut Duration| {
+    let push = |plan: &mut VecDeque<_>, play, pending: &mut Duration| {
         plan.push_back((std::mem::take(pending), play));
     };
     if script.role_only_first {

@@ -21,6 +21,9 @@ pub struct StreamDecisions {
     pub finish: Option<String>,
     /// Deployments cooling after the request.
     pub cooling_after: Vec<String>,
+    /// A stream raised `httpx.ReadTimeout` after content and the next attempt continued it
+    /// (the custom-provider path; see `super` for why routersim does not mirror it).
+    pub timeout_continued: bool,
 }
 
 fn text(v: &Value, key: &str) -> Result<String, String> {
@@ -51,13 +54,20 @@ fn attempt_outcome(e: &Value) -> String {
     let raised = e
         .get("stream_log")
         .and_then(Value::as_array)
-        .and_then(|log| log.iter().find_map(|s| s.get("raised").and_then(Value::as_str)));
+        .and_then(|log| {
+            log.iter()
+                .find_map(|s| s.get("raised").and_then(Value::as_str))
+        });
     match raised {
         Some(class) => {
             let status = e.get("outcome").and_then(status);
             raised_kind(class, status)
         }
-        None => match e.get("outcome").and_then(|o| o.get("error")).and_then(Value::as_str) {
+        None => match e
+            .get("outcome")
+            .and_then(|o| o.get("error"))
+            .and_then(Value::as_str)
+        {
             // A non-stream entry's error, raised up front.
             Some(class) if e.get("outcome").and_then(|o| o.get("chunks")).is_none() => {
                 raised_kind(class, e.get("outcome").and_then(status))
@@ -65,6 +75,20 @@ fn attempt_outcome(e: &Value) -> String {
             _ => "ok".to_string(),
         },
     }
+}
+
+/// Whether an attempt's stream raised a read timeout after yielding content.
+fn timeout_after_content(e: &Value) -> bool {
+    let log = e.get("stream_log").and_then(Value::as_array);
+    let yielded = log.is_some_and(|l| {
+        l.iter()
+            .any(|s| s.get("yield").and_then(Value::as_u64).is_some())
+    });
+    let timed_out = log.is_some_and(|l| {
+        l.iter()
+            .any(|s| s.get("raised").and_then(Value::as_str) == Some("httpx.ReadTimeout"))
+    });
+    yielded && timed_out
 }
 
 /// Reads each request of a stream trace.
@@ -83,6 +107,7 @@ pub fn from_trace(scenario: &str, trace: &Value) -> Result<Vec<StreamDecisions>,
 fn request(r: &Value) -> Result<StreamDecisions, String> {
     let mut d = StreamDecisions::default();
     let mut last_finish = None;
+    let mut timed_out_after_content = false;
     for e in r
         .get("timeline")
         .and_then(Value::as_array)
@@ -90,6 +115,13 @@ fn request(r: &Value) -> Result<StreamDecisions, String> {
     {
         match e.get("type").and_then(Value::as_str) {
             Some("attempt") => {
+                let continues = e
+                    .get("received")
+                    .and_then(|r| r.get("messages"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|m| m.iter().any(|m| m.get("role") == Some(&"assistant".into())));
+                d.timeout_continued |= timed_out_after_content && continues;
+                timed_out_after_content = timeout_after_content(e);
                 d.base.attempts.push(Attempt {
                     deployment: text(e, "deployment_id")?,
                     group: text(e, "model_group")?,

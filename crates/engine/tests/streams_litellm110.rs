@@ -191,8 +191,9 @@ async fn a_continuation_records_its_reduced_max_tokens_on_its_attempt() {
             })
             .collect();
         assert_eq!(started, [Some(100), Some(80)]);
-        // routersim's own count stays the walk's hops.
+        // routersim's own count stays the walk's hops; LiteLLM's counts the continuation.
         assert_eq!(result.fallbacks, 0);
+        assert_eq!(result.attempted_fallbacks, u32::from(v110), "v110 {v110}");
     }
 }
 

@@ -171,3 +171,81 @@ fn stream_no_finish_takes_role_only_or_true() {
         );
     }
 }
+
+/// Under `profile: litellm-1.110` the role-only-then-no-finish stream fails and goes straight
+/// to the fallback, in memory and over the wire; the default profile reads it as an empty
+/// success.
+#[test]
+fn the_1_110_router_fails_a_role_only_stream_without_finish_reason() {
+    use routersim_engine::Router;
+    use routersim_engine::config::{FallbackMap, FallbackTarget, Profile};
+
+    let specs_text = "{
+      a0: {ttft: 100ms, script: [{stream_no_finish: role_only}]},
+      b0: {ttft: 100ms, output_tokens: 3}
+    }";
+    let config = |profile: Option<Profile>| {
+        let dep = |id: &str, group: &str| Deployment {
+            id: id.into(),
+            model_name: group.into(),
+            model: "openai/gpt-4o".into(),
+            ..Deployment::default()
+        };
+        let mut c = RouterConfig {
+            deployments: vec![dep("a0", "A"), dep("b0", "B")],
+            ..RouterConfig::default()
+        };
+        c.settings.fallbacks = FallbackMap {
+            entries: vec![("A".into(), vec![FallbackTarget::group("B")])],
+        };
+        c.settings.profile = profile;
+        c
+    };
+    let fakes = |config: &RouterConfig, start: Instant| {
+        let specs: BTreeMap<String, ProviderSpec> = serde_saphyr::from_str(specs_text).unwrap();
+        FakeProviders::new(config, &specs, &[], 7, EPOCH, start).unwrap()
+    };
+    let attempts = |r: &routersim_engine::request::CompletionResult| -> Vec<String> {
+        r.attempts
+            .iter()
+            .map(|a| format!("{}:{}", a.deployment_id, a.outcome_name()))
+            .collect()
+    };
+    for (profile, want) in [
+        (
+            Some(Profile::LiteLlm110),
+            vec!["a0:api_connection", "b0:ok"],
+        ),
+        (None, vec!["a0:ok"]),
+    ] {
+        let config = config(profile);
+        let memory = local(async {
+            let router = Router::from_config(config.clone(), fakes(&config, Instant::now()));
+            let mut req = Request::new(1, "A");
+            req.stream = true;
+            router.completion(req).await
+        });
+        assert_eq!(attempts(&memory), want, "memory, {profile:?}");
+        let http = local(async {
+            let start = Instant::now();
+            let server = WireServer::new(
+                Rc::new(fakes(&config, start)),
+                config.deployments.clone(),
+                CallLog::new(std::io::sink()),
+                start,
+                EPOCH,
+            );
+            let p = HttpProvider::for_wire_server(
+                DuplexConnector::new(Rc::new(server)),
+                &config.deployments,
+                SIMULATED_ORIGIN,
+            )
+            .unwrap();
+            let router = Router::from_config(config.clone(), p);
+            let mut req = Request::new(1, "A");
+            req.stream = true;
+            router.completion(req).await
+        });
+        assert_eq!(attempts(&http), want, "http, {profile:?}");
+    }
+}

@@ -128,7 +128,7 @@ fn run(
     let log = Arc::new(Mutex::new(PickLog::default()));
     let sink = Arc::new(VecSink::new());
     let fallback = routersim_engine::strategy::for_name(config.settings.routing_strategy);
-    let provider = StreamProvider::new(scenario.scripts.clone());
+    let provider = StreamProvider::new(scenario.scripts.clone(), scenario.openai_wire.clone());
     let texts = provider.texts.clone();
     runtime.block_on(async {
         let router = Router::builder(config, provider)
@@ -221,7 +221,10 @@ fn stream_facts(
                     .to_string(),
             ));
         }
-        Err(f) => got.base.end = Some(End::Failed(f.kind.as_str().to_string())),
+        Err(f) => {
+            got.base.end = Some(End::Failed(f.kind.as_str().to_string()));
+            got.billed_on_failure = result.stream.map(|s| u64::from(s.tokens_billed));
+        }
     }
     got.base.attempted_retries = Some(u64::from(result.attempted_retries));
     got.base.attempted_fallbacks = Some(u64::from(result.attempted_fallbacks));
@@ -271,6 +274,13 @@ fn compare_stream(
         format!("{:?}", want.finish),
         format!("{:?}", got.finish),
     );
+    if want.billed_on_failure.is_some() {
+        push(
+            "tokens billed for the failed request",
+            format!("{:?}", want.billed_on_failure),
+            format!("{:?}", got.billed_on_failure),
+        );
+    }
     push(
         "cooling after the request",
         format!("{:?}", want.cooling_after),

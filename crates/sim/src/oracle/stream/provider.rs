@@ -12,13 +12,21 @@
 //!
 //! Each content chunk the router reads is logged with its text, so the harness can say what
 //! the caller received.
+//!
+//! A deployment in the scenario's `openai_wire` is served, in the oracle, through LiteLLM's
+//! real OpenAI provider over an in-memory transport; here it plays what that body sends, as the
+//! engine's HTTP adapter would read it: OpenAI's role-only first chunk (unless `role_first:
+//! false`), the content chunks, the finish reason with the last one (unless `no_finish`) and
+//! `[DONE]` (an end without a finish reason is [`FinishReason::Missing`]); an error frame, a
+//! connection reset (`api_connection`), a read timeout (`timeout`) or a cut body (the stream
+//! closes) after K chunks; or an HTTP error with its Retry-After.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
-use routersim_engine::failure::ProviderFailure;
+use routersim_engine::failure::{FailureKind, ProviderFailure};
 use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::Completion;
 use routersim_engine::stream::{Chunk, ChunkKind, FinishReason, ProviderStream, StreamItem};
@@ -35,7 +43,9 @@ const LATER_CHUNK_TOKENS: u32 = 4;
 enum Play {
     Chunk(Option<String>, u32),
     Break(ProviderFailure),
-    Done,
+    ErrorFrame(ProviderFailure),
+    Close,
+    Done(FinishReason),
 }
 
 /// Texts the router read, in order, across every stream of the run.
@@ -73,7 +83,15 @@ impl ProviderStream for ScriptStream {
                 self.plan.clear();
                 Err(failure)
             }
-            Play::Done => Ok(StreamItem::Done(FinishReason::Stop)),
+            Play::ErrorFrame(failure) => {
+                self.plan.clear();
+                Ok(StreamItem::ErrorFrame(failure))
+            }
+            Play::Close => {
+                self.plan.clear();
+                return None;
+            }
+            Play::Done(reason) => Ok(StreamItem::Done(reason)),
         })
     }
 }
@@ -82,16 +100,18 @@ impl ProviderStream for ScriptStream {
 #[derive(Debug, Default)]
 pub struct StreamProvider {
     scripts: BTreeMap<String, Vec<StreamScript>>,
+    openai_wire: Vec<String>,
     calls: RefCell<BTreeMap<String, usize>>,
     /// Every content chunk the router read.
     pub texts: TextLog,
 }
 
 impl StreamProvider {
-    /// A provider playing `scripts`.
-    pub fn new(scripts: BTreeMap<String, Vec<StreamScript>>) -> Self {
+    /// A provider playing `scripts`; the deployments in `openai_wire` as the OpenAI wire does.
+    pub fn new(scripts: BTreeMap<String, Vec<StreamScript>>, openai_wire: Vec<String>) -> Self {
         Self {
             scripts,
+            openai_wire,
             ..Self::default()
         }
     }
@@ -140,18 +160,61 @@ fn plan(id: &str, script: &StreamScript, chunks: u32) -> VecDeque<(Duration, Pla
             break;
         }
         pending += script.inter_chunk.map_or(Duration::ZERO, secs);
-        let tokens = if i == 0 {
-            FIRST_CHUNK_TOKENS
-        } else {
-            LATER_CHUNK_TOKENS
-        };
         push(
             &mut plan,
-            Play::Chunk(Some(format!("{id}:{i} ")), tokens),
+            Play::Chunk(Some(format!("{id}:{i} ")), chunk_tokens(i)),
             &mut pending,
         );
     }
-    push(&mut plan, Play::Done, &mut pending);
+    push(&mut plan, Play::Done(FinishReason::Stop), &mut pending);
+    plan
+}
+
+fn chunk_tokens(i: u32) -> u32 {
+    if i == 0 {
+        FIRST_CHUNK_TOKENS
+    } else {
+        LATER_CHUNK_TOKENS
+    }
+}
+
+/// The plan an `openai_wire` deployment's body plays for `script` (see the module docs).
+fn wire_plan(id: &str, script: &StreamScript) -> VecDeque<(Duration, Play)> {
+    let w = &script.wire;
+    let n = script.chunks.unwrap_or(10);
+    let mut plan = VecDeque::new();
+    let mut play = |p| plan.push_back((Duration::ZERO, p));
+    if w.role_first.unwrap_or(true) {
+        play(Play::Chunk(None, 0));
+    }
+    for i in 0..n {
+        let cut = if w.read_error_after == Some(i) {
+            Some(Play::Break(ProviderFailure::new(
+                FailureKind::ApiConnection,
+            )))
+        } else if w.read_timeout_after == Some(i) {
+            Some(Play::Break(ProviderFailure::new(FailureKind::Timeout)))
+        } else if let Some((_, code)) = w.error_frame_after.filter(|(k, _)| *k == i) {
+            let failure =
+                ProviderFailure::new(FailureKind::from_status(code)).with_status(Some(code));
+            Some(Play::ErrorFrame(failure))
+        } else if w.truncate_after == Some(i) {
+            Some(Play::Close)
+        } else {
+            None
+        };
+        if let Some(cut) = cut {
+            play(cut);
+            return plan;
+        }
+        play(Play::Chunk(Some(format!("{id}:{i} ")), chunk_tokens(i)));
+    }
+    let finish = if n > 0 && !script.no_finish {
+        FinishReason::Stop
+    } else {
+        FinishReason::Missing
+    };
+    play(Play::Done(finish));
     plan
 }
 
@@ -164,6 +227,21 @@ impl Provider for StreamProvider {
     ) -> impl Future<Output = Result<ProviderResponse<ScriptStream>, ProviderFailure>> {
         let id = call.deployment.id.to_string();
         let script = self.next(&id);
+        if self.openai_wire.contains(&id) {
+            let result = match (script.wire.status, call.request.stream) {
+                (Some(status), _) => Err(failure_of(
+                    "",
+                    Some(status),
+                    script.wire.retry_after.as_deref(),
+                )),
+                (None, true) => Ok(ProviderResponse::Stream(ScriptStream {
+                    plan: wire_plan(&id, &script),
+                    log: self.texts.clone(),
+                })),
+                (None, false) => Ok(ProviderResponse::Complete(Completion::default())),
+            };
+            return std::future::ready(result);
+        }
         let result = match (call.request.stream, script.chunks) {
             (true, Some(chunks)) => Ok(ProviderResponse::Stream(ScriptStream {
                 plan: plan(&id, &script, chunks),
@@ -174,6 +252,6 @@ impl Provider for StreamProvider {
                 None => Ok(ProviderResponse::Complete(Completion::default())),
             },
         };
-        async move { result }
+        std::future::ready(result)
     }
 }

@@ -36,6 +36,28 @@ pub struct StreamScript {
     pub role_only_first: bool,
     /// `no_finish`: the last chunk carries no finish reason.
     pub no_finish: bool,
+    /// What only an `openai_wire` deployment's script says (see [`WireScript`]).
+    pub wire: WireScript,
+}
+
+/// The script keys of a deployment served through LiteLLM's real OpenAI provider
+/// (`openai_wire`): an SSE body, or an HTTP error.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WireScript {
+    /// `role_first` (default true): OpenAI's role-only first chunk.
+    pub role_first: Option<bool>,
+    /// `error_frame_after: K` with its `code`: an SSE error object inside the 200.
+    pub error_frame_after: Option<(u32, u16)>,
+    /// `read_error_after: K`: the connection resets mid-body.
+    pub read_error_after: Option<u32>,
+    /// `read_timeout_after: K`: a socket read timeout mid-body.
+    pub read_timeout_after: Option<u32>,
+    /// `truncate_after: K`: the body ends with neither a finish reason nor `[DONE]`.
+    pub truncate_after: Option<u32>,
+    /// `status` (no `error`): an HTTP error instead of a stream, with `retry_after`.
+    pub status: Option<u16>,
+    /// `retry_after`: the HTTP error's Retry-After header.
+    pub retry_after: Option<String>,
 }
 
 /// A request of the scenario.
@@ -64,6 +86,8 @@ pub struct StreamScenario {
     pub scripts: BTreeMap<String, Vec<StreamScript>>,
     /// The requests, `repeat` expanded.
     pub requests: Vec<StreamRequest>,
+    /// `openai_wire`: deployments served through LiteLLM's real OpenAI provider.
+    pub openai_wire: Vec<String>,
 }
 
 /// Request keys the harness models; any other is refused (it would do nothing).
@@ -81,7 +105,14 @@ const REQUEST_KEYS: [&str; 10] = [
 ];
 
 /// Script keys the harness models.
-const SCRIPT_KEYS: [&str; 10] = [
+const SCRIPT_KEYS: [&str; 17] = [
+    "role_first",
+    "error_frame_after",
+    "code",
+    "read_error_after",
+    "read_timeout_after",
+    "truncate_after",
+    "retry_after",
     "chunks",
     "error",
     "status",
@@ -133,11 +164,22 @@ impl StreamScenario {
         {
             request(r, &mut requests).map_err(|m| bad(format!("requests[{i}]: {m}")))?;
         }
+        let openai_wire = root
+            .get("openai_wire")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Self {
             name,
             router,
             scripts,
             requests,
+            openai_wire,
         })
     }
 }
@@ -188,7 +230,30 @@ fn script(v: &Value) -> Result<StreamScript, String> {
         )),
     };
     let flag = |key: &str| v.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let status = count(v, "status")?.and_then(|s| u16::try_from(s).ok());
+    let wire = WireScript {
+        role_first: v.get("role_first").and_then(Value::as_bool),
+        error_frame_after: match count(v, "error_frame_after")? {
+            None => None,
+            Some(k) => Some((
+                k,
+                count(v, "code")?
+                    .and_then(|c| u16::try_from(c).ok())
+                    .unwrap_or(529),
+            )),
+        },
+        read_error_after: count(v, "read_error_after")?,
+        read_timeout_after: count(v, "read_timeout_after")?,
+        truncate_after: count(v, "truncate_after")?,
+        status: status.filter(|_| error.is_none()),
+        retry_after: match v.get("retry_after") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        },
+    };
     Ok(StreamScript {
+        wire,
         chunks: count(v, "chunks")?,
         error,
         stall,

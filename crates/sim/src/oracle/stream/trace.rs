@@ -24,6 +24,9 @@ pub struct StreamDecisions {
     /// A stream raised `httpx.ReadTimeout` after content and the next attempt continued it
     /// (the custom-provider path; see `super` for why routersim does not mirror it).
     pub timeout_continued: bool,
+    /// A failed request: the completion tokens LiteLLM logged for its failed attempts (a
+    /// broken stream's partial usage).
+    pub billed_on_failure: Option<u64>,
 }
 
 fn text(v: &Value, key: &str) -> Result<String, String> {
@@ -39,41 +42,59 @@ fn status(v: &Value) -> Option<u16> {
         .and_then(|s| u16::try_from(s).ok())
 }
 
-/// The exception class a stream raised as the engine's kind (`httpx.ReadTimeout` is
-/// LiteLLM's `Timeout`).
+/// The exception class a stream raised as the engine's kind (`httpx.ReadTimeout` is LiteLLM's
+/// `Timeout`, `httpx.ReadError` its `APIConnectionError`).
 fn raised_kind(class: &str, status: Option<u16>) -> String {
     let class = match class {
         "httpx.ReadTimeout" => "Timeout",
+        "httpx.ReadError" => "APIConnectionError",
         other => other,
     };
     kind_of_class(class, status).as_str().to_string()
 }
 
-/// An attempt's outcome: what its stream raised, else `ok`.
+/// An attempt's outcome, from what its stream did (the first pass of its log: the in-memory
+/// transport may read a body twice).
 fn attempt_outcome(e: &Value) -> String {
-    let raised = e
+    let outcome = e.get("outcome");
+    let wire = e.get("wire").is_some();
+    let mut yielded = false;
+    for s in e
         .get("stream_log")
         .and_then(Value::as_array)
-        .and_then(|log| {
-            log.iter()
-                .find_map(|s| s.get("raised").and_then(Value::as_str))
-        });
-    match raised {
-        Some(class) => {
-            let status = e.get("outcome").and_then(status);
-            raised_kind(class, status)
+        .into_iter()
+        .flatten()
+    {
+        if s.get("yield").is_some() {
+            yielded = true;
+        } else if let Some(class) = s.get("raised").and_then(Value::as_str) {
+            return raised_kind(class, outcome.and_then(status));
+        } else if s.get("error_frame").is_some() {
+            // LiteLLM 1.110.2 raises an error frame as APIConnectionError, whatever its code.
+            return raised_kind("APIConnectionError", None);
+        } else if let Some(code) = s.get("http_status").and_then(Value::as_u64) {
+            return raised_kind("", u16::try_from(code).ok());
+        } else if let Some(end) = s.get("end").and_then(Value::as_str) {
+            let chunks = outcome
+                .and_then(|o| o.get("chunks"))
+                .and_then(Value::as_u64)
+                .unwrap_or(10);
+            let no_finish = outcome
+                .and_then(|o| o.get("no_finish"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let unfinished = wire && end == "done" && yielded && (chunks == 0 || no_finish);
+            return if end == "truncated" || unfinished {
+                raised_kind("APIConnectionError", None)
+            } else {
+                "ok".to_string()
+            };
         }
-        None => match e
-            .get("outcome")
-            .and_then(|o| o.get("error"))
-            .and_then(Value::as_str)
-        {
-            // A non-stream entry's error, raised up front.
-            Some(class) if e.get("outcome").and_then(|o| o.get("chunks")).is_none() => {
-                raised_kind(class, e.get("outcome").and_then(status))
-            }
-            _ => "ok".to_string(),
-        },
+    }
+    // A non-stream entry's error, raised up front.
+    match outcome.and_then(|o| o.get("error")).and_then(Value::as_str) {
+        Some(class) => raised_kind(class, outcome.and_then(status)),
+        None => "ok".to_string(),
     }
 }
 
@@ -121,7 +142,7 @@ fn request(r: &Value) -> Result<StreamDecisions, String> {
                     .and_then(Value::as_array)
                     .is_some_and(|m| m.iter().any(|m| m.get("role") == Some(&"assistant".into())));
                 d.timeout_continued |= timed_out_after_content && continues;
-                timed_out_after_content = timeout_after_content(e);
+                timed_out_after_content = e.get("wire").is_none() && timeout_after_content(e);
                 d.base.attempts.push(Attempt {
                     deployment: text(e, "deployment_id")?,
                     group: text(e, "model_group")?,
@@ -159,6 +180,16 @@ fn request(r: &Value) -> Result<StreamDecisions, String> {
     } else {
         let class = text(result, "exception")?;
         d.base.end = Some(End::Failed(raised_kind(&class, status(result))));
+        d.billed_on_failure = r.get("logged").and_then(Value::as_array).map(|logged| {
+            logged
+                .iter()
+                .filter(|l| l.get("event").and_then(Value::as_str) == Some("failure"))
+                .filter_map(|l| {
+                    l.pointer("/usage/completion_tokens")
+                        .and_then(Value::as_u64)
+                })
+                .sum()
+        });
     }
     d.base.attempted_retries = result
         .get("x-litellm-attempted-retries")

@@ -10,7 +10,8 @@
 //! - an SSE error frame inside a 200 reaches the router as an `APIConnectionError` (500),
 //!   whatever code it carried ([`StreamRules::read_error_frame`]);
 //! - the OpenAI SDK path raises "Stream ended before a finish_reason was received" when a
-//!   stream that sent something ends without a finish reason ([`StreamRules::unfinished_end`]);
+//!   stream that sent something ends without a finish reason, by `[DONE]` or by the body
+//!   closing; one that sent nothing is an empty success ([`StreamRules::unfinished_end`]);
 //! - the first chunk is read inside the attempt: once it arrived (even role-only), a break goes
 //!   to the fallback path only, never to a retry in the group
 //!   ([`StreamRules::first_chunk_ends_retries`]);
@@ -18,8 +19,9 @@
 //!   ([`StreamRules::may_continue_after`]); a continuation counts as a fallback
 //!   (`x-litellm-attempted-fallbacks`, [`StreamRules::continuation_counts_as_fallback`]);
 //! - a broken stream's partial usage is logged ([`StreamRules::bills_partial_output`]);
-//! - a failed streamed attempt's cooldown is written by a background task, which lands after
-//!   the instant retry's pick ([`StreamRules::defers_cooldown`]).
+//! - the cooldown of a stream that broke (even before its first chunk) is written by a
+//!   background task, which lands after the instant retry's pick; an HTTP error answered
+//!   before the stream opened is cooled at once ([`StreamRules::defers_cooldown`]).
 
 use std::time::Duration;
 
@@ -34,10 +36,11 @@ pub trait StreamRules {
     fn gap_limit(&self, deployment: &Deployment, settings: &RouterSettings) -> Option<Duration>;
     /// The failure an error frame inside a 200 stands for.
     fn read_error_frame(&self, failure: ProviderFailure) -> ProviderFailure;
-    /// The failure a stream that ended with its end marker but no finish reason stands for;
+    /// The failure a stream that ended without a finish reason stands for: with its end
+    /// marker (`end_marker`: `[DONE]` alone) or by the body closing (a truncated stream);
     /// `any_frame`: something (even a role-only delta) arrived before the end. `None`: a
     /// success.
-    fn unfinished_end(&self, any_frame: bool) -> Option<ProviderFailure>;
+    fn unfinished_end(&self, end_marker: bool, any_frame: bool) -> Option<ProviderFailure>;
     /// Whether a break after the first frame (before content) ends the group's retries: the
     /// request goes to its fallbacks.
     fn first_chunk_ends_retries(&self) -> bool;
@@ -48,8 +51,9 @@ pub trait StreamRules {
     fn continuation_counts_as_fallback(&self) -> bool;
     /// Whether a broken stream bills the output it delivered.
     fn bills_partial_output(&self) -> bool;
-    /// Whether a failed streamed attempt's cooldown is written only after the request's next
-    /// pick (or when time moves on), as a background task would land.
+    /// Whether the cooldown of a stream that broke (not of a call that failed before its
+    /// stream opened) is written only after the request's next pick (or when time moves on),
+    /// as a background task would land.
     fn defers_cooldown(&self) -> bool;
 }
 
@@ -66,8 +70,9 @@ impl StreamRules for Documented {
         failure
     }
 
-    fn unfinished_end(&self, _any_frame: bool) -> Option<ProviderFailure> {
-        None
+    /// The end marker is a `stop`; a truncated stream is an `api_connection` failure.
+    fn unfinished_end(&self, end_marker: bool, _any_frame: bool) -> Option<ProviderFailure> {
+        (!end_marker).then(|| ProviderFailure::new(FailureKind::ApiConnection))
     }
 
     fn first_chunk_ends_retries(&self) -> bool {
@@ -114,7 +119,10 @@ impl StreamRules for LiteLlm110 {
         api_connection(failure.tokens_delivered)
     }
 
-    fn unfinished_end(&self, any_frame: bool) -> Option<ProviderFailure> {
+    /// The OpenAI SDK stops at `[DONE]` and at the end of the body alike; LiteLLM then fails
+    /// a stream that sent something ("Stream ended before a finish_reason was received") and
+    /// answers an empty one.
+    fn unfinished_end(&self, _end_marker: bool, any_frame: bool) -> Option<ProviderFailure> {
         any_frame.then(|| api_connection(0))
     }
 

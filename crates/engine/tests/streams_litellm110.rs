@@ -142,6 +142,31 @@ async fn a_stream_429_before_the_first_chunk_repicks_the_same_deployment_on_the_
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_429_answered_before_the_stream_opens_is_cooled_at_once() {
+    // An HTTP 429 instead of a stream is an ordinary failed call: its cooldown is written
+    // before the retry picks (real LiteLLM's OpenAI path excludes the deployment).
+    let settings = profiled(
+        true,
+        RouterSettings {
+            allowed_fails: Some(0),
+            ..RouterSettings::default()
+        },
+    );
+    let (router, _sink) = make_router(
+        config(
+            vec![weighted("A", "a0", 1000.0), weighted("A", "a1", 1.0)],
+            settings,
+        ),
+        Scripted::new()
+            .script("a0", vec![fail(K::RateLimit)])
+            .always("a0", healthy(10))
+            .always("a1", healthy(10)),
+    );
+    let result = router.completion(streamed(1, "A")).await;
+    assert_eq!(attempts(&result), ["a0:rate_limit", "a1:ok"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_non_streamed_429_still_excludes_the_deployment_from_the_retry() {
     let settings = profiled(
         true,
@@ -498,4 +523,43 @@ async fn a_role_only_chunk_then_an_end_without_finish_reason_is_a_failure() {
     );
     let result = router.completion(streamed(1, "A")).await;
     assert_eq!(attempts(&result), ["a0:ok"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_that_closes_before_anything_is_an_empty_success_under_1_110() {
+    // The OpenAI SDK ends its iteration at the end of the body as at `[DONE]`: with nothing
+    // read, LiteLLM 1.110.2 answers an empty stream; after a frame, it is a failure.
+    for (v110, plan, want) in [
+        (true, vec![(ms(100), Play::Close)], vec!["a0:ok"]),
+        (
+            false,
+            vec![(ms(100), Play::Close)],
+            vec!["a0:api_connection", "b0:ok"],
+        ),
+        (
+            true,
+            vec![
+                (ms(100), chunk(ChunkKind::RoleOnly, 0)),
+                (ms(0), Play::Close),
+            ],
+            vec!["a0:api_connection", "b0:ok"],
+        ),
+    ] {
+        let settings = profiled(
+            v110,
+            RouterSettings {
+                fallbacks: fallbacks(&[("A", &["B"])]),
+                num_retries: 0,
+                ..RouterSettings::default()
+            },
+        );
+        let (router, _sink) = make_router(
+            config(vec![dep("A", "a0"), dep("B", "b0")], settings),
+            Scripted::new()
+                .script("a0", vec![Step::Stream(plan)])
+                .always("b0", healthy(10)),
+        );
+        let result = router.completion(streamed(1, "A")).await;
+        assert_eq!(attempts(&result), want, "v110 {v110}");
+    }
 }

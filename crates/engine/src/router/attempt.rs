@@ -261,7 +261,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     now: end,
                     request_id: Some(request.id),
                 };
-                self.report_or_defer(report, request.stream, run);
+                self.report_or_defer(report, broke.is_some(), run);
                 Err(Failed {
                     failure,
                     deployment: Some(deployment_index),

@@ -109,31 +109,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         tokens += self.deliver(chunk, (now, attempt_start), request_id, run);
                         continue;
                     }
-                    Some(Ok(StreamItem::Done(FinishReason::Missing)))
-                        if let Some(failure) = self.stream_rules.unfinished_end(after_frame) =>
-                    {
-                        (failure, BreakKind::Truncated)
-                    }
-                    Some(Ok(StreamItem::Done(finish_reason))) => {
-                        // Read as the documented rules do: an end marker is a `stop`.
-                        let finish_reason = match finish_reason {
-                            FinishReason::Missing => FinishReason::Stop,
-                            reason => reason,
-                        };
-                        let done = Completion {
-                            output_tokens: tokens,
-                            finish_reason,
-                            empty_choices: !run.stream.any_content(),
-                        };
-                        let Some(failure) = self.classifier.judge_success(&done) else {
-                            return Ok(done);
-                        };
-                        let how = if done.empty_choices {
-                            BreakKind::EmptyResponse
-                        } else {
-                            BreakKind::ContentFilter
-                        };
-                        (failure, how)
+                    Some(Ok(StreamItem::Done(reason))) => {
+                        match self.end_of_stream(Some(reason), tokens, after_frame, run) {
+                            Ok(done) => return Ok(done),
+                            Err(broke) => broke,
+                        }
                     }
                     Some(Ok(StreamItem::ErrorFrame(failure))) => {
                         run.stream.first_byte = true;
@@ -143,10 +123,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         )
                     }
                     Some(Err(failure)) => (failure, BreakKind::Connection),
-                    None => (
-                        ProviderFailure::new(FailureKind::ApiConnection),
-                        BreakKind::Truncated,
-                    ),
+                    None => match self.end_of_stream(None, tokens, after_frame, run) {
+                        Ok(done) => return Ok(done),
+                        Err(broke) => broke,
+                    },
                 };
                 return Err(StreamBroke {
                     failure,
@@ -155,6 +135,44 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 });
             }
         }
+    }
+
+    /// A stream's end: its terminal marker's reason (`None`: the body closed without one).
+    /// An end without a finish reason is what the stream rules say; a finish is judged by the
+    /// classifier (content filter, empty choices).
+    fn end_of_stream(
+        &self,
+        reason: Option<FinishReason>,
+        tokens: u32,
+        after_frame: bool,
+        run: &RequestRun,
+    ) -> Result<Completion, (ProviderFailure, BreakKind)> {
+        let finish_reason = match reason {
+            Some(FinishReason::Missing) | None => {
+                if let Some(failure) = self
+                    .stream_rules
+                    .unfinished_end(reason.is_some(), after_frame)
+                {
+                    return Err((failure, BreakKind::Truncated));
+                }
+                FinishReason::Stop
+            }
+            Some(reason) => reason,
+        };
+        let done = Completion {
+            output_tokens: tokens,
+            finish_reason,
+            empty_choices: !run.stream.any_content(),
+        };
+        let Some(failure) = self.classifier.judge_success(&done) else {
+            return Ok(done);
+        };
+        let how = if done.empty_choices {
+            BreakKind::EmptyResponse
+        } else {
+            BreakKind::ContentFilter
+        };
+        Err((failure, how))
     }
 
     /// The stream's next item, or `None` when `deadline` comes first.

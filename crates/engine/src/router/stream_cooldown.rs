@@ -1,12 +1,13 @@
-//! A streamed attempt's failure whose cooldown lands late.
+//! A broken stream's failure whose cooldown lands late.
 //!
-//! LiteLLM 1.110.2 records a failed stream's outcome from a background task: the cooldown
-//! entry is written after the instant retry has already picked again, so a stream 429 before
-//! the first chunk re-picks the same deployment (the non-stream path writes it first and
-//! excludes it). Under rules that say so ([`StreamRules::defers_cooldown`]) the failure
-//! handler hears of a streamed attempt's failure at the request's next pick, before the
-//! request waits (time moves on: the task has run), or at the request's end, whichever comes
-//! first; the cooldown is dated at the failure.
+//! LiteLLM 1.110.2 records the outcome of a stream that broke (even before its first chunk,
+//! which is read inside the attempt) from a background task: the cooldown entry is written
+//! after the instant retry has already picked again, so a stream 429 before the first chunk
+//! re-picks the same deployment (a call that fails before its stream opens, and the
+//! non-stream path, write it first and exclude it). Under rules that say so
+//! ([`StreamRules::defers_cooldown`]) the failure handler hears of a broken stream at the
+//! request's next pick, before the request waits (time moves on: the task has run), or at the
+//! request's end, whichever comes first.
 //!
 //! [`StreamRules::defers_cooldown`]: crate::stream_rules::StreamRules::defers_cooldown
 
@@ -35,15 +36,15 @@ pub(super) struct DeferredFailure {
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Hands `report` to the failure handler now, or keeps it for later when the rules defer
-    /// a streamed attempt's cooldown.
+    /// the cooldown of a stream that broke (`broken`).
     pub(super) fn report_or_defer(
         &self,
         report: FailureReport<'_>,
-        stream: bool,
+        broken: bool,
         run: &mut RequestRun,
     ) {
         self.flush_deferred(run);
-        if !(stream && self.stream_rules.defers_cooldown()) {
+        if !(broken && self.stream_rules.defers_cooldown()) {
             self.report_failure(report);
             return;
         }

@@ -83,8 +83,11 @@ fn attempt_outcome(e: &Value) -> String {
                 .and_then(|o| o.get("no_finish"))
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
-            let unfinished = wire && end == "done" && yielded && (chunks == 0 || no_finish);
-            return if end == "truncated" || unfinished {
+            // The OpenAI SDK ends at `[DONE]` and at a cut body alike: without a finish
+            // reason, LiteLLM fails a stream that sent something and answers an empty one.
+            let no_finish_reason =
+                end == "truncated" || (end == "done" && (chunks == 0 || no_finish));
+            return if wire && yielded && no_finish_reason {
                 raised_kind("APIConnectionError", None)
             } else {
                 "ok".to_string()

@@ -192,3 +192,43 @@ fn a_closed_stdout_is_not_a_crash() -> Result<(), Box<dyn std::error::Error>> {
     assert!(out.join("run").join("summary.json").is_file());
     Ok(())
 }
+
+/// `run --profile` overrides `router_settings.profile`: under `litellm-1.110` the router also
+/// waits after the last failed try (3 waits for 2 retries), under the file's own profile not;
+/// a profile that does not exist is a load error naming the override.
+#[test]
+fn run_profile_overrides_the_config_profile() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = scratch_dir("cli-profile");
+    let scenario = dir.join("lone.yaml");
+    std::fs::write(
+        &scenario,
+        "name: lone\nduration: 10s\nrouter:\n  model_list:\n    - {model_name: A, litellm_params: {model: openai/a}}\n\
+         \x20 router_settings: {profile: litellm}\n\
+         faults:\n  - {model_group: A, error: service_unavailable}\n\
+         traffic:\n  - {at: 1s, model: A}\n",
+    )?;
+    let scenario = scenario.to_string_lossy().into_owned();
+    let waits = |profile: Option<&str>| -> Result<u64, Box<dyn std::error::Error>> {
+        let out = dir
+            .join(profile.unwrap_or("own"))
+            .to_string_lossy()
+            .into_owned();
+        let mut args = vec!["run", scenario.as_str(), "--out", out.as_str()];
+        if let Some(p) = profile {
+            args.extend(["--profile", p]);
+        }
+        let output = routersim(&args);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+            dir.join(&out).join("summary.json"),
+        )?)?;
+        Ok(summary["events"]["wait"].as_u64().unwrap_or(0))
+    };
+    assert_eq!(waits(None)?, 2);
+    assert_eq!(waits(Some("litellm-1.110"))?, 3);
+    let output = routersim(&["run", &scenario, "--profile", "litellm-9"]);
+    let stderr = String::from_utf8(output.stderr)?;
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("router_settings.profile"), "{stderr}");
+    Ok(())
+}

@@ -377,6 +377,9 @@ pub enum EventKind {
         retries: u32,
         /// Fallback hops.
         fallbacks: u32,
+        /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` header counts them
+        /// ([`CompletionResult::attempted_fallbacks`](crate::request::CompletionResult)).
+        attempted_fallbacks: u32,
         /// When the request arrived.
         start: Instant,
         /// For streamed requests: what the caller's stream delivered.

@@ -85,6 +85,13 @@ pub trait RetryPolicy {
     fn retry_reaches_later_orders(&self) -> bool {
         false
     }
+
+    /// Whether each weighted-failover hop runs a retry loop (with its own budget) on the
+    /// deployments not yet failed, nested one level deeper (default: no; one attempt on each
+    /// deployment not yet tried).
+    fn failover_hops_retry(&self) -> bool {
+        false
+    }
 }
 
 /// LiteLLM's retry rules (with DeltaLLM's classified scopes honoured first).

@@ -114,6 +114,10 @@ impl Tried {
     pub(crate) fn last(&self) -> Option<usize> {
         self.slice().last().map(|&v| v as usize)
     }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.slice().iter().map(|&v| v as usize)
+    }
 }
 
 #[cfg(test)]

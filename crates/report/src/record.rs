@@ -102,6 +102,7 @@ struct RequestRow<'a> {
     attempts: u32,
     retries: u32,
     fallbacks: u32,
+    attempted_fallbacks: u32,
     latency_us: u64,
     stream: Option<StreamStats>,
     ttft_us: Option<u64>,
@@ -141,6 +142,7 @@ const REQUESTS_COLUMNS: &[Column<RequestField>] = &[
     col("tokens_billed", |w, r| {
         w.opt(r.stream.map(|st| st.tokens_billed))
     }),
+    col("attempted_fallbacks", |w, r| w.fmt(r.attempted_fallbacks)),
 ];
 
 /// One `attempts.csv` row, read off an `AttemptEnd` event (times in µs since the run start).
@@ -540,6 +542,9 @@ struct Aggregates {
     attempts_max: u64,
     retries: u64,
     fallbacks: u64,
+    /// Summed `attempted_fallbacks`, and whether any request's differed from its hops.
+    attempted_fallbacks: u64,
+    attempted_differs: bool,
     all_cooled: u64,
     cooldowns: u64,
     recovered: u64,
@@ -715,6 +720,7 @@ impl State {
             attempts,
             retries,
             fallbacks,
+            attempted_fallbacks,
             start,
             stream,
         } = &event.kind
@@ -731,6 +737,8 @@ impl State {
             Some(kind) => *agg.failed_by_kind.entry(kind.as_str()).or_default() += 1,
         }
         agg.with_fallback += u64::from(*fallbacks > 0);
+        agg.attempted_fallbacks += u64::from(*attempted_fallbacks);
+        agg.attempted_differs |= attempted_fallbacks != fallbacks;
         agg.with_retry += u64::from(*retries > 0);
         agg.attempts += u64::from(*attempts);
         agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
@@ -772,6 +780,7 @@ impl State {
             attempts: *attempts,
             retries: *retries,
             fallbacks: *fallbacks,
+            attempted_fallbacks: *attempted_fallbacks,
             latency_us: latency,
             stream: *stream,
             ttft_us: ttft,
@@ -1111,6 +1120,7 @@ impl State {
             retry_rate: rate(agg.with_retry),
             retries: agg.retries,
             fallbacks: agg.fallbacks,
+            attempted_fallbacks: agg.attempted_differs.then_some(agg.attempted_fallbacks),
             attempts: agg.attempts,
             attempts_per_request: AttemptStats {
                 mean: rate(agg.attempts),
@@ -1288,6 +1298,7 @@ mod tests {
             attempts: 2,
             retries: 1,
             fallbacks: 0,
+            attempted_fallbacks: 0,
             latency_us: 2_000_001,
             stream: None,
             ttft_us: None,
@@ -1359,9 +1370,9 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,false,,,,",
-                ",1.500,gpt-4o,gpt-4o,,ok,,2,1,0,2000.001,true,completed,3.000,10,12",
-                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,true,,,0,0",
+                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,false,,,,,0",
+                ",1.500,gpt-4o,gpt-4o,,ok,,2,1,0,2000.001,true,completed,3.000,10,12,0",
+                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,true,,,0,0,0",
             ]
         );
         // The csv crate refuses a record whose length differs from the header's.

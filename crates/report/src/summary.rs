@@ -47,6 +47,12 @@ pub struct Summary {
     pub retries: u64,
     /// `Fallback` events (hops).
     pub fallbacks: u64,
+    /// Hops as LiteLLM's `x-litellm-attempted-fallbacks` header counts them (order fallbacks
+    /// and failover hops too; nested hops not), summed over requests; present only when some
+    /// request's count differs from its `fallbacks`, so a report compares with LiteLLM's
+    /// headers without changing summaries where the two agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempted_fallbacks: Option<u64>,
     /// Provider attempts of finished requests.
     pub attempts: u64,
     /// Attempts per finished request.
@@ -276,6 +282,9 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("retry_rate", |s| s.retry_rate),
     metric("retries", |s| s.retries as f64),
     metric("fallbacks", |s| s.fallbacks as f64),
+    metric("attempted_fallbacks", |s| {
+        s.attempted_fallbacks.unwrap_or(s.fallbacks) as f64
+    }),
     metric("attempts", |s| s.attempts as f64),
     metric("attempts_per_request_mean", |s| s.attempts_per_request.mean),
     metric("attempts_max", |s| s.attempts_per_request.max as f64),

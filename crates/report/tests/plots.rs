@@ -140,6 +140,7 @@ fn request_end(
             attempts,
             retries: attempts.saturating_sub(1 + fallbacks),
             fallbacks,
+            attempted_fallbacks: fallbacks,
             start: t0 + ms(start),
             stream,
         },

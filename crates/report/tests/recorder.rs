@@ -206,6 +206,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 attempts: 2,
                 retries: 1,
                 fallbacks: 0,
+                attempted_fallbacks: 0,
                 start: t0,
                 stream: None,
             },
@@ -237,6 +238,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 attempts: 2,
                 retries: 0,
                 fallbacks: 1,
+                attempted_fallbacks: 1,
                 start: t0 + ms(900),
                 stream: None,
             },
@@ -278,9 +280,9 @@ fn read(dir: &Path, file: &str) -> Result<String, Box<dyn Error>> {
 }
 
 const REQUESTS: &str = "\
-request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed
-1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,
-2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,
+request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks
+1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,,0
+2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,,1
 ";
 
 const ATTEMPTS: &str = "\

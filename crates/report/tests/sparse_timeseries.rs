@@ -58,6 +58,7 @@ fn request(t0: Instant, id: u64, start: u64, end: u64) -> RoutingEvent {
             attempts: 1,
             retries: 0,
             fallbacks: 0,
+            attempted_fallbacks: 0,
             start: t0 + secs(start),
             stream: None,
         },

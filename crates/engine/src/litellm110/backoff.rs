@@ -3,8 +3,8 @@
 //! - No wait while the group has more than one deployment and one is not cooling (the
 //!   deployment that just failed counts), as documented.
 //! - A Retry-After of `0 < ra <= 60` s is the base, whatever the router's `retry_after`; one
-//!   of 0, over 60 or unparseable is ignored, and so is an HTTP-date (1.110.2 reads whole
-//!   seconds only: scenarios 51, 52).
+//!   of 0, over 60 or unparseable is ignored. An HTTP-date counts in whole seconds from now,
+//!   rounded down (`int(date - time.time())`: scenarios 51, 52).
 //! - Otherwise the base is `min(max(0.5 · 2^k, retry_after), 8)`: the 8 s cap wins over the
 //!   router's `retry_after`.
 //! - Jitter (`0.75 · random()`) is added to both.
@@ -29,8 +29,11 @@ impl LiteLlm110Backoff {
         if ctx.group_size > 1 && ctx.group_healthy_left > 0 {
             return None;
         }
-        if let Some(retry_after) = ctx.retry_after
-            && !ctx.retry_after_is_date
+        let whole = |d: Duration| Duration::from_secs(d.as_secs());
+        let retry_after = ctx
+            .retry_after
+            .map(|d| if ctx.retry_after_is_date { whole(d) } else { d });
+        if let Some(retry_after) = retry_after
             && retry_after > Duration::ZERO
             && retry_after <= MAX_RETRY_AFTER
         {

@@ -60,6 +60,10 @@ impl RetryPolicy for LiteLlm110RetryPolicy {
     fn retry_reaches_later_orders(&self) -> bool {
         true
     }
+
+    fn failover_hops_retry(&self) -> bool {
+        true
+    }
 }
 
 impl LiteLlm110RetryPolicy {

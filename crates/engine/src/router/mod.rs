@@ -349,6 +349,12 @@ struct RequestRun {
     attempted_fallbacks: u32,
     /// Retries since the last hop (LiteLLM's `x-litellm-attempted-retries`).
     scope_retries: u32,
+    /// Order and failover hops nested in the visit of the group asked for (each later hop
+    /// of the request is nested inside them).
+    outer_nesting: u32,
+    /// Deployments a failover scope's retry loop may not pick (`None` outside one; boxed:
+    /// only a request in a failover scope pays for it).
+    failover_excluded: Option<Box<Tried>>,
     pending_wait: Duration,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).
@@ -360,14 +366,24 @@ struct RequestRun {
 }
 
 impl RequestRun {
-    /// A hop to `depth` (1 = from the group asked for): a new retry scope begins. LiteLLM
-    /// nests every hop after the first inside the one before it, and its
-    /// `x-litellm-attempted-fallbacks` header counts the hops of the outermost level only.
+    /// A fallback hop to `depth` (1 = from the group asked for): a new retry scope begins.
+    /// LiteLLM nests a hop inside the level that failed, and its
+    /// `x-litellm-attempted-fallbacks` header counts the hops of the outermost level only:
+    /// those from the group asked for, unless an order or failover hop nested its visit.
     fn hop(&mut self, depth: u32) {
-        if depth <= 1 {
+        if depth + self.outer_nesting <= 1 {
             self.attempted_fallbacks += 1;
         }
         self.scope_retries = 0;
+    }
+
+    /// An order fallback or failover hop inside the visit of a group at `depth`: a nested
+    /// level of its own.
+    fn nested_hop(&mut self, depth: u32) {
+        self.hop(depth + 1);
+        if depth == 0 {
+            self.outer_nesting += 1;
+        }
     }
 }
 

@@ -35,16 +35,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let mut first_failure = None;
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
-                let picked = {
-                    let now = self.clock.now();
-                    let mut candidates = Indices::new();
-                    let members = self.pick_level_members(g, level, now);
-                    self.candidates(members, request, now, &mut candidates)
-                        .map(|()| {
-                            let slice = candidates.as_slice();
-                            slice[self.pick_position(slice, request, now)]
-                        })
-                };
+                let picked = self.pick(g, level, request, run);
                 // A deferred cooldown lands once the pick has seen the deployment without it.
                 self.flush_deferred(run);
                 let failed = match picked {
@@ -60,21 +51,25 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         }
                     }
                 };
-                let first = *first_failure.get_or_insert(failed.failure.kind);
-                // Decided before the backoff: only the wait is kept while it runs.
-                let members = g.level_members(level);
-                let looked = Looked {
-                    members,
-                    retries_done,
-                    first_failure: first,
-                };
-                let (now, wait, give_up) = match self.before_retry(g, request, failed, &looked) {
-                    Next::Retry { now, wait } => (now, wait, None),
-                    Next::GiveUp { failed, wait: None } => return Err(failed),
-                    Next::GiveUp {
-                        failed,
-                        wait: Some((now, wait)),
-                    } => (now, wait, Some(failed)),
+                // Decided before the backoff, in a block: only the wait (and a give-up's
+                // failure, boxed) is kept while it runs.
+                let (deadline, give_up) = {
+                    let looked = Looked {
+                        members: g.level_members(level),
+                        retries_done,
+                        first_failure: *first_failure.get_or_insert(failed.failure.kind),
+                    };
+                    let (now, wait, give_up) = match self.before_retry(g, request, failed, &looked)
+                    {
+                        Next::Retry { now, wait } => (now, wait, None),
+                        Next::GiveUp { failed, wait: None } => return Err(failed),
+                        Next::GiveUp {
+                            failed,
+                            wait: Some((now, wait)),
+                        } => (now, wait, Some(Box::new(failed))),
+                    };
+                    run.pending_wait = wait;
+                    ((!wait.is_zero()).then(|| now + wait), give_up)
                 };
                 if give_up.is_none() {
                     // Counted before the backoff, which then keeps only its timer.
@@ -82,16 +77,57 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     run.retries += 1;
                     run.scope_retries += 1;
                 }
-                run.pending_wait = wait;
-                if !wait.is_zero() {
+                if let Some(deadline) = deadline {
+                    // Time moves on: a deferred cooldown has landed by then.
                     self.flush_deferred(run);
-                    self.clock.sleep_until(now + wait).await;
+                    self.clock.sleep_until(deadline).await;
                 }
                 if let Some(failed) = give_up {
-                    return Err(failed);
+                    return Err(*failed);
                 }
             }
         }
+    }
+
+    /// One pick on `level` (a plain function: nothing of it lives across an await).
+    fn pick(
+        &self,
+        g: &Group,
+        level: usize,
+        request: &Request,
+        run: &RequestRun,
+    ) -> Result<usize, NoCandidate> {
+        let now = self.clock.now();
+        let mut candidates = Indices::new();
+        let members = self.pick_level_members(g, level, now);
+        self.candidates(members, request, now, &mut candidates)
+            .and_then(|()| self.drop_excluded(&mut candidates, run))
+            .map(|()| {
+                let slice = candidates.as_slice();
+                slice[self.pick_position(slice, request, now)]
+            })
+    }
+
+    /// Inside a failover scope: the candidates without the deployments it excludes.
+    fn drop_excluded(&self, candidates: &mut Indices, run: &RequestRun) -> Result<(), NoCandidate> {
+        let Some(excluded) = run.failover_excluded.as_deref() else {
+            return Ok(());
+        };
+        let mut kept = Indices::new();
+        kept.extend(
+            candidates
+                .as_slice()
+                .iter()
+                .copied()
+                .filter(|d| !excluded.contains(d)),
+        );
+        if kept.is_empty() {
+            return Err(NoCandidate::AllCooling {
+                retry_after: Duration::ZERO,
+            });
+        }
+        *candidates = kept;
+        Ok(())
     }
 
     /// The members a pick on `level` may choose from: the level's, or (when the retry policy
@@ -168,27 +204,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
         let settings = &self.config.settings;
         let now = self.clock.now();
-        let healthy = |members: &[usize]| {
-            members
-                .iter()
-                .filter(|&&d| !self.is_unavailable(d, now))
-                .count()
-        };
-        let (healthy_left, group_healthy_left) = (healthy(looked.members), healthy(&g.members));
-        let ctx = RetryContext {
-            request,
-            deployment: failed.deployment.map(|i| &self.config.deployments[i]),
-            model_group: &g.name,
-            group_size: g.members.len(),
-            healthy_left,
-            group_healthy_left,
-            first_failure: Some(looked.first_failure),
-            fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
-            context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
-            content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
-            scope: self.classifier.scope(&failed.failure),
-            settings,
-        };
+        let ctx = self.retry_context(g, request, &failed, looked, now);
+        let (healthy_left, group_healthy_left) = (ctx.healthy_left, ctx.group_healthy_left);
         let retries_done = looked.retries_done;
         let decision = match self.retry.decide(&failed.failure, &ctx, retries_done) {
             RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
@@ -239,6 +256,38 @@ impl<P: Provider, C: Clock> Router<P, C> {
         );
         let wait = self.wait_for(&wait_ctx, request, now);
         Next::Retry { now, wait }
+    }
+
+    /// What the retry policy is told about a failure.
+    fn retry_context<'a>(
+        &'a self,
+        g: &'a Group,
+        request: &'a Request,
+        failed: &Failed,
+        looked: &Looked<'_>,
+        now: Instant,
+    ) -> RetryContext<'a> {
+        let settings = &self.config.settings;
+        let healthy = |members: &[usize]| {
+            members
+                .iter()
+                .filter(|&&d| !self.is_unavailable(d, now))
+                .count()
+        };
+        RetryContext {
+            request,
+            deployment: failed.deployment.map(|i| &self.config.deployments[i]),
+            model_group: &g.name,
+            group_size: g.members.len(),
+            healthy_left: healthy(looked.members),
+            group_healthy_left: healthy(&g.members),
+            first_failure: Some(looked.first_failure),
+            fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
+            context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
+            content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
+            scope: self.classifier.scope(&failed.failure),
+            settings,
+        }
     }
 
     /// The backoff's wait, reported when there is one.

@@ -73,7 +73,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         to_order: g.levels[level + 1].0,
                     },
                 );
-                run.hop(depth + 1);
+                run.nested_hop(depth);
                 level += 1;
             };
             let scope = self.classifier.scope(&failed.failure);
@@ -87,15 +87,22 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 return Err(failed);
             }
             // Boxed: only a request that fails over pays for that state while it is in flight.
-            Box::pin(self.fail_over(g, request, depth, run, tried, failed)).await
+            // One await: a second one here would keep `failed` across both (80 bytes more for
+            // every request in flight).
+            Box::pin(self.fail_over(g, level, request, depth, run, tried, failed)).await
         }
     }
 
     /// Weighted failover: one attempt on each deployment of the group not yet tried and not
     /// cooling, picked by the strategy, until one succeeds or the classifier says stop.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the visit's state, passed by value so that no future keeps it twice"
+    )]
     fn fail_over(
         &self,
         g: &Group,
+        level: usize,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
@@ -103,6 +110,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
         mut failed: Failed,
     ) -> impl Future<Output = Result<Completion, Failed>> {
         async move {
+            if self.retry.failover_hops_retry() {
+                return self
+                    .fail_over_scopes(g, level, request, depth, run, tried, failed)
+                    .await;
+            }
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
                 let deployment = {
@@ -121,7 +133,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     candidates[self.pick_position(candidates, request, now)]
                 };
                 if let Some(excluded) = tried.last() {
-                    run.hop(depth + 1);
+                    run.nested_hop(depth);
                     self.emit(
                         Some(request.id),
                         EventKind::WeightedFailover {
@@ -141,6 +153,66 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         failed = f;
                         if stop {
                             return Err(failed);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Weighted failover as nested retry scopes (LiteLLM 1.110.2): each hop excludes the
+    /// deployments that failed so far and runs a retry loop, with its own budget, on the rest,
+    /// until one succeeds or none is left.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the visit's state, passed by value so that no future keeps it twice"
+    )]
+    fn fail_over_scopes(
+        &self,
+        g: &Group,
+        level: usize,
+        request: &Request,
+        depth: u32,
+        run: &mut RequestRun,
+        mut excluded: Tried,
+        mut failed: Failed,
+    ) -> impl Future<Output = Result<Completion, Failed>> {
+        async move {
+            loop {
+                let now = self.clock.now();
+                let left = g
+                    .members
+                    .iter()
+                    .any(|&d| !excluded.contains(&d) && !self.is_unavailable(d, now));
+                let Some(last) = excluded.last().filter(|_| left) else {
+                    return Err(failed);
+                };
+                self.emit(
+                    Some(request.id),
+                    EventKind::WeightedFailover {
+                        model_group: g.name.clone(),
+                        excluded: self.config.deployments[last].id.clone(),
+                    },
+                );
+                run.nested_hop(depth);
+                run.failover_excluded = Some(Box::new(excluded.clone()));
+                let mut tried = Tried::new();
+                let result = self
+                    .retry_loop(g, level, request, depth, run, &mut tried)
+                    .await;
+                run.failover_excluded = None;
+                match result {
+                    Ok(done) => return Ok(done),
+                    Err(f) if f.committed => return Err(f),
+                    Err(f) => {
+                        let stop =
+                            self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
+                        failed = f;
+                        if stop {
+                            return Err(failed);
+                        }
+                        for d in tried.iter() {
+                            excluded.insert(d);
                         }
                     }
                 }

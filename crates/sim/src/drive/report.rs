@@ -263,6 +263,8 @@ fn request_events(
         .unwrap_or_else(|| Arc::from(record.model.as_str()));
     let retries = record.attempted_retries.unwrap_or(retries);
     let fallbacks = record.attempted_fallbacks.unwrap_or(fallbacks);
+    // A live router's header is LiteLLM's own count; without it, the hops seen.
+    let attempted_fallbacks = fallbacks;
     let attempts = match calls_of.len() {
         0 if record.status.is_some_and(|s| s < 300) => 1 + retries + fallbacks,
         n => u32::try_from(n).unwrap_or(u32::MAX),
@@ -280,6 +282,7 @@ fn request_events(
             attempts,
             retries,
             fallbacks,
+            attempted_fallbacks,
             start: start + record.arrival,
             stream: record.stream.then_some(StreamStats {
                 outcome: record.stream_outcome,

@@ -11,7 +11,6 @@ use routersim_engine::provider::{NoStream, Provider, ProviderCall, ProviderRespo
 use routersim_engine::request::Completion;
 
 use routersim_engine::retry_after::format_http_date;
-use routersim_engine::router::DEFAULT_EPOCH_UNIX_MS;
 use tokio::time::Instant;
 
 use super::scenario::{Outcome, Scripted};
@@ -60,8 +59,8 @@ pub fn failure_of(class: &str, status: Option<u16>, retry_after: Option<&str>) -
 pub struct ScriptedProvider {
     scripts: BTreeMap<String, Vec<Scripted>>,
     calls: RefCell<BTreeMap<String, usize>>,
-    /// When the router's wall clock read [`DEFAULT_EPOCH_UNIX_MS`] (the router is built at the
-    /// same virtual instant), for HTTP-date Retry-After headers.
+    /// When the router's wall clock read [`super::replay::WALL_EPOCH_UNIX_MS`] (the router is
+    /// built at the same virtual instant), for HTTP-date Retry-After headers.
     start: Instant,
 }
 
@@ -116,7 +115,7 @@ impl Provider for ScriptedProvider {
                     let mut failure = failure_of(&class, status, retry_after.as_deref());
                     if let Some(secs) = retry_after_date_in {
                         // As `email.utils.formatdate`: whole seconds.
-                        let now_ms = DEFAULT_EPOCH_UNIX_MS
+                        let now_ms = super::replay::WALL_EPOCH_UNIX_MS
                             + i64::try_from(start.elapsed().as_millis()).unwrap_or(0);
                         let at = now_ms + (secs * 1000.0) as i64;
                         failure = failure.with_retry_after(RetryAfter::HttpDate(format_http_date(

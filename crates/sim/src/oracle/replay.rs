@@ -15,9 +15,11 @@ use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
 use routersim_engine::Router;
+use routersim_engine::clock::TokioClock;
 use routersim_engine::config::{FallbackTarget, RouterConfig};
 use routersim_engine::event::{EventKind, VecSink};
 use routersim_engine::request::{CompletionResult, Request};
+use routersim_engine::router::DEFAULT_EPOCH_UNIX_MS;
 use routersim_engine::strategy::{PickContext, SelectionStrategy};
 use serde_json::Value;
 
@@ -95,6 +97,11 @@ impl SelectionStrategy for ReplayPicks {
     }
 }
 
+/// The wall clock the router reads (for HTTP-date Retry-Afters) starts half-way through a
+/// second, as the oracle's real clock does (almost surely) when it writes a date: the
+/// header has whole seconds, so the router reads a date `n` s ahead as a little under `n` s.
+pub const WALL_EPOCH_UNIX_MS: i64 = DEFAULT_EPOCH_UNIX_MS + 500;
+
 /// What one request came to in routersim.
 #[derive(Debug)]
 pub struct Ran {
@@ -120,6 +127,7 @@ pub fn run(
     let fallback = routersim_engine::strategy::for_name(config.settings.routing_strategy);
     runtime.block_on(async {
         let router = Router::builder(config, ScriptedProvider::new(scenario.scripts.clone()))
+            .clock(TokioClock::with_epoch(WALL_EPOCH_UNIX_MS))
             .sink(sink.clone())
             .strategy(ReplayPicks {
                 log: log.clone(),

@@ -180,9 +180,24 @@ fn step(v: &Value, out: &mut Vec<Step>) -> Result<(), String> {
     if let Some(wait) = map.get("wait") {
         let secs = wait
             .as_f64()
-            .filter(|s| *s >= 0.0)
+            .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e6)
             .ok_or("`wait` must be seconds")?;
         out.push(Step::Wait(secs));
+        return Ok(());
+    }
+    if let Some(list) = map.get("concurrent") {
+        let mut specs = Vec::new();
+        for r in list.as_array().ok_or("`concurrent` must be a list")? {
+            let mut one = Vec::new();
+            step(r, &mut one)?;
+            for s in one {
+                match s {
+                    Step::Request(spec) => specs.push(spec),
+                    _ => return Err("`concurrent` holds requests only".into()),
+                }
+            }
+        }
+        out.push(Step::Concurrent(specs));
         return Ok(());
     }
     if let Some(key) = map.keys().find(|k| !REQUEST_KEYS.contains(&k.as_str())) {

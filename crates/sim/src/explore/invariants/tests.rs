@@ -162,6 +162,7 @@ impl Script {
                 attempts,
                 retries,
                 fallbacks: 0,
+                attempted_fallbacks: 0,
                 start,
                 stream: stream.then(Default::default),
             },

@@ -164,6 +164,9 @@ pub enum GiveUpReason {
     /// LiteLLM 1.110.2: a stream's first chunk (even role-only) was read inside the attempt,
     /// so a break after it goes to the fallbacks, never to a retry in the group.
     StreamFirstChunkRead,
+    /// LiteLLM 1.110.2: a continuation entered its fallback group (a hop in its trace) and
+    /// found no deployment that supports assistant prefill; the original error is raised.
+    NoContinuationDeployment,
 }
 
 impl GiveUpReason {
@@ -180,6 +183,7 @@ impl GiveUpReason {
             GiveUpReason::NoHealthyDeployment => "no_healthy_deployment",
             GiveUpReason::StreamContentDelivered => "stream_content_delivered",
             GiveUpReason::StreamFirstChunkRead => "stream_first_chunk_read",
+            GiveUpReason::NoContinuationDeployment => "no_continuation_deployment",
             GiveUpReason::ClassifiedGeneralFallbacks => "classified_general_fallbacks",
             GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",

@@ -17,7 +17,9 @@
 //!   ([`StreamRules::first_chunk_ends_retries`]);
 //! - a 4xx other than 429 after content is raised, not continued
 //!   ([`StreamRules::may_continue_after`]); a continuation counts as a fallback
-//!   (`x-litellm-attempted-fallbacks`, [`StreamRules::continuation_counts_as_fallback`]);
+//!   (`x-litellm-attempted-fallbacks`, [`StreamRules::continuation_counts_as_fallback`]), and
+//!   one that breaks after its own content is continued again from its group
+//!   ([`StreamRules::chains_continuations`]);
 //! - a broken stream's partial usage is logged ([`StreamRules::bills_partial_output`]);
 //! - the cooldown of a stream that broke (even before its first chunk) is written by a
 //!   background task, which lands after the instant retry's pick; an HTTP error answered
@@ -49,6 +51,12 @@ pub trait StreamRules {
     fn may_continue_after(&self, failure: &ProviderFailure) -> bool;
     /// Whether a continuation counts in LiteLLM's attempted fallbacks.
     fn continuation_counts_as_fallback(&self) -> bool;
+    /// Whether a continuation that breaks after its own content is continued again (from its
+    /// group's fallbacks); otherwise the original error is raised.
+    fn chains_continuations(&self) -> bool;
+    /// Whether a continuation whose fallback group has no deployment supporting assistant
+    /// prefill is reported as a hop into it (a `give_up` there, `no_continuation_deployment`).
+    fn reports_refused_continuation_hop(&self) -> bool;
     /// Whether a broken stream bills the output it delivered.
     fn bills_partial_output(&self) -> bool;
     /// Whether the cooldown of a stream that broke (not of a call that failed before its
@@ -84,6 +92,14 @@ impl StreamRules for Documented {
     }
 
     fn continuation_counts_as_fallback(&self) -> bool {
+        false
+    }
+
+    fn chains_continuations(&self) -> bool {
+        false
+    }
+
+    fn reports_refused_continuation_hop(&self) -> bool {
         false
     }
 
@@ -135,6 +151,14 @@ impl StreamRules for LiteLlm110 {
     }
 
     fn continuation_counts_as_fallback(&self) -> bool {
+        true
+    }
+
+    fn chains_continuations(&self) -> bool {
+        true
+    }
+
+    fn reports_refused_continuation_hop(&self) -> bool {
         true
     }
 

@@ -563,3 +563,81 @@ async fn a_body_that_closes_before_anything_is_an_empty_success_under_1_110() {
         assert_eq!(attempts(&result), want, "v110 {v110}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_continuation_that_breaks_after_content_is_continued_again_from_its_group() {
+    for v110 in [false, true] {
+        let settings = profiled(
+            v110,
+            RouterSettings {
+                fallbacks: fallbacks(&[("A", &["B"]), ("B", &["C"])]),
+                enable_mid_stream_fallback_continuation: true,
+                ..RouterSettings::default()
+            },
+        );
+        let (router, _sink) = make_router(
+            config(
+                vec![
+                    dep("A", "a0"),
+                    prefill(dep("B", "b0")),
+                    prefill(dep("C", "c0")),
+                ],
+                settings,
+            ),
+            Scripted::new()
+                .script(
+                    "a0",
+                    vec![breaks_after(20, ProviderFailure::new(K::ApiConnection))],
+                )
+                .script(
+                    "b0",
+                    vec![breaks_after(30, ProviderFailure::new(K::ApiConnection))],
+                )
+                .always(
+                    "c0",
+                    Step::Stream(vec![(ms(150), text(50)), (ms(0), done())]),
+                ),
+        );
+        let result = router.completion(streamed(1, "A")).await;
+        if v110 {
+            assert_eq!(
+                attempts(&result),
+                ["a0:api_connection", "b0:api_connection", "c0:ok"]
+            );
+            let max_tokens: Vec<_> = result.attempts.iter().map(|a| a.max_tokens).collect();
+            assert_eq!(max_tokens, [Some(100), Some(80), Some(50)]);
+            assert_eq!(result.stream.unwrap().tokens_delivered, 100);
+            // The second hop is nested in the first: LiteLLM's header counts the outer one.
+            assert_eq!(result.attempted_fallbacks, 1);
+        } else {
+            // The documented rule: one continuation; its failure raises the original error.
+            assert_eq!(
+                attempts(&result),
+                ["a0:api_connection", "b0:api_connection"]
+            );
+            assert_eq!(outcome(&result), "api_connection");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_continuation_with_no_prefill_deployment_records_its_hop_and_raises_the_original() {
+    for v110 in [false, true] {
+        let (router, sink) = make_router(
+            config(vec![dep("A", "a0"), dep("B", "b0")], continuation(v110)),
+            Scripted::new().script(
+                "a0",
+                vec![breaks_after(20, ProviderFailure::new(K::ApiConnection))],
+            ),
+        );
+        let result = router.completion(streamed(1, "A")).await;
+        assert_eq!(attempts(&result), ["a0:api_connection"]);
+        assert_eq!(outcome(&result), "api_connection");
+        assert_eq!(result.attempted_fallbacks, 0);
+        let refused: Vec<_> = give_ups(&result, &sink.events())
+            .into_iter()
+            .filter(|r| *r == GiveUpReason::NoContinuationDeployment)
+            .collect();
+        assert_eq!(refused.len(), usize::from(v110), "v110 {v110}");
+    }
+}

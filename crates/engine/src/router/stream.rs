@@ -307,6 +307,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 (!prefill.is_empty()).then_some((g, target, prefill))
             });
             let Some((g, target, candidates)) = target else {
+                self.no_continuation_deployment(request, &broken, &choice.targets);
                 return Err(broken.into_router_failure());
             };
             let deployment = candidates[self.pick_position(&candidates, request, now)];
@@ -343,11 +344,42 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     output_tokens: run.stream.delivered.max(done.output_tokens),
                     ..done
                 }),
+                Err(again) if again.committed && self.stream_rules.chains_continuations() => {
+                    // The continuation broke after its own content: continued again from its
+                    // group, with everything delivered so far as the prefill.
+                    run.stream.continued = false;
+                    let next: std::pin::Pin<Box<dyn Future<Output = _> + '_>> =
+                        Box::pin(self.continue_stream(g, request, again, depth + 1, run));
+                    next.await
+                }
                 Err(_) => {
                     run.stream.continued = false;
                     Err(broken.into_router_failure())
                 }
             }
+        }
+    }
+
+    /// No fallback group of a continuation has a deployment to continue on: under rules that
+    /// say so, the hop into the first one is reported (a `give_up` there).
+    fn no_continuation_deployment(
+        &self,
+        request: &Request,
+        broken: &Failed,
+        targets: &[crate::config::FallbackTarget],
+    ) {
+        if !self.stream_rules.reports_refused_continuation_hop() {
+            return;
+        }
+        if let Some(g) = targets.iter().find_map(|t| self.resolve_group(&t.model)) {
+            self.emit(
+                Some(request.id),
+                EventKind::GiveUp {
+                    model_group: self.groups[g].name.clone(),
+                    failure: broken.failure.kind,
+                    reason: crate::event::GiveUpReason::NoContinuationDeployment,
+                },
+            );
         }
     }
 

@@ -67,7 +67,8 @@ pub struct StreamRequest {
     pub model: String,
     /// `stream`.
     pub stream: bool,
-    /// `max_tokens`.
+    /// `max_tokens`, else `max_completion_tokens` (both are the output ceiling a
+    /// continuation lowers; the engine calls it `max_tokens`).
     pub max_tokens: Option<u32>,
     /// `response_format` asks for JSON.
     pub json: bool,
@@ -91,10 +92,11 @@ pub struct StreamScenario {
 }
 
 /// Request keys the harness models; any other is refused (it would do nothing).
-const REQUEST_KEYS: [&str; 10] = [
+const REQUEST_KEYS: [&str; 11] = [
     "model",
     "stream",
     "max_tokens",
+    "max_completion_tokens",
     "response_format",
     "num_retries",
     "messages",
@@ -285,7 +287,7 @@ fn request(v: &Value, out: &mut Vec<StreamRequest>) -> Result<(), String> {
             .ok_or("a request needs `model`")?
             .to_string(),
         stream: map.get("stream").and_then(Value::as_bool).unwrap_or(false),
-        max_tokens: count(v, "max_tokens")?,
+        max_tokens: count(v, "max_tokens")?.or(count(v, "max_completion_tokens")?),
         json,
         num_retries: count(v, "num_retries")?,
     };

@@ -27,6 +27,10 @@ pub struct StreamDecisions {
     /// A failed request: the completion tokens LiteLLM logged for its failed attempts (a
     /// broken stream's partial usage).
     pub billed_on_failure: Option<u64>,
+    /// LiteLLM's stream named another deployment than the one that finished it (after a
+    /// second continuation it keeps the first continuation's model id); the end compared is
+    /// the deployment that finished it.
+    pub model_id_quirk: bool,
 }
 
 fn text(v: &Value, key: &str) -> Result<String, String> {
@@ -151,11 +155,13 @@ fn request(r: &Value) -> Result<StreamDecisions, String> {
                     group: text(e, "model_group")?,
                     outcome: attempt_outcome(e),
                 });
-                d.max_tokens.push(
+                let ceiling = |key: &str| {
                     e.get("received")
-                        .and_then(|r| r.get("max_tokens"))
-                        .and_then(Value::as_u64),
-                );
+                        .and_then(|r| r.get(key))
+                        .and_then(Value::as_u64)
+                };
+                d.max_tokens
+                    .push(ceiling("max_tokens").or_else(|| ceiling("max_completion_tokens")));
             }
             Some("sleep") => {
                 let seconds = e.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
@@ -178,7 +184,11 @@ fn request(r: &Value) -> Result<StreamDecisions, String> {
     }
     let result = r.get("result").ok_or("a request lacks `result`")?;
     if result.get("ok").and_then(Value::as_bool) == Some(true) {
-        d.base.end = Some(End::Ok(text(result, "stream_model_id")?));
+        let reported =
+            text(result, "stream_model_id").or_else(|_| text(result, "deployment_id"))?;
+        let finished = d.base.attempts.last().map(|a| a.deployment.clone());
+        d.model_id_quirk = finished.as_ref().is_some_and(|f| *f != reported);
+        d.base.end = Some(End::Ok(finished.unwrap_or(reported)));
         d.finish = last_finish;
     } else {
         let class = text(result, "exception")?;

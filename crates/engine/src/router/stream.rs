@@ -307,7 +307,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 (!prefill.is_empty()).then_some((g, target, prefill))
             });
             let Some((g, target, candidates)) = target else {
-                self.no_continuation_deployment(request, &broken, &choice.targets);
+                self.no_continuation_deployment(request, &broken, choice.targets);
                 return Err(broken.into_router_failure());
             };
             let deployment = candidates[self.pick_position(&candidates, request, now)];

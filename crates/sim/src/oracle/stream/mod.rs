@@ -16,6 +16,8 @@
 //! continues a stream that timed out after content; its real OpenAI provider raises
 //! `Timeout` (408) there, which is not continued (`openai_socket_timeout_check.py`).
 //! routersim models the HTTP providers, so its stall after content is a 408, never continued.
+//! And a reporting quirk is noted, not mirrored ([`MODEL_ID_QUIRK`]): the end of such a request
+//! is compared with the deployment that finished the stream, every other decision as usual.
 
 pub mod provider;
 pub mod scenario;

@@ -8,9 +8,10 @@ Only wall-clock measurements are touched; every decision stays as recorded:
   * "wall_seconds" (only with --real-sleep) is dropped;
   * stream traces: every "t_ms" (milliseconds since the request started) is dropped. Absolute times
     are not stable (the first streamed request of a process spends seconds in one-off setup, and the
-    machine's load adds more); what a test needs is the gap that a timeout makes, so the raise in an
-    attempt's stream log gets "since_prev_ms", the time since the attempt's previous event (its start,
-    a stall, a chunk), rounded down to 100 ms: a stall then a ReadTimeout 500 ms later reads 500;
+    machine's load adds more); what a test needs is the gap that a timeout makes, so a raise that
+    ends a scripted wait (right after a "stall" or "first_delay" entry of the same stream log) gets
+    "since_prev_ms", the wait's length rounded down to 100 ms: a stall then a ReadTimeout 500 ms
+    later reads 500;
   * the "summary" line of a stream trace carries the end time (" @1234ms"): removed.
 """
 
@@ -44,16 +45,16 @@ def round_ms(value: float) -> int:
 
 
 def stream_gaps(attempt: dict) -> None:
-    """Adds "since_prev_ms" (rounded) to the raise of an attempt's stream log: the time from the
-    previous event of the same attempt (its start, a stall, a chunk). That is where a timeout shows
-    (a stall then a raise 500 ms later), and it is stable; absolute times are not."""
-    prev = attempt.get("t_ms")
+    """Adds "since_prev_ms" to a raise that ends a scripted wait (a "stall" or a "first_delay" entry
+    just before it in the attempt's stream log): the time the wait lasted, rounded down to 100 ms.
+    That is where a timeout shows (a stall then a ReadTimeout 500 ms later), and it is stable;
+    absolute times, and gaps that are not scripted waits, are not."""
+    prev = None
     for item in attempt.get("stream_log") or []:
         t = item.get("t_ms")
-        if "raised" in item and isinstance(t, (int, float)) and isinstance(prev, (int, float)):
-            item["since_prev_ms"] = round_ms(t - prev)
-        if isinstance(t, (int, float)):
-            prev = t
+        if "raised" in item and prev is not None and isinstance(t, (int, float)) and isinstance(prev.get("t_ms"), (int, float)):
+            item["since_prev_ms"] = round_ms(t - prev["t_ms"])
+        prev = item if ("stall" in item or "first_delay" in item) else None
 
 
 def normalize(value):

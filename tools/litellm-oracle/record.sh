@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--check] [--python PY] [-j N]" >&2; exit 2 ;;
   esac
 done
-case "$PY" in /*) ;; *) PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY") ;; esac
+case "$PY" in /*) ;; *) PY=$PWD/$PY ;; esac  # not resolved: a venv's python finds its venv by its path
 if ! [ -x "$PY" ]; then echo "record.sh: no python at $PY" >&2; exit 2; fi
 FIX=$ROOT/tests/fixtures/litellm-oracle
 mkdir -p "$ROOT/target"

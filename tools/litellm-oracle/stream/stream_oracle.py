@@ -300,6 +300,7 @@ class StreamOracle(base.Oracle):
             after = spec.get("after", 0)
             stall = spec.get("stall") or {}
             if spec.get("first_delay"):
+                log.append({"t_ms": self.now_ms(), "first_delay": spec["first_delay"]})
                 await wait(float(spec["first_delay"]), "first chunk")
             if spec.get("role_only_first"):
                 log.append({"t_ms": self.now_ms(), "yield": "role_only"})

@@ -70,3 +70,46 @@ fn scripted_entry(entry: &Value) -> Result<Value, String> {
     }
     Ok(Value::Object(entry))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kwargs(extra: Value) -> Map<String, Value> {
+        let mut router = json!({
+            "model_list": [{"model_name": "A", "litellm_params": {"order": 1}, "model_info": {"id": "a1"}}],
+            "num_retries": 3,
+        });
+        if let (Some(map), Value::Object(more)) = (router.as_object_mut(), extra) {
+            map.extend(more);
+        }
+        router.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn router_kwargs_load_as_a_proxy_config_with_the_profile() {
+        let config = router_config("s", &kwargs(json!({})), "litellm-1.110").unwrap();
+        assert_eq!(config.settings.num_retries, 3);
+        assert_eq!(&*config.deployments[0].id, "a1");
+        assert_eq!(config.deployments[0].model, "scripted/a1");
+        assert_eq!(config.deployments[0].order, Some(1));
+        assert_eq!(
+            config.settings.profile,
+            Some(routersim_engine::config::Profile::LiteLlm110)
+        );
+    }
+
+    #[test]
+    fn a_kwarg_the_proxy_would_not_know_fails_the_scenario() {
+        let err =
+            router_config("s", &kwargs(json!({"num_retires": 2})), "litellm-1.110").unwrap_err();
+        assert!(err.message.contains("num_retires"), "{err}");
+        let err = router_config(
+            "s",
+            &kwargs(json!({"num_retries": "many"})),
+            "litellm-1.110",
+        )
+        .unwrap_err();
+        assert!(err.message.contains("num_retries"), "{err}");
+    }
+}

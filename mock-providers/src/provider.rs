@@ -303,7 +303,9 @@ impl FakeProviders {
             deployments,
             epoch_unix_ms,
             start,
-            span_cap: config.settings.stream_stall_timeout.map(|t| t / 2),
+            // Under half the shortest gap the router allows, so flowing tokens never look
+            // like a stall.
+            span_cap: routersim_engine::stream_rules::shortest_gap_limit(config).map(|t| t / 2),
             pacing: Pacing::Tokio,
         })
     }
@@ -488,7 +490,8 @@ impl FakeProviders {
             }
             StreamFault::Truncated { at } => PlannedFault::Terminal(*at, Terminal::Truncated),
             StreamFault::Stall { at, pause } => PlannedFault::Stall(*at, *pause),
-            StreamFault::Empty(kind) => PlannedFault::Empty(*kind),
+            StreamFault::Empty(kind) => PlannedFault::Empty(*kind, FinishReason::Stop),
+            StreamFault::NoFinish(kind) => PlannedFault::Empty(*kind, FinishReason::Missing),
         });
         let emits: Vec<ChunkKind> = state
             .spec

@@ -25,6 +25,7 @@
 //!       - {stream_truncated: {after_tokens: 5}}
 //!       - {stream_stall: {after_tokens: 5, for: 30s}}
 //!       - {stream_empty: role_only}                    # or true: no chunk at all
+//!       - {stream_no_finish: role_only}                # the same, ended without finish_reason
 //! faults:
 //!   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, probability: 0.8, retry_after: 20s}
 //!   - {model_group: gpt-4o, from: 1m, to: 3m, latency: {p50: 6s, p99: 20s}}
@@ -374,6 +375,7 @@ struct RawOutcome {
     stream_truncated: Option<RawStreamFault>,
     stream_stall: Option<RawStreamFault>,
     stream_empty: Option<EmptyStream>,
+    stream_no_finish: Option<EmptyStream>,
     malformed: Option<RawMalformed>,
     finish_reason: Option<RawFinishReason>,
 }
@@ -381,7 +383,8 @@ struct RawOutcome {
 const OUTCOME_EXPECTED: &str = "expected an outcome: ok, a failure kind (rate_limit, …), \
      {ok: {latency: 50ms}}, {error: rate_limit, status?, retry_after?, retry_after_format?, latency?} \
      or a stream fault ({stream_break: {after_tokens: 20}}, stream_error_frame, stream_truncated, \
-     stream_stall, stream_empty), {malformed: empty_choices} or {finish_reason: content_filter}";
+     stream_stall, stream_empty, stream_no_finish), {malformed: empty_choices} or \
+     {finish_reason: content_filter}";
 
 impl TryFrom<RawOutcome> for OutcomeSpec {
     type Error = String;
@@ -393,6 +396,7 @@ impl TryFrom<RawOutcome> for OutcomeSpec {
             stream_truncated: raw.stream_truncated,
             stream_stall: raw.stream_stall,
             stream_empty: raw.stream_empty,
+            stream_no_finish: raw.stream_no_finish,
         }
         .parse()?;
         let degenerate = match (raw.malformed, raw.finish_reason) {
@@ -737,9 +741,7 @@ impl<'de> Deserialize<'de> for EmptyStream {
                 if v {
                     Ok(EmptyStream::Nothing)
                 } else {
-                    Err(E::custom(format!(
-                        "stream_empty: false is no fault; write {EXPECTED}"
-                    )))
+                    Err(E::custom(format!("false is no fault; write {EXPECTED}")))
                 }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<EmptyStream, E> {
@@ -789,6 +791,11 @@ pub enum StreamFault {
     },
     /// A success with no content at all (`stream_empty: role_only | true`).
     Empty(EmptyStream),
+    /// The same, but its end marker carries no finish reason (`stream_no_finish: role_only |
+    /// true`): OpenAI's `[DONE]` without a `finish_reason` chunk, Anthropic's `message_stop`
+    /// without a `message_delta`. LiteLLM 1.110.2's OpenAI path fails a stream that sent
+    /// something first ("Stream ended before a finish_reason was received").
+    NoFinish(EmptyStream),
 }
 
 /// A stream fault's mapping, before we know which fault it is.
@@ -849,13 +856,14 @@ impl RawStreamFault {
     }
 }
 
-/// The five stream-fault keys of an outcome or a fault window.
+/// The six stream-fault keys of an outcome or a fault window.
 struct StreamKeys {
     stream_break: Option<RawStreamFault>,
     stream_error_frame: Option<RawStreamFault>,
     stream_truncated: Option<RawStreamFault>,
     stream_stall: Option<RawStreamFault>,
     stream_empty: Option<EmptyStream>,
+    stream_no_finish: Option<EmptyStream>,
 }
 
 impl StreamKeys {
@@ -866,13 +874,14 @@ impl StreamKeys {
             self.stream_truncated.is_some(),
             self.stream_stall.is_some(),
             self.stream_empty.is_some(),
+            self.stream_no_finish.is_some(),
         ]
         .iter()
         .filter(|&&b| b)
         .count();
         if set > 1 {
             return Err("set one stream fault (stream_break, stream_error_frame, \
-                 stream_truncated, stream_stall or stream_empty), not several"
+                 stream_truncated, stream_stall, stream_empty or stream_no_finish), not several"
                 .into());
         }
         if let Some(raw) = self.stream_break {
@@ -905,6 +914,9 @@ impl StreamKeys {
                 .pause
                 .ok_or("stream_stall needs `for: <duration>` (how long nothing arrives)")?;
             return Ok(Some(StreamFault::Stall { at, pause: pause.0 }));
+        }
+        if let Some(kind) = self.stream_no_finish {
+            return Ok(Some(StreamFault::NoFinish(kind)));
         }
         Ok(self.stream_empty.map(StreamFault::Empty))
     }
@@ -972,6 +984,7 @@ struct RawFault {
     stream_truncated: Option<RawStreamFault>,
     stream_stall: Option<RawStreamFault>,
     stream_empty: Option<EmptyStream>,
+    stream_no_finish: Option<EmptyStream>,
 }
 
 impl TryFrom<RawFault> for FaultSpec {
@@ -1006,6 +1019,7 @@ impl TryFrom<RawFault> for FaultSpec {
             stream_truncated: raw.stream_truncated,
             stream_stall: raw.stream_stall,
             stream_empty: raw.stream_empty,
+            stream_no_finish: raw.stream_no_finish,
         }
         .parse()?;
         let effect = match (raw.error, stream) {
@@ -1047,7 +1061,7 @@ impl TryFrom<RawFault> for FaultSpec {
                     None => {
                         return Err("a fault sets `error` (a failure kind), `latency`, or \
                              both; or a stream fault (stream_break, stream_error_frame, \
-                             stream_truncated, stream_stall, stream_empty)"
+                             stream_truncated, stream_stall, stream_empty, stream_no_finish)"
                             .into());
                     }
                 }

@@ -31,7 +31,8 @@
 //! - truncated: `None` (and `None` forever);
 //! - stall: nothing for `for`; the next token (or the terminal marker, when all were sent)
 //!   arrives `for` after the cut, and the rest follows at the usual pace;
-//! - empty: a role-only chunk (or nothing) and `Done(Stop)`, both at the first-token instant.
+//! - empty: a role-only chunk (or nothing) and `Done(Stop)`, both at the first-token instant
+//!   (`Done(Missing)` for `stream_no_finish`).
 //!
 //! `next_item` sleeps once, with `tokio::time::sleep_until`, to the item's instant (not at
 //! all when it is due already). Its state advances only when the item is handed out, so a
@@ -82,8 +83,8 @@ pub(crate) enum PlannedFault {
     Terminal(StreamCut, Terminal),
     /// Cut, pause, resume.
     Stall(StreamCut, Duration),
-    /// No content.
-    Empty(EmptyStream),
+    /// No content, then the end marker with this reason.
+    Empty(EmptyStream, FinishReason),
 }
 
 /// Where the stream stands.
@@ -136,8 +137,8 @@ struct StreamState {
     max_run: u32,
     /// A stall: tokens from `.0` on are shifted to start at offset `.1`.
     stall: Option<(u32, Duration)>,
-    /// An empty stream.
-    empty: Option<EmptyStream>,
+    /// An empty stream, and its end marker's reason.
+    empty: Option<(EmptyStream, FinishReason)>,
     end: End,
     /// The next token to deliver.
     next: u32,
@@ -197,8 +198,8 @@ impl StreamState {
         let mut end = End::Done(last);
         match fault {
             None => {}
-            Some(PlannedFault::Empty(kind)) => {
-                empty = Some(kind);
+            Some(PlannedFault::Empty(kind, reason)) => {
+                empty = Some((kind, reason));
                 end = End::Done(ttft);
             }
             Some(PlannedFault::Terminal(at, mut how)) => {
@@ -265,12 +266,12 @@ impl StreamState {
             Phase::Finished => None,
             Phase::RoleOnlySent => Some(step(
                 self.ttft,
-                done(FinishReason::Stop),
+                done(self.empty.map_or(FinishReason::Stop, |(_, reason)| reason)),
                 0,
                 Phase::Finished,
             )),
             Phase::Content => {
-                if let Some(kind) = self.empty {
+                if let Some((kind, reason)) = self.empty {
                     return Some(match kind {
                         EmptyStream::RoleOnly => step(
                             self.ttft,
@@ -282,9 +283,7 @@ impl StreamState {
                             0,
                             Phase::RoleOnlySent,
                         ),
-                        EmptyStream::Nothing => {
-                            step(self.ttft, done(FinishReason::Stop), 0, Phase::Finished)
-                        }
+                        EmptyStream::Nothing => step(self.ttft, done(reason), 0, Phase::Finished),
                     });
                 }
                 let limit = match &self.end {

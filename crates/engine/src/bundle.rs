@@ -14,6 +14,7 @@ use crate::litellm110::{
     LiteLlm110Backoff, LiteLlm110Cooldown, LiteLlm110Fallbacks, LiteLlm110RetryPolicy,
 };
 use crate::retry::{LiteLlmRetryPolicy, RetryPolicy};
+use crate::stream_rules::{self, StreamRules};
 
 /// Which policies a profile uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +63,14 @@ impl PolicyBundle {
         match self {
             PolicyBundle::Documented => Box::new(DocumentedFallbacks),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Fallbacks),
+        }
+    }
+
+    /// How streamed attempts are read (`crate::stream_rules`).
+    pub fn stream_rules(self) -> Box<dyn StreamRules> {
+        match self {
+            PolicyBundle::Documented => Box::new(stream_rules::Documented),
+            PolicyBundle::LiteLlm110 => Box::new(stream_rules::LiteLlm110),
         }
     }
 }

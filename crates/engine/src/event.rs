@@ -165,6 +165,12 @@ pub enum GiveUpReason {
     /// list, a number, …): LiteLLM 1.110.2 loads such a file and fails only these requests,
     /// with a 400 before any attempt. `model_group` is the alias.
     UnroutableAlias,
+    /// LiteLLM 1.110.2: a stream's first chunk (even role-only) was read inside the attempt,
+    /// so a break after it goes to the fallbacks, never to a retry in the group.
+    StreamFirstChunkRead,
+    /// LiteLLM 1.110.2: a continuation entered its fallback group (a hop in its trace) and
+    /// found no deployment that supports assistant prefill; the original error is raised.
+    NoContinuationDeployment,
 }
 
 impl GiveUpReason {
@@ -180,6 +186,8 @@ impl GiveUpReason {
             GiveUpReason::AuthSingleDeployment => "auth_single_deployment",
             GiveUpReason::NoHealthyDeployment => "no_healthy_deployment",
             GiveUpReason::StreamContentDelivered => "stream_content_delivered",
+            GiveUpReason::StreamFirstChunkRead => "stream_first_chunk_read",
+            GiveUpReason::NoContinuationDeployment => "no_continuation_deployment",
             GiveUpReason::ClassifiedGeneralFallbacks => "classified_general_fallbacks",
             GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
@@ -213,6 +221,9 @@ pub enum EventKind {
         deployment_id: Arc<str>,
         /// Fallback depth.
         fallback_depth: u32,
+        /// The `max_tokens` the call asks for (a continuation's is reduced by the tokens
+        /// already delivered).
+        max_tokens: Option<u32>,
     },
     /// A provider call ended.
     AttemptEnd {

@@ -47,6 +47,7 @@ pub mod state;
 pub mod stats;
 pub mod strategy;
 pub mod stream;
+pub mod stream_rules;
 pub mod sync;
 
 pub use router::{Router, RouterBuilder};

@@ -85,6 +85,9 @@ pub struct AttemptRecord {
     pub wait: Duration,
     /// How many fallback hops deep this attempt is (0 = the group asked for).
     pub fallback_depth: u32,
+    /// The `max_tokens` the call asked for (a continuation's is reduced by the tokens
+    /// already delivered).
+    pub max_tokens: Option<u32>,
 }
 
 impl AttemptRecord {

@@ -105,6 +105,11 @@ pub enum FinishReason {
     ToolCalls,
     /// `content_filter`.
     ContentFilter,
+    /// None: the stream's end marker came without a finish reason (`[DONE]` alone,
+    /// Anthropic's `message_stop` without a stop reason). The documented rules read it as
+    /// `stop`; LiteLLM 1.110.2's OpenAI path fails a stream that sent something first
+    /// (see [`StreamRules::unfinished_end`](crate::stream_rules::StreamRules::unfinished_end)).
+    Missing,
 }
 
 /// What an open stream yields next.

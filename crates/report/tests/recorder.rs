@@ -61,6 +61,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 model_group: s("gpt-4o"),
                 deployment_id: s("a"),
                 fallback_depth: 0,
+                max_tokens: None,
             },
         ),
         ev(
@@ -117,6 +118,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 model_group: s("gpt-4o"),
                 deployment_id: s("b"),
                 fallback_depth: 0,
+                max_tokens: None,
             },
         ),
         ev(
@@ -127,6 +129,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 model_group: s("gpt-4o"),
                 deployment_id: s("b"),
                 fallback_depth: 0,
+                max_tokens: None,
             },
         ),
         ev(
@@ -173,6 +176,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
                 model_group: s("claude"),
                 deployment_id: s("c"),
                 fallback_depth: 1,
+                max_tokens: None,
             },
         ),
         ev(

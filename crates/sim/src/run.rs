@@ -621,6 +621,7 @@ fn fault_label(fault: &FaultSpec) -> String {
             StreamFault::Truncated { .. } => "stream_truncated",
             StreamFault::Stall { .. } => "stream_stall",
             StreamFault::Empty(_) => "stream_empty",
+            StreamFault::NoFinish(_) => "stream_no_finish",
         }
         .to_string(),
     };

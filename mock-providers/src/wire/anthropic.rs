@@ -18,10 +18,11 @@ use serde_json::{Value, json};
 
 use super::openai::{Meta, extension, more_words, words};
 
-/// Anthropic's `stop_reason` for a finish reason.
+/// Anthropic's `stop_reason` for a finish reason (a stream with none sends no
+/// `message_delta`; a whole response always has one: `end_turn`).
 pub fn stop_reason_name(reason: FinishReason) -> &'static str {
     match reason {
-        FinishReason::Stop => "end_turn",
+        FinishReason::Stop | FinishReason::Missing => "end_turn",
         FinishReason::Length => "max_tokens",
         FinishReason::ToolCalls => "tool_use",
         FinishReason::ContentFilter => "refusal",
@@ -225,10 +226,16 @@ impl SseFrames {
         );
     }
 
-    /// The end: `content_block_stop`, `message_delta` (stop reason, usage), `message_stop`.
+    /// The end: `content_block_stop`, `message_delta` (stop reason, usage), `message_stop`;
+    /// without a finish reason ([`FinishReason::Missing`], the `stream_no_finish` fault) no
+    /// `message_delta`.
     pub fn done(&mut self, reason: FinishReason, out: &mut Vec<u8>) {
         self.start(out, false);
         self.stop_block(out);
+        if reason == FinishReason::Missing {
+            event(out, "message_stop", &json!({"type": "message_stop"}));
+            return;
+        }
         event(
             out,
             "message_delta",

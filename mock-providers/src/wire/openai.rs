@@ -50,10 +50,11 @@ pub fn more_words(before: u32, n: u32) -> String {
     }
 }
 
-/// OpenAI's name of a finish reason.
+/// OpenAI's name of a finish reason (a stream with none sends no finish chunk; a whole
+/// response always has one: `stop`).
 pub fn finish_reason_name(reason: FinishReason) -> &'static str {
     match reason {
-        FinishReason::Stop => "stop",
+        FinishReason::Stop | FinishReason::Missing => "stop",
         FinishReason::Length => "length",
         FinishReason::ToolCalls => "tool_calls",
         FinishReason::ContentFilter => "content_filter",
@@ -295,12 +296,16 @@ impl SseFrames {
         data_frame(out, &Value::Object(map));
     }
 
-    /// The terminal marker: a `finish_reason` chunk, the usage chunk, `data: [DONE]`.
+    /// The terminal marker: a `finish_reason` chunk, the usage chunk, `data: [DONE]`; without
+    /// a finish reason ([`FinishReason::Missing`], the `stream_no_finish` fault) no finish
+    /// chunk.
     pub fn done(&mut self, reason: FinishReason, out: &mut Vec<u8>) {
-        let map = self.chunk_object(json!([{
-            "index": 0, "delta": {}, "finish_reason": finish_reason_name(reason),
-        }]));
-        data_frame(out, &Value::Object(map));
+        if reason != FinishReason::Missing {
+            let map = self.chunk_object(json!([{
+                "index": 0, "delta": {}, "finish_reason": finish_reason_name(reason),
+            }]));
+            data_frame(out, &Value::Object(map));
+        }
         if self.include_usage {
             let mut map = self.chunk_object(json!([]));
             map.insert("usage".into(), usage(&self.meta, self.tokens_sent));

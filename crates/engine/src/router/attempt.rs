@@ -197,6 +197,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 model_group: g.name.clone(),
                 deployment_id: self.config.deployments[deployment_index].id.clone(),
                 fallback_depth: depth,
+                max_tokens: request.max_tokens,
             },
         );
         self.load
@@ -226,6 +227,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let committed = broke
             .as_ref()
             .is_some_and(|broke| self.report_break(g, deployment, request, broke, run));
+        let retries_closed =
+            !committed && broke.as_ref().is_some_and(|broke| self.ends_retries(broke));
         let retry_after = result
             .as_ref()
             .err()
@@ -249,7 +252,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 } else {
                     FailureOrigin::Traffic
                 };
-                self.report_failure(FailureReport {
+                let report = FailureReport {
                     deployment: deployment_index,
                     group_size: g.members.len(),
                     failure: &failure,
@@ -257,12 +260,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     retry_after,
                     now: end,
                     request_id: Some(request.id),
-                });
+                };
+                self.report_or_defer(report, broke.is_some(), run);
                 Err(Failed {
                     failure,
                     deployment: Some(deployment_index),
                     retry_after: None,
                     committed,
+                    retries_closed,
                 })
             }
         }
@@ -328,6 +333,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             failure: result.as_ref().err().cloned(),
             wait: facts.wait,
             fallback_depth: facts.depth,
+            max_tokens: facts.request.max_tokens,
         });
     }
 }

@@ -41,6 +41,7 @@ mod attempt;
 mod health;
 mod retry_loop;
 mod stream;
+mod stream_cooldown;
 mod visit;
 mod walk;
 
@@ -70,6 +71,7 @@ use crate::small::Tried;
 use crate::state::{InMemoryState, StateStore};
 use crate::stats::LoadTracker;
 use crate::strategy::SelectionStrategy;
+use crate::stream_rules::StreamRules;
 use crate::sync::lock_unpoisoned as lock;
 
 pub use health::PROBE_REQUEST_ID_BASE;
@@ -148,6 +150,7 @@ pub struct RouterBuilder<P, C = TokioClock> {
     strategy: Option<Box<dyn SelectionStrategy>>,
     classifier: Option<Box<dyn FailureClassifier>>,
     recovery: Option<Box<dyn Recovery>>,
+    stream_rules: Option<Box<dyn StreamRules>>,
 }
 
 impl<P: Provider> RouterBuilder<P, TokioClock> {
@@ -167,6 +170,7 @@ impl<P: Provider> RouterBuilder<P, TokioClock> {
             strategy: None,
             classifier: None,
             recovery: None,
+            stream_rules: None,
         }
     }
 }
@@ -188,6 +192,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             strategy: self.strategy,
             classifier: self.classifier,
             recovery: self.recovery,
+            stream_rules: self.stream_rules,
         }
     }
 
@@ -257,6 +262,12 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         self
     }
 
+    /// Replaces the stream rules the config's `profile` selects.
+    pub fn stream_rules(mut self, rules: impl StreamRules + 'static) -> Self {
+        self.stream_rules = Some(Box::new(rules));
+        self
+    }
+
     /// Builds the router.
     pub fn build(self) -> Router<P, C> {
         let config = self.config;
@@ -281,6 +292,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let backoff = self.backoff.unwrap_or_else(|| bundle.backoff());
         let cooldown = self.cooldown.unwrap_or_else(|| bundle.cooldown());
         let fallback_policy = bundle.fallbacks();
+        let stream_rules = self.stream_rules.unwrap_or_else(|| bundle.stream_rules());
         let load = LoadTracker::new(deployments, self.clock.now());
         Router {
             groups,
@@ -299,6 +311,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             load,
             classifier,
             recovery,
+            stream_rules,
             cooldown_changed: Notify::new(),
         }
     }
@@ -322,6 +335,7 @@ pub struct Router<P, C = TokioClock> {
     load: LoadTracker,
     classifier: Box<dyn FailureClassifier>,
     recovery: Box<dyn Recovery>,
+    stream_rules: Box<dyn StreamRules>,
     cooldown_changed: Notify,
 }
 
@@ -347,6 +361,8 @@ struct RequestRun {
     last_deployment_index: Option<usize>,
     start: Instant,
     stream: StreamProgress,
+    /// A failure whose cooldown is written later (see [`StreamRules::defers_cooldown`]).
+    deferred_failure: Option<Box<stream_cooldown::DeferredFailure>>,
 }
 
 impl RequestRun {
@@ -383,6 +399,9 @@ struct Failed {
     /// A stream broke after the point of no return (content, or Multigrid's first byte):
     /// nothing may retry or fall back; only a mid-stream continuation can go on.
     committed: bool,
+    /// A stream broke after its first chunk under rules where that ends the group's retries
+    /// ([`StreamRules::first_chunk_ends_retries`]): only the fallbacks may go on.
+    retries_closed: bool,
 }
 
 impl Failed {

@@ -36,6 +36,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
                 let picked = self.pick(g, level, request, run);
+                // A deferred cooldown lands once the pick has seen the deployment without it.
+                self.flush_deferred(run);
                 let failed = match picked {
                     Err(none) => {
                         run.last_group = Some(g.name.clone());
@@ -76,6 +78,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     run.scope_retries += 1;
                 }
                 if let Some(deadline) = deadline {
+                    // Time moves on: a deferred cooldown has landed by then.
+                    self.flush_deferred(run);
                     self.clock.sleep_until(deadline).await;
                 }
                 if let Some(failed) = give_up {
@@ -165,6 +169,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             deployment: None,
             retry_after,
             committed: false,
+            retries_closed: false,
         }
     }
 
@@ -179,13 +184,20 @@ impl<P: Provider, C: Clock> Router<P, C> {
         failed: Failed,
         looked: &Looked<'_>,
     ) -> Next {
-        if failed.committed {
+        let stream_reason = if failed.committed {
+            Some(GiveUpReason::StreamContentDelivered)
+        } else if failed.retries_closed {
+            Some(GiveUpReason::StreamFirstChunkRead)
+        } else {
+            None
+        };
+        if let Some(reason) = stream_reason {
             self.emit(
                 Some(request.id),
                 EventKind::GiveUp {
                     model_group: g.name.clone(),
                     failure: failed.failure.kind,
-                    reason: GiveUpReason::StreamContentDelivered,
+                    reason,
                 },
             );
             return Next::GiveUp { failed, wait: None };

@@ -17,7 +17,8 @@ use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, Request, ResponseFormat, RouterFailure};
 use crate::stream::{
-    BreakKind, Chunk, ProviderStream, StreamItem, StreamOutcome, StreamRecovery, StreamStats,
+    BreakKind, Chunk, FinishReason, ProviderStream, StreamItem, StreamOutcome, StreamRecovery,
+    StreamStats,
 };
 
 /// What the caller's stream has received so far, across attempts.
@@ -49,6 +50,8 @@ impl StreamProgress {
 pub(super) struct StreamBroke {
     pub(super) failure: ProviderFailure,
     how: BreakKind,
+    /// A chunk (even role-only) of this attempt's stream came before the break.
+    after_frame: bool,
 }
 
 impl<P: Provider, C: Clock> Router<P, C> {
@@ -73,10 +76,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         .stream_timeout
                         .or(settings.stream_timeout)
                         .map(|t| (attempt_start + t, BreakKind::FirstTokenTimeout)),
-                    Some(at) => settings
-                        .stream_stall_timeout
-                        .map(|t| (at + t, BreakKind::Stall)),
+                    Some(at) => {
+                        let gap = self.stream_rules.gap_limit(deployment, settings);
+                        match (settings.stream_stall_timeout, gap) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        }
+                        .map(|t| (at + t, BreakKind::Stall))
+                    }
                 };
+                let after_frame = last_item_at.is_some();
                 let item = match deadline {
                     None => stream.next_item().await,
                     // Boxed: only a stream with a deadline pays for its timer beside the read.
@@ -87,6 +96,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                                 return Err(StreamBroke {
                                     failure: ProviderFailure::new(FailureKind::Timeout),
                                     how,
+                                    after_frame,
                                 });
                             }
                         }
@@ -99,35 +109,70 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         tokens += self.deliver(chunk, (now, attempt_start), request_id, run);
                         continue;
                     }
-                    Some(Ok(StreamItem::Done(finish_reason))) => {
-                        let done = Completion {
-                            output_tokens: tokens,
-                            finish_reason,
-                            empty_choices: !run.stream.any_content(),
-                        };
-                        let Some(failure) = self.classifier.judge_success(&done) else {
-                            return Ok(done);
-                        };
-                        let how = if done.empty_choices {
-                            BreakKind::EmptyResponse
-                        } else {
-                            BreakKind::ContentFilter
-                        };
-                        (failure, how)
+                    Some(Ok(StreamItem::Done(reason))) => {
+                        match self.end_of_stream(Some(reason), tokens, after_frame, run) {
+                            Ok(done) => return Ok(done),
+                            Err(broke) => broke,
+                        }
                     }
                     Some(Ok(StreamItem::ErrorFrame(failure))) => {
                         run.stream.first_byte = true;
-                        (failure, BreakKind::ErrorFrame)
+                        (
+                            self.stream_rules.read_error_frame(failure),
+                            BreakKind::ErrorFrame,
+                        )
                     }
                     Some(Err(failure)) => (failure, BreakKind::Connection),
-                    None => (
-                        ProviderFailure::new(FailureKind::ApiConnection),
-                        BreakKind::Truncated,
-                    ),
+                    None => match self.end_of_stream(None, tokens, after_frame, run) {
+                        Ok(done) => return Ok(done),
+                        Err(broke) => broke,
+                    },
                 };
-                return Err(StreamBroke { failure, how });
+                return Err(StreamBroke {
+                    failure,
+                    how,
+                    after_frame,
+                });
             }
         }
+    }
+
+    /// A stream's end: its terminal marker's reason (`None`: the body closed without one).
+    /// An end without a finish reason is what the stream rules say; a finish is judged by the
+    /// classifier (content filter, empty choices).
+    fn end_of_stream(
+        &self,
+        reason: Option<FinishReason>,
+        tokens: u32,
+        after_frame: bool,
+        run: &RequestRun,
+    ) -> Result<Completion, (ProviderFailure, BreakKind)> {
+        let finish_reason = match reason {
+            Some(FinishReason::Missing) | None => {
+                if let Some(failure) = self
+                    .stream_rules
+                    .unfinished_end(reason.is_some(), after_frame)
+                {
+                    return Err((failure, BreakKind::Truncated));
+                }
+                FinishReason::Stop
+            }
+            Some(reason) => reason,
+        };
+        let done = Completion {
+            output_tokens: tokens,
+            finish_reason,
+            empty_choices: !run.stream.any_content(),
+        };
+        let Some(failure) = self.classifier.judge_success(&done) else {
+            return Ok(done);
+        };
+        let how = if done.empty_choices {
+            BreakKind::EmptyResponse
+        } else {
+            BreakKind::ContentFilter
+        };
+        Err((failure, how))
     }
 
     /// The stream's next item, or `None` when `deadline` comes first.
@@ -216,6 +261,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
         committed
     }
 
+    /// Whether a break ends the group's retries (the request goes to its fallbacks): under
+    /// rules where the first chunk is read inside the attempt, once one came.
+    pub(super) fn ends_retries(&self, broke: &StreamBroke) -> bool {
+        broke.after_frame && self.stream_rules.first_chunk_ends_retries()
+    }
+
     /// A stream broke after content: continue it on a fallback deployment that supports
     /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
     /// caller gets the error the stream broke with.
@@ -256,9 +307,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 (!prefill.is_empty()).then_some((g, target, prefill))
             });
             let Some((g, target, candidates)) = target else {
+                self.no_continuation_deployment(request, &broken, choice.targets);
                 return Err(broken.into_router_failure());
             };
             let deployment = candidates[self.pick_position(&candidates, request, now)];
+            self.flush_deferred(run);
             let delivered = run.stream.delivered;
             let mut hop = apply_overrides(request, target);
             hop.prefill_tokens += delivered;
@@ -277,8 +330,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     prefill_tokens: delivered,
                 },
             );
-            // A continuation is reported as `stream_continued`, not as a fallback hop.
+            // A continuation is reported as `stream_continued`, not as a fallback hop (routersim's
+            // own `fallbacks`); LiteLLM 1.110.2 counts it in its attempted fallbacks.
             run.stream.continued = true;
+            if self.stream_rules.continuation_counts_as_fallback() {
+                run.hop(depth + 1);
+            }
             match self
                 .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
                 .await
@@ -287,11 +344,42 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     output_tokens: run.stream.delivered.max(done.output_tokens),
                     ..done
                 }),
+                Err(again) if again.committed && self.stream_rules.chains_continuations() => {
+                    // The continuation broke after its own content: continued again from its
+                    // group, with everything delivered so far as the prefill.
+                    run.stream.continued = false;
+                    let next: std::pin::Pin<Box<dyn Future<Output = _> + '_>> =
+                        Box::pin(self.continue_stream(g, request, again, depth + 1, run));
+                    next.await
+                }
                 Err(_) => {
                     run.stream.continued = false;
                     Err(broken.into_router_failure())
                 }
             }
+        }
+    }
+
+    /// No fallback group of a continuation has a deployment to continue on: under rules that
+    /// say so, the hop into the first one is reported (a `give_up` there).
+    fn no_continuation_deployment(
+        &self,
+        request: &Request,
+        broken: &Failed,
+        targets: &[crate::config::FallbackTarget],
+    ) {
+        if !self.stream_rules.reports_refused_continuation_hop() {
+            return;
+        }
+        if let Some(g) = targets.iter().find_map(|t| self.resolve_group(&t.model)) {
+            self.emit(
+                Some(request.id),
+                EventKind::GiveUp {
+                    model_group: self.groups[g].name.clone(),
+                    failure: broken.failure.kind,
+                    reason: crate::event::GiveUpReason::NoContinuationDeployment,
+                },
+            );
         }
     }
 
@@ -304,6 +392,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             && !run.stream.non_text_content
             && request.response_format != ResponseFormat::Json
             && broken.failure.kind != FailureKind::ContentPolicyViolation
+            && self.stream_rules.may_continue_after(&broken.failure)
             && !run.stream.continued
     }
 
@@ -331,6 +420,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
         };
         let billed = match (ok, self.config.settings.stream_recovery) {
             (true, _) | (false, StreamRecovery::Multigrid) => p.delivered,
+            (false, StreamRecovery::LiteLlm) if self.stream_rules.bills_partial_output() => {
+                p.delivered
+            }
             (false, StreamRecovery::LiteLlm) => 0,
         };
         StreamStats {

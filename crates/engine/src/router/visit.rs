@@ -57,7 +57,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Ok(done) => return Ok(done),
                     Err(failed) => failed,
                 };
-                if failed.committed {
+                if failed.committed || failed.retries_closed {
                     return Err(failed);
                 }
                 let skips_walk = failed.failure.kind.has_dedicated_fallback_list()
@@ -143,9 +143,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     );
                 }
                 tried.push(deployment);
+                self.flush_deferred(run);
                 match self.attempt(g, deployment, request, depth, run).await {
                     Ok(done) => return Ok(done),
-                    Err(f) if f.committed => return Err(f),
+                    Err(f) if f.committed || f.retries_closed => return Err(f),
                     Err(f) => {
                         let stop =
                             self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;

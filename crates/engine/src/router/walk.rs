@@ -54,6 +54,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 last_deployment_index: None,
                 start: self.clock.now(),
                 stream: StreamProgress::default(),
+                deferred_failure: None,
             };
             self.retry_budget.deposit(run.start);
             // The walk is written out here rather than awaited as its own future, which would
@@ -103,9 +104,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
     fn end_request(
         &self,
         request: &Request,
-        run: RequestRun,
+        mut run: RequestRun,
         outcome: Result<Completion, RouterFailure>,
     ) -> CompletionResult {
+        self.flush_deferred(&mut run);
         let (start, end) = (run.start, self.clock.now());
         let final_model_group = run
             .last_group

@@ -177,6 +177,8 @@ fn attempt_events(
             model_group: model_group.clone(),
             deployment_id: call.deployment_id.clone(),
             fallback_depth,
+            // The call log does not say what the router asked for.
+            max_tokens: None,
         },
     });
     events.push(RoutingEvent {

@@ -825,7 +825,13 @@ impl Verdict<'_> {
                 }
             }
             EventKind::GiveUp { reason, .. } => {
-                if req.content && *reason != GiveUpReason::StreamContentDelivered {
+                if req.content
+                    && !matches!(
+                        reason,
+                        GiveUpReason::StreamContentDelivered
+                            | GiveUpReason::NoContinuationDeployment
+                    )
+                {
                     let detail = after_commit(&format!("give_up {}", reason.as_str()));
                     self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
                 }

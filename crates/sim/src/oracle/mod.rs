@@ -14,6 +14,7 @@ pub mod decisions;
 pub mod provider;
 pub mod replay;
 pub mod scenario;
+pub mod stream;
 
 use std::path::Path;
 

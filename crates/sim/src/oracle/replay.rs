@@ -45,10 +45,29 @@ fn locked(log: &Mutex<PickLog>) -> std::sync::MutexGuard<'_, PickLog> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+impl PickLog {
+    /// Request `id`'s expected picks (LiteLLM's attempts' deployments, in order).
+    pub fn expect(log: &Mutex<PickLog>, id: u64, picks: VecDeque<String>) {
+        locked(log).expected.insert(id, (picks, 0));
+    }
+
+    /// Request `id`'s picks that could not be replayed.
+    pub fn take_misses(log: &Mutex<PickLog>, id: u64) -> Vec<Miss> {
+        locked(log).misses.remove(&id).unwrap_or_default()
+    }
+}
+
 /// The strategy seam that replays LiteLLM's picks (see the module docs).
 pub struct ReplayPicks {
     log: Arc<Mutex<PickLog>>,
     fallback: Box<dyn SelectionStrategy>,
+}
+
+impl ReplayPicks {
+    /// Replays the picks `log` expects; `fallback` draws when one cannot be replayed.
+    pub fn new(log: Arc<Mutex<PickLog>>, fallback: Box<dyn SelectionStrategy>) -> Self {
+        Self { log, fallback }
+    }
 }
 
 impl SelectionStrategy for ReplayPicks {

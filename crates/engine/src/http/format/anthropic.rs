@@ -129,7 +129,9 @@ pub fn decode_event(
                 out.push_back(StreamItem::Done(stop_reason(reason)));
             }
         }
-        Some("message_stop") => out.push_back(StreamItem::Done(FinishReason::Stop)),
+        // A stop reason ends the stream at `message_delta`: a `message_stop` read here came
+        // without one.
+        Some("message_stop") => out.push_back(StreamItem::Done(FinishReason::Missing)),
         // A `message_start` marked with the contract's extension is the fake provider's
         // role-only chunk; a real one is framing, like content_block_start/stop and ping.
         Some("message_start") => {

@@ -127,8 +127,9 @@ pub fn decode_event(
     data: &str,
     out: &mut VecDeque<StreamItem>,
 ) -> Result<(), MalformedEvent> {
+    // A finish chunk ends the stream before `[DONE]`: `[DONE]` read here came without one.
     if data.trim() == "[DONE]" {
-        out.push_back(StreamItem::Done(FinishReason::Stop));
+        out.push_back(StreamItem::Done(FinishReason::Missing));
         return Ok(());
     }
     let value: Value = serde_json::from_str(data).map_err(|_| MalformedEvent)?;
@@ -251,7 +252,7 @@ mod tests {
         );
         assert_eq!(
             decode(" [DONE]"),
-            vec![StreamItem::Done(FinishReason::Stop)]
+            vec![StreamItem::Done(FinishReason::Missing)]
         );
         let mut out = VecDeque::new();
         assert_eq!(

@@ -86,6 +86,7 @@ impl Script {
                 model_group: g(),
                 deployment_id: Arc::from(dep),
                 fallback_depth: 0,
+                max_tokens: None,
             },
         )
     }

@@ -1,0 +1,77 @@
+//! A broken stream's failure whose cooldown lands late.
+//!
+//! LiteLLM 1.110.2 records the outcome of a stream that broke (even before its first chunk,
+//! which is read inside the attempt) from a background task: the cooldown entry is written
+//! after the instant retry has already picked again, so a stream 429 before the first chunk
+//! re-picks the same deployment (a call that fails before its stream opens, and the
+//! non-stream path, write it first and exclude it). Under rules that say so
+//! ([`StreamRules::defers_cooldown`]) the failure handler hears of a broken stream at the
+//! request's next pick, before the request waits (time moves on: the task has run), or at the
+//! request's end, whichever comes first.
+//!
+//! [`StreamRules::defers_cooldown`]: crate::stream_rules::StreamRules::defers_cooldown
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::health::FailureReport;
+use super::{RequestRun, Router};
+use crate::clock::Clock;
+use crate::cooldown::FailureOrigin;
+use crate::failure::ProviderFailure;
+use crate::provider::Provider;
+
+/// A failure the failure handler has not heard of yet.
+#[derive(Debug)]
+pub(super) struct DeferredFailure {
+    deployment: usize,
+    group_size: usize,
+    failure: ProviderFailure,
+    origin: FailureOrigin,
+    retry_after: Option<Duration>,
+    now: Instant,
+    request_id: Option<u64>,
+}
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// Hands `report` to the failure handler now, or keeps it for later when the rules defer
+    /// the cooldown of a stream that broke (`broken`).
+    pub(super) fn report_or_defer(
+        &self,
+        report: FailureReport<'_>,
+        broken: bool,
+        run: &mut RequestRun,
+    ) {
+        self.flush_deferred(run);
+        if !(broken && self.stream_rules.defers_cooldown()) {
+            self.report_failure(report);
+            return;
+        }
+        run.deferred_failure = Some(Box::new(DeferredFailure {
+            deployment: report.deployment,
+            group_size: report.group_size,
+            failure: report.failure.clone(),
+            origin: report.origin,
+            retry_after: report.retry_after,
+            now: report.now,
+            request_id: report.request_id,
+        }));
+    }
+
+    /// The failure handler hears of a deferred failure, if one is kept.
+    pub(super) fn flush_deferred(&self, run: &mut RequestRun) {
+        let Some(d) = run.deferred_failure.take() else {
+            return;
+        };
+        self.report_failure(FailureReport {
+            deployment: d.deployment,
+            group_size: d.group_size,
+            failure: &d.failure,
+            origin: d.origin,
+            retry_after: d.retry_after,
+            now: d.now,
+            request_id: d.request_id,
+        });
+    }
+}

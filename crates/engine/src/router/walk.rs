@@ -181,6 +181,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             deployment: None,
             retry_after: None,
             committed: false,
+            retries_closed: false,
         })
     }
 

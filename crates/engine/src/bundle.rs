@@ -3,8 +3,8 @@
 //! A profile is a bundle of policies, never a branch inside the router: the builder asks the
 //! bundle for each policy the caller did not replace ([`crate::router::RouterBuilder`]), and
 //! the loader presets the settings a profile names (`recovery`, `classification`).
-//! `litellm-1.110` plugs in [`crate::litellm110`]'s policies; every other profile (and none)
-//! the documented LiteLLM rules.
+//! `litellm-1.110` plugs in [`crate::litellm110`]'s policies, `multigrid`
+//! [`crate::multigrid`]'s; every other profile (and none) the documented LiteLLM rules.
 
 use crate::backoff::{Backoff, LiteLlmBackoff};
 use crate::config::Profile;
@@ -13,6 +13,7 @@ use crate::fallback::{DocumentedFallbacks, FallbackPolicy};
 use crate::litellm110::{
     LiteLlm110Backoff, LiteLlm110Cooldown, LiteLlm110Fallbacks, LiteLlm110RetryPolicy,
 };
+use crate::multigrid::{MultigridBackoff, MultigridFallbacks, MultigridRetryPolicy};
 use crate::retry::{LiteLlmRetryPolicy, RetryPolicy};
 use crate::stream_rules::{self, StreamRules};
 
@@ -23,6 +24,8 @@ pub enum PolicyBundle {
     Documented,
     /// What LiteLLM 1.110.2's code does.
     LiteLlm110,
+    /// Multigrid's failover and retries (`crate::multigrid`).
+    Multigrid,
 }
 
 impl PolicyBundle {
@@ -30,6 +33,7 @@ impl PolicyBundle {
     pub fn for_profile(profile: Option<Profile>) -> Self {
         match profile {
             Some(Profile::LiteLlm110) => PolicyBundle::LiteLlm110,
+            Some(Profile::Multigrid) => PolicyBundle::Multigrid,
             Some(Profile::LiteLlm | Profile::DeltaLlm) | None => PolicyBundle::Documented,
         }
     }
@@ -39,6 +43,7 @@ impl PolicyBundle {
         match self {
             PolicyBundle::Documented => Box::new(LiteLlmRetryPolicy),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110RetryPolicy),
+            PolicyBundle::Multigrid => Box::new(MultigridRetryPolicy),
         }
     }
 
@@ -47,13 +52,16 @@ impl PolicyBundle {
         match self {
             PolicyBundle::Documented => Box::new(LiteLlmBackoff),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Backoff),
+            PolicyBundle::Multigrid => Box::new(MultigridBackoff),
         }
     }
 
     /// The cooldown trigger.
     pub fn cooldown(self) -> Box<dyn CooldownTrigger> {
         match self {
-            PolicyBundle::Documented => Box::new(LiteLlmCooldown::default()),
+            PolicyBundle::Documented | PolicyBundle::Multigrid => {
+                Box::new(LiteLlmCooldown::default())
+            }
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Cooldown::default()),
         }
     }
@@ -63,13 +71,16 @@ impl PolicyBundle {
         match self {
             PolicyBundle::Documented => Box::new(DocumentedFallbacks),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Fallbacks),
+            PolicyBundle::Multigrid => Box::new(MultigridFallbacks),
         }
     }
 
     /// How streamed attempts are read (`crate::stream_rules`).
     pub fn stream_rules(self) -> Box<dyn StreamRules> {
         match self {
-            PolicyBundle::Documented => Box::new(stream_rules::Documented),
+            PolicyBundle::Documented | PolicyBundle::Multigrid => {
+                Box::new(stream_rules::Documented)
+            }
             PolicyBundle::LiteLlm110 => Box::new(stream_rules::LiteLlm110),
         }
     }

@@ -171,6 +171,9 @@ pub enum GiveUpReason {
     /// LiteLLM 1.110.2: a continuation entered its fallback group (a hop in its trace) and
     /// found no deployment that supports assistant prefill; the original error is raised.
     NoContinuationDeployment,
+    /// `profile: multigrid`: the request's end-to-end deadline is reached, or the wait before
+    /// the next try would consume what is left of it (the walk fails over now instead).
+    DeadlineExhausted,
 }
 
 impl GiveUpReason {
@@ -192,6 +195,7 @@ impl GiveUpReason {
             GiveUpReason::ClassifiedRemainingDeployments => "classified_remaining_deployments",
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
             GiveUpReason::UnroutableAlias => "unroutable_alias",
+            GiveUpReason::DeadlineExhausted => "deadline_exhausted",
         }
     }
 }

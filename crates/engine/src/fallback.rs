@@ -47,6 +47,14 @@ pub trait FallbackPolicy {
     fn dedicated_list_falls_through(&self, _kind: FailureKind) -> bool {
         false
     }
+
+    /// Whether a request walks an ordered list of candidate routes — each deployment of its
+    /// group, then each model of its `models` chain — each with its own attempts, under one
+    /// end-to-end deadline (`profile: multigrid`, [`crate::multigrid`]), instead of LiteLLM's
+    /// group visits and fallback lists (default: no).
+    fn walks_candidates(&self) -> bool {
+        false
+    }
 }
 
 /// The documented rules: a dedicated list that is set but has no entry stops the walk.

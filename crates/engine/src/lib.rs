@@ -35,6 +35,7 @@ pub mod failure;
 pub mod fallback;
 pub mod http;
 pub mod litellm110;
+pub mod multigrid;
 pub mod pattern;
 pub mod provider;
 pub mod recovery;

@@ -26,8 +26,13 @@ pub struct Request {
     pub num_retries: Option<u32>,
     /// The request's own fallbacks: they replace the router's for this request.
     pub fallbacks: Option<Vec<FallbackTarget>>,
-    /// Stop after the retry loop: no order walk, no failover, no fallbacks.
+    /// Stop after the retry loop: no order walk, no failover, no fallbacks (`profile:
+    /// multigrid`: `allow_fallbacks: false`, stop after the first usable route).
     pub disable_fallbacks: bool,
+    /// `models: [...]` (`profile: multigrid`): the models to walk after the one asked for, in
+    /// order; every deployment of one is tried before the next is considered. Shared: a
+    /// template's requests hold one copy.
+    pub models: Arc<[Arc<str>]>,
     /// `metadata.tags`.
     pub tags: Vec<String>,
     /// Whether the caller asked for a stream.

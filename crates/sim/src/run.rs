@@ -308,6 +308,7 @@ pub fn router_profile(profile: Option<Profile>) -> RouterProfile {
     let rules = match (profile, litellm_version) {
         (_, Some(version)) => format!("litellm-{version}"),
         (Profile::DeltaLlm, None) => "deltallm-documented".to_string(),
+        (Profile::Multigrid, None) => "multigrid-documented".to_string(),
         (_, None) => "litellm-documented".to_string(),
     };
     RouterProfile {

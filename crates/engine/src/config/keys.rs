@@ -92,9 +92,14 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 
 /// routersim's own `router_settings` keys, which LiteLLM does not have: DeltaLLM's behaviours
 /// (`profile`, `recovery`, `classification`, `health_check_interval`; LiteLLM's proxy wants
-/// its health checks in `general_settings`) and the stream watchdog and recovery policy.
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 6] = [
+/// its health checks in `general_settings`), Multigrid's candidate walk (`profile:
+/// multigrid`) and the stream watchdog and recovery policy.
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 10] = [
     "profile",
+    "attempts_per_candidate",
+    "allow_fallbacks",
+    "request_deadline",
+    "stream_deadline",
     "recovery",
     "classification",
     "health_check_interval",

@@ -321,7 +321,27 @@ pub struct RouterSettings {
     pub health_check_interval: Option<Duration>,
     /// `profile: litellm | deltallm`, as written (its bundle is already applied).
     pub profile: Option<Profile>,
+    /// `attempts_per_candidate` (`profile: multigrid`): tries each candidate route gets, the
+    /// first included (default 3).
+    pub attempts_per_candidate: u32,
+    /// `allow_fallbacks` (`profile: multigrid`): `false` stops every request after its first
+    /// usable route (default true).
+    pub allow_fallbacks: bool,
+    /// `request_deadline` (`profile: multigrid`): the end-to-end deadline of a non-streamed
+    /// request (default 60 s).
+    pub request_deadline: Duration,
+    /// `stream_deadline` (`profile: multigrid`): the end-to-end deadline of a streamed request
+    /// (default 300 s).
+    pub stream_deadline: Duration,
 }
+
+/// Default `attempts_per_candidate` (Multigrid: "Three attempts per candidate by default, the
+/// first included").
+pub const DEFAULT_ATTEMPTS_PER_CANDIDATE: u32 = 3;
+/// Default `request_deadline` (Multigrid: "60 seconds non-streaming").
+pub const DEFAULT_REQUEST_DEADLINE: Duration = Duration::from_secs(60);
+/// Default `stream_deadline` (Multigrid: "300 seconds streaming").
+pub const DEFAULT_STREAM_DEADLINE: Duration = Duration::from_secs(300);
 
 /// What happens when a cooldown expires.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -363,21 +383,42 @@ pub enum Profile {
     /// What LiteLLM 1.110.2's code does where it departs from its documentation, decision for
     /// decision (checked against recorded traces of the real `litellm.Router`).
     LiteLlm110,
+    /// Multigrid's failover and retries (`multigrid-failover-and-retries.md`): an ordered
+    /// walk of candidate routes, each with its own attempts, under one end-to-end deadline
+    /// (see [`crate::multigrid`]); `stream_recovery: multigrid`.
+    Multigrid,
 }
 
 name_table!(Profile {
     LiteLlm => "litellm",
     DeltaLlm => "deltallm",
     LiteLlm110 => "litellm-1.110" | "litellm-1.110.2",
+    Multigrid => "multigrid",
 });
 
 impl Profile {
     /// What the profile sets: `(recovery, classification)`.
     pub fn bundle(self) -> (Recovery, Classification) {
         match self {
-            Profile::LiteLlm | Profile::LiteLlm110 => (Recovery::Ttl, Classification::LiteLlm),
+            Profile::LiteLlm | Profile::LiteLlm110 | Profile::Multigrid => {
+                (Recovery::Ttl, Classification::LiteLlm)
+            }
             Profile::DeltaLlm => (Recovery::HalfOpen, Classification::DeltaLlm),
         }
+    }
+
+    /// The `stream_recovery` the profile presets (an explicit `stream_recovery` still wins).
+    pub fn stream_recovery(self) -> StreamRecovery {
+        match self {
+            Profile::Multigrid => StreamRecovery::Multigrid,
+            Profile::LiteLlm | Profile::DeltaLlm | Profile::LiteLlm110 => StreamRecovery::default(),
+        }
+    }
+
+    /// Whether the profile reads the candidate-walk keys (`attempts_per_candidate`,
+    /// `allow_fallbacks`, `request_deadline`, `stream_deadline`, a request's `models`).
+    pub fn walks_candidates(self) -> bool {
+        self == Profile::Multigrid
     }
 
     /// The LiteLLM release whose code the profile reproduces, when it models one (`litellm`
@@ -385,7 +426,7 @@ impl Profile {
     pub fn litellm_version(self) -> Option<&'static str> {
         match self {
             Profile::LiteLlm110 => Some("1.110.2"),
-            Profile::LiteLlm | Profile::DeltaLlm => None,
+            Profile::LiteLlm | Profile::DeltaLlm | Profile::Multigrid => None,
         }
     }
 }
@@ -420,6 +461,10 @@ impl Default for RouterSettings {
             classification: Classification::default(),
             health_check_interval: None,
             profile: None,
+            attempts_per_candidate: DEFAULT_ATTEMPTS_PER_CANDIDATE,
+            allow_fallbacks: true,
+            request_deadline: DEFAULT_REQUEST_DEADLINE,
+            stream_deadline: DEFAULT_STREAM_DEADLINE,
         }
     }
 }

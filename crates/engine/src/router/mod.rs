@@ -18,6 +18,8 @@
 //! - **attempt** (`attempt.rs`): one provider call with its deadline, events and record.
 //! - **stream** (`stream.rs`): reading a streamed answer, its deadlines, its continuation.
 //! - **health** (`health.rs`): cooling, restoring, the cooldown sweeper and health probes.
+//! - **candidate walk** (`candidates.rs`): `profile: multigrid`'s walk, in place of the
+//!   fallback walk and group visits when the profile's fallback policy asks for it.
 //!
 //! The decisions are policies injected on the [`RouterBuilder`] (strategy, classifier, retry
 //! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.
@@ -38,6 +40,7 @@
 #![allow(clippy::manual_async_fn)]
 
 mod attempt;
+mod candidates;
 mod health;
 mod retry_loop;
 mod stream;

@@ -146,7 +146,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
 
     /// The failure a pick with no candidate stands for (`router_rate_limit` while everything
     /// is cooling or over its limits).
-    fn no_candidate(&self, g: &Group, request: &Request, none: NoCandidate) -> Failed {
+    pub(super) fn no_candidate(&self, g: &Group, request: &Request, none: NoCandidate) -> Failed {
         let (kind, retry_after) = match none {
             NoCandidate::AllCooling { retry_after } => {
                 self.emit(

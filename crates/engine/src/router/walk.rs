@@ -60,6 +60,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
             // The walk is written out here rather than awaited as its own future, which would
             // keep a second copy of `self`, `request` and `run` for the whole request.
             let outcome = 'walk: {
+                if self.fallback_policy.walks_candidates() {
+                    // Boxed: only a request of a profile that walks candidates pays for it.
+                    break 'walk Box::pin(self.walk_candidates(request, &mut run)).await;
+                }
                 let Some(requested) = self.resolve_group(&request.model) else {
                     if let Some(failed) = self.unroutable_alias(request) {
                         if request.disable_fallbacks {

@@ -60,7 +60,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(in crate::config) const ROUTER_SETTINGS: [Setting; 27] = [
+pub(in crate::config) const ROUTER_SETTINGS: [Setting; 31] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -127,7 +127,41 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 27] = [
     router("profile", |r, k| {
         if let Some(profile) = r.named(k, Profile::choices, Profile::from_name)? {
             (r.settings.recovery, r.settings.classification) = profile.bundle();
+            r.settings.stream_recovery = profile.stream_recovery();
             r.settings.profile = Some(profile);
+        }
+        Ok(())
+    }),
+    router("attempts_per_candidate", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            let n = uint32(v, &at)?;
+            if n == 0 {
+                return Err(ConfigError::new(
+                    at,
+                    "at least 1 attempt per candidate is expected (the first included), found 0",
+                ));
+            }
+            r.settings.attempts_per_candidate = n;
+            r.candidate_walk_key(k);
+        }
+        Ok(())
+    }),
+    router("allow_fallbacks", |r, k| {
+        r.flag(k, |s| &mut s.allow_fallbacks)?;
+        r.candidate_walk_key(k);
+        Ok(())
+    }),
+    router("request_deadline", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.request_deadline = duration(v, &at)?;
+            r.candidate_walk_key(k);
+        }
+        Ok(())
+    }),
+    router("stream_deadline", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.stream_deadline = duration(v, &at)?;
+            r.candidate_walk_key(k);
         }
         Ok(())
     }),
@@ -269,6 +303,18 @@ impl<'a> Read<'a> {
     /// The setting's value in `router_settings` (unless null), with its path.
     fn router(&self, setting: &Setting) -> Option<(&'a Value, String)> {
         get(self.router, setting.key).map(|v| (v, format!("router_settings.{}", setting.key)))
+    }
+
+    /// A key only a profile that walks candidates reads (`profile: multigrid`): said loudly
+    /// when set under another profile, where it does nothing.
+    fn candidate_walk_key(&mut self, setting: &Setting) {
+        let read = self.settings.profile.is_some_and(Profile::walks_candidates);
+        if !read && self.router(setting).is_some() {
+            self.loader.warn(format!(
+                "router_settings.{}: read by profile: multigrid only; it does nothing here",
+                setting.key
+            ));
+        }
     }
 
     /// A boolean setting.

@@ -1,0 +1,296 @@
+//! Multigrid's walk (`profile: multigrid`, see [`crate::multigrid`] for the rules and the
+//! seed's lines): an ordered list of candidate routes — every deployment of the group asked
+//! for, then each model of the request's `models` chain and its deployments — each with its
+//! own attempts (the retry policy's inner loop), under one end-to-end deadline. Chosen by
+//! [`FallbackPolicy::walks_candidates`](crate::fallback::FallbackPolicy::walks_candidates);
+//! the attempt itself is the router's one attempt (`attempt.rs`).
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::visit::NoCandidate;
+use super::{Failed, Group, RequestRun, Router, lock};
+use crate::backoff::WaitContext;
+use crate::clock::Clock;
+use crate::event::{EventKind, FallbackLevel, GiveUpReason};
+use crate::failure::{FailureKind, RetryAfter};
+use crate::provider::Provider;
+use crate::request::{Completion, Request, RouterFailure};
+use crate::retry::{RetryContext, RetryDecision};
+use crate::small::Indices;
+
+/// How a candidate's attempts ended without an answer.
+struct CandidateFailed {
+    failed: Failed,
+    /// The walk ends here: the deadline is reached, or a stream is past its first byte.
+    stop: bool,
+}
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// The whole walk of one request; the last failure when every candidate failed.
+    pub(super) fn walk_candidates<'a>(
+        &'a self,
+        request: &'a Request,
+        run: &'a mut RequestRun,
+    ) -> impl Future<Output = Result<Completion, RouterFailure>> + 'a {
+        async move {
+            let settings = &self.config.settings;
+            let limit = if request.stream {
+                settings.stream_deadline
+            } else {
+                settings.request_deadline
+            };
+            let deadline = run.start + limit;
+            let first_route_only = request.disable_fallbacks || !settings.allow_fallbacks;
+            let mut last: Option<Failed> = None;
+            let mut unusable: Option<(usize, NoCandidate)> = None;
+            let mut serving: Option<Arc<str>> = None;
+            let mut routes = 0u32;
+            let mut depth = 0u32;
+            let models = std::iter::once(&request.model).chain(request.models.iter());
+            'walk: for (position, model) in models.enumerate() {
+                let Some(group) = self.resolve_group(model) else {
+                    continue;
+                };
+                if run.tried_groups.contains(&group) || (first_route_only && routes > 0) {
+                    continue;
+                }
+                run.tried_groups.push(group);
+                let g = &self.groups[group];
+                if let Some(source) = serving.replace(g.name.clone()) {
+                    depth += 1;
+                    run.fallbacks += 1;
+                    run.hop(depth);
+                    self.emit(
+                        Some(request.id),
+                        EventKind::Fallback {
+                            source,
+                            target: g.name.clone(),
+                            order: position.saturating_sub(1) as u32,
+                            depth,
+                            level: FallbackLevel::General,
+                            failure: last
+                                .as_ref()
+                                .map_or(FailureKind::RouterRateLimit, |f| f.failure.kind),
+                        },
+                    );
+                }
+                for member in 0..g.members.len() {
+                    let d = g.members[member];
+                    if let Err(none) = self.usable(g, d, request) {
+                        unusable.get_or_insert((group, none));
+                        continue;
+                    }
+                    if first_route_only && routes > 0 {
+                        break 'walk;
+                    }
+                    if self.clock.now() >= deadline {
+                        self.deadline_exhausted(g, request, last.as_ref());
+                        break 'walk;
+                    }
+                    routes += 1;
+                    match self.candidate(g, d, request, depth, deadline, run).await {
+                        Ok(done) => return Ok(done),
+                        Err(CandidateFailed { failed, stop }) => {
+                            last = Some(failed);
+                            if stop {
+                                break 'walk;
+                            }
+                        }
+                    }
+                }
+            }
+            Err(match (last, unusable) {
+                (Some(failed), _) => failed.into_router_failure(),
+                (None, Some((group, none))) => self
+                    .no_candidate(&self.groups[group], request, none)
+                    .into_router_failure(),
+                (None, None) => RouterFailure {
+                    kind: FailureKind::BadRequest,
+                    status: Some(400),
+                    retry_after: None,
+                },
+            })
+        }
+    }
+
+    /// Whether deployment `d` of `g` is a usable route now: what a pick in its group would
+    /// let through (not cooling, the request's tags, the pre-call checks).
+    fn usable(&self, g: &Group, d: usize, request: &Request) -> Result<(), NoCandidate> {
+        let mut candidates = Indices::new();
+        self.candidates(&g.members, request, self.clock.now(), &mut candidates)?;
+        if candidates.as_slice().contains(&d) {
+            Ok(())
+        } else {
+            Err(NoCandidate::AllCooling {
+                retry_after: self
+                    .state
+                    .cooldown_until(d)
+                    .map_or(std::time::Duration::ZERO, |until| {
+                        until.saturating_duration_since(self.clock.now())
+                    }),
+            })
+        }
+    }
+
+    /// The `give_up` of a walk out of time.
+    fn deadline_exhausted(&self, g: &Group, request: &Request, last: Option<&Failed>) {
+        self.emit(
+            Some(request.id),
+            EventKind::GiveUp {
+                model_group: g.name.clone(),
+                failure: last.map_or(FailureKind::Timeout, |f| f.failure.kind),
+                reason: GiveUpReason::DeadlineExhausted,
+            },
+        );
+    }
+
+    /// One candidate's inner loop: attempt, then (for a failure the retry policy retries) the
+    /// backoff's wait — unless it would reach the deadline: then the walk fails over now.
+    fn candidate<'a>(
+        &'a self,
+        g: &'a Group,
+        d: usize,
+        request: &'a Request,
+        depth: u32,
+        deadline: Instant,
+        run: &'a mut RequestRun,
+    ) -> impl Future<Output = Result<Completion, CandidateFailed>> + 'a {
+        async move {
+            let mut retries_done = 0u32;
+            let mut first_failure = None;
+            loop {
+                self.flush_deferred(run);
+                let failed = match self.attempt(g, d, request, depth, run).await {
+                    Ok(done) => return Ok(done),
+                    Err(failed) => failed,
+                };
+                let first = *first_failure.get_or_insert(failed.failure.kind);
+                let stream_reason = if failed.committed {
+                    Some(GiveUpReason::StreamContentDelivered)
+                } else if failed.retries_closed {
+                    Some(GiveUpReason::StreamFirstChunkRead)
+                } else {
+                    None
+                };
+                if let Some(reason) = stream_reason {
+                    self.give_up(g, request, &failed, reason);
+                    let stop = failed.committed;
+                    return Err(CandidateFailed { failed, stop });
+                }
+                let now = self.clock.now();
+                let (wait, wait_reason, max_retries) =
+                    match self.decide_retry(g, d, request, &failed, first, retries_done) {
+                        Ok(next) => next,
+                        Err(reason) => {
+                            self.give_up(g, request, &failed, reason);
+                            return Err(CandidateFailed {
+                                failed,
+                                stop: false,
+                            });
+                        }
+                    };
+                if now + wait >= deadline {
+                    self.give_up(g, request, &failed, GiveUpReason::DeadlineExhausted);
+                    let stop = now >= deadline;
+                    return Err(CandidateFailed { failed, stop });
+                }
+                self.emit_at(
+                    now,
+                    Some(request.id),
+                    EventKind::Retry {
+                        model_group: g.name.clone(),
+                        failure: failed.failure.kind,
+                        retry: retries_done + 1,
+                        budget: max_retries,
+                    },
+                );
+                if let Some(reason) = wait_reason {
+                    self.emit_at(
+                        now,
+                        Some(request.id),
+                        EventKind::Wait {
+                            duration: wait,
+                            reason,
+                        },
+                    );
+                }
+                retries_done += 1;
+                run.retries += 1;
+                run.scope_retries += 1;
+                run.pending_wait = wait;
+                if !wait.is_zero() {
+                    self.flush_deferred(run);
+                    self.clock.sleep_until(now + wait).await;
+                }
+            }
+        }
+    }
+
+    fn give_up(&self, g: &Group, request: &Request, failed: &Failed, reason: GiveUpReason) {
+        self.emit(
+            Some(request.id),
+            EventKind::GiveUp {
+                model_group: g.name.clone(),
+                failure: failed.failure.kind,
+                reason,
+            },
+        );
+    }
+
+    /// The retry policy's (and the retry budget's) verdict on a candidate's failure, with the
+    /// backoff's wait when it retries: `(wait, its reason, the budget)`.
+    fn decide_retry(
+        &self,
+        g: &Group,
+        d: usize,
+        request: &Request,
+        failed: &Failed,
+        first_failure: FailureKind,
+        retries_done: u32,
+    ) -> Result<(std::time::Duration, Option<crate::event::WaitReason>, u32), GiveUpReason> {
+        let settings = &self.config.settings;
+        let now = self.clock.now();
+        let healthy = g
+            .members
+            .iter()
+            .filter(|&&m| !self.is_unavailable(m, now))
+            .count();
+        let ctx = RetryContext {
+            request,
+            deployment: Some(&self.config.deployments[d]),
+            model_group: &g.name,
+            group_size: g.members.len(),
+            healthy_left: healthy,
+            group_healthy_left: healthy,
+            first_failure: Some(first_failure),
+            fallbacks_configured: !request.models.is_empty(),
+            context_window_fallbacks_configured: false,
+            content_policy_fallbacks_configured: false,
+            scope: self.classifier.scope(&failed.failure),
+            settings,
+        };
+        let max_retries = match self.retry.decide(&failed.failure, &ctx, retries_done) {
+            RetryDecision::GiveUp(reason) => return Err(reason),
+            RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
+                return Err(GiveUpReason::RetryBudgetExhausted);
+            }
+            RetryDecision::Retry { max_retries } => max_retries,
+        };
+        let wait_ctx = WaitContext {
+            group_size: g.members.len(),
+            healthy_left: healthy,
+            group_healthy_left: healthy,
+            retry_after: self.resolve_retry_after(&failed.failure),
+            retry_after_is_date: matches!(
+                failed.failure.retry_after,
+                Some(RetryAfter::HttpDate(_))
+            ),
+            retry_index: retries_done,
+            min_backoff: settings.retry_after,
+        };
+        let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
+        Ok((wait, reason, max_retries))
+    }
+}

@@ -291,7 +291,7 @@ fn parse_with_extra_set(
     let mut set: Vec<(String, Value)> =
         raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
     set.extend(extra.iter().cloned());
-    let (router, router_source) = match (raw.router, raw.router_file) {
+    let (mut router, router_source) = match (raw.router, raw.router_file) {
         (Some(mut value), None) => {
             apply_sets(&ctx, &mut value, &set)?;
             let config =
@@ -336,6 +336,9 @@ fn parse_with_extra_set(
         .enumerate()
         .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
         .collect::<Result<Vec<_>, _>>()?;
+    router
+        .warnings
+        .extend(crate::traffic::unread_models(&router, &traffic));
     let traffic_file = match raw.traffic_file {
         None => None,
         Some(relative) => {
@@ -746,6 +749,8 @@ struct RawTraffic {
     num_retries: Option<u32>,
     fallbacks: Option<Vec<Fallback>>,
     disable_fallbacks: Option<bool>,
+    allow_fallbacks: Option<bool>,
+    models: Option<Vec<String>>,
     metadata: Option<Metadata>,
     stream: Option<StreamShare>,
     output_tokens: Option<TokenRange>,
@@ -821,6 +826,13 @@ fn validate_traffic(
             ),
         ));
     }
+    for (j, name) in raw.models.iter().flatten().enumerate() {
+        if !model_known(router, name) {
+            let known = model_groups(router);
+            let message = format!("no model group or alias {name:?}; the router has: {known}");
+            return Err(ctx.error(&format!("{path}.models[{j}]"), message));
+        }
+    }
     for (j, target) in raw.fallbacks.iter().flatten().enumerate() {
         if !model_known(router, &target.0.model) {
             return Err(ctx.error(
@@ -838,7 +850,14 @@ fn validate_traffic(
         max_tokens: raw.max_tokens,
         num_retries: raw.num_retries,
         fallbacks: raw.fallbacks.map(|f| f.into_iter().map(|t| t.0).collect()),
-        disable_fallbacks: raw.disable_fallbacks.unwrap_or(false),
+        disable_fallbacks: raw.disable_fallbacks.unwrap_or(false)
+            || raw.allow_fallbacks == Some(false),
+        models: raw
+            .models
+            .iter()
+            .flatten()
+            .map(|m| Arc::from(m.as_str()))
+            .collect(),
         tags: raw.metadata.map(|m| m.tags).unwrap_or_default(),
         response_format: raw.response_format.map_or(ResponseFormat::Text, |f| f.0),
         tools: raw.tools.unwrap_or(false),

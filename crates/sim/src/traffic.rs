@@ -141,8 +141,11 @@ pub struct RequestTemplate {
     pub num_retries: Option<u32>,
     /// The request's own fallbacks.
     pub fallbacks: Option<Vec<FallbackTarget>>,
-    /// `disable_fallbacks`.
+    /// `disable_fallbacks` (or `allow_fallbacks: false`).
     pub disable_fallbacks: bool,
+    /// `models: [...]`: the chain `profile: multigrid` walks after `model` (shared by every
+    /// request of the entry).
+    pub models: Arc<[Arc<str>]>,
     /// `metadata.tags`.
     pub tags: Vec<String>,
     /// `response_format` (`json` is constrained output: never continued mid-stream).
@@ -160,6 +163,7 @@ impl RequestTemplate {
             num_retries: None,
             fallbacks: None,
             disable_fallbacks: false,
+            models: Arc::default(),
             tags: Vec::new(),
             response_format: ResponseFormat::Text,
             tools: false,
@@ -176,6 +180,7 @@ impl RequestTemplate {
             num_retries: self.num_retries,
             fallbacks: self.fallbacks.clone(),
             disable_fallbacks: self.disable_fallbacks,
+            models: self.models.clone(),
             tags: self.tags.clone(),
             response_format: self.response_format,
             tools: self.tools,
@@ -241,6 +246,28 @@ pub enum TrafficSpec {
     Request(ExplicitRequest),
     /// A generated stream (`rate:`).
     Stream(TrafficStream),
+}
+
+/// A warning when traffic sets `models: [...]` under a profile that does not walk them (any
+/// but `profile: multigrid`): the key then does nothing.
+pub(crate) fn unread_models(
+    router: &routersim_engine::config::RouterConfig,
+    traffic: &[TrafficSpec],
+) -> Option<String> {
+    let profile = router.settings.profile;
+    if profile.is_some_and(routersim_engine::config::Profile::walks_candidates) {
+        return None;
+    }
+    let i = traffic.iter().position(|t| {
+        let template = match t {
+            TrafficSpec::Request(r) => &r.template,
+            TrafficSpec::Stream(s) => &s.template,
+        };
+        !template.models.is_empty()
+    })?;
+    Some(format!(
+        "traffic[{i}].models: read by profile: multigrid only; it does nothing here"
+    ))
 }
 
 impl TrafficSpec {

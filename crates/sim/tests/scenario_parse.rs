@@ -297,7 +297,8 @@ fn an_unknown_key_at_a_nested_path() {
         "traffic:\n  - {model: gpt, rate: 20/s, colour: red}\n",
         "s.yaml:11:30: traffic[0].colour: unknown field `colour`, expected one of model, at, count, \
          rate, from, to, arrival, input_tokens, max_tokens, num_retries, fallbacks, \
-         disable_fallbacks, metadata, stream, output_tokens, response_format, tools",
+         disable_fallbacks, allow_fallbacks, models, metadata, stream, output_tokens, \
+         response_format, tools",
     );
     check(
         "durationn: 1m\n",

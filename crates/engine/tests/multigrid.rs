@@ -371,3 +371,27 @@ fn the_profile_and_its_keys_load_and_say_when_they_do_nothing() {
     .unwrap_err();
     assert!(err.to_string().contains("attempts_per_candidate"), "{err}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_running_at_the_deadline_is_cut_there() {
+    let provider = Scripted::new()
+        .always(
+            "a1",
+            Step::SlowFail(
+                Duration::from_secs(5),
+                ProviderFailure::new(K::ServiceUnavailable),
+            ),
+        )
+        .always("a2", Step::Ok);
+    let s = RouterSettings {
+        request_deadline: Duration::from_secs(2),
+        ..settings()
+    };
+    let (router, sink) = make_router(config(vec![dep("A", "a1"), dep("A", "a2")], s), provider);
+    let result = router.completion(Request::new(1, "A")).await;
+    // Cut at 2 s (a timeout): a retried request never takes longer than the deadline.
+    assert_eq!(attempts(&result), ["a1:timeout"]);
+    assert_eq!(result.latency(), Duration::from_secs(2));
+    assert_eq!(outcome(&result), "timeout");
+    assert_eq!(give_ups(&sink), [GiveUpReason::DeadlineExhausted]);
+}

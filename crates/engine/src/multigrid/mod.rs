@@ -28,8 +28,9 @@
 //!   streaming. If a wait would consume what is left of it, we fail over now instead."* —
 //!   `router_settings.request_deadline` / `stream_deadline`, from the request's arrival; no
 //!   attempt starts at or past it, and a wait that would reach it ends the candidate's
-//!   attempts (`give_up` with `deadline_exhausted`). An attempt already running is not cut
-//!   at the deadline (the deployment's `timeout` still bounds it).
+//!   attempts (`give_up` with `deadline_exhausted`); a call still running at the deadline is
+//!   cut there (a `timeout`), so a retried request never takes longer than the deadline. A
+//!   stream's body, once the call has returned it, is bounded by the stream timeouts only.
 //! - Cooldowns are LiteLLM's documented ones; streams follow `stream_recovery: multigrid`,
 //!   which the profile presets.
 

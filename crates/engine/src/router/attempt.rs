@@ -35,18 +35,23 @@ type Outcome = (
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Makes one provider call, cut off at `start` plus the deployment's `timeout` (else the
-    /// router's), if one is set.
+    /// router's), if one is set, or at the walk's deadline (`walk_deadline`), if earlier.
     pub(super) fn call_with_deadline<'a>(
         &'a self,
         call: ProviderCall<'a>,
         start: Instant,
+        walk_deadline: Option<Instant>,
     ) -> impl Future<Output = Result<ProviderResponse<P::Stream>, ProviderFailure>> + 'a {
         async move {
-            let deadline = call
+            let timeout = call
                 .deployment
                 .timeout
                 .or(self.config.settings.timeout)
                 .map(|limit| start + limit);
+            let deadline = match (timeout, walk_deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             match deadline {
                 None => self.provider.call(call).await,
                 Some(deadline) => {
@@ -89,10 +94,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 let timed = deployment
                     .timeout
                     .or(self.config.settings.timeout)
-                    .is_some();
+                    .is_some()
+                    || run.walk_deadline.is_some();
                 let called = if timed {
                     // Boxed: only a call with a deadline pays for the deadline's timer.
-                    Box::pin(self.call_with_deadline(call, start)).await
+                    Box::pin(self.call_with_deadline(call, start, run.walk_deadline)).await
                 } else {
                     self.provider.call(call).await
                 };

@@ -42,6 +42,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 settings.request_deadline
             };
             let deadline = run.start + limit;
+            run.walk_deadline = Some(deadline);
             let first_route_only = request.disable_fallbacks || !settings.allow_fallbacks;
             let mut last: Option<Failed> = None;
             let mut unusable: Option<(usize, NoCandidate)> = None;

@@ -232,7 +232,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             request: &request,
             attempt: 1,
         };
-        let result = self.call_with_deadline(call, self.clock.now()).await;
+        let result = self.call_with_deadline(call, self.clock.now(), None).await;
         let (group, id) = (deployment.model_name.clone(), deployment.id.clone());
         match result {
             Ok(_) => {

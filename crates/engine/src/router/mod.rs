@@ -359,6 +359,9 @@ struct RequestRun {
     /// only a request in a failover scope pays for it).
     failover_excluded: Option<Box<Tried>>,
     pending_wait: Duration,
+    /// `profile: multigrid`: the request's end-to-end deadline, which cuts an attempt still
+    /// running there (`None` under every other walk).
+    walk_deadline: Option<Instant>,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,

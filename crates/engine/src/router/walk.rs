@@ -50,6 +50,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 outer_nesting: 0,
                 failover_excluded: None,
                 pending_wait: Duration::ZERO,
+                walk_deadline: None,
                 last_group: None,
                 last_deployment_index: None,
                 start: self.clock.now(),

@@ -26,6 +26,8 @@ pub enum Step {
     Fail(ProviderFailure),
     /// Succeed with this response (finish reason, empty choices).
     Complete(Completion),
+    /// Fail with this failure after this long (instead of [`LATENCY`]).
+    SlowFail(Duration, ProviderFailure),
     /// Open a stream that plays this plan (each entry: delay after the previous one, then what).
     Stream(Vec<(Duration, Play)>),
 }
@@ -135,6 +137,10 @@ impl Provider for Scripted {
         if let Step::Stream(plan) = step {
             return Ok(ProviderResponse::Stream(TestStream { plan: plan.into() }));
         }
+        if let Step::SlowFail(after, failure) = step {
+            tokio::time::sleep(after).await;
+            return Err(failure);
+        }
         tokio::time::sleep(LATENCY).await;
         match step {
             Step::Ok => Ok(ProviderResponse::Complete(Completion {
@@ -143,7 +149,7 @@ impl Provider for Scripted {
             })),
             Step::Complete(done) => Ok(ProviderResponse::Complete(done)),
             Step::Fail(f) => Err(f),
-            Step::Stream(_) => unreachable!("handled above"),
+            Step::Stream(_) | Step::SlowFail(..) => unreachable!("handled above"),
         }
     }
 }

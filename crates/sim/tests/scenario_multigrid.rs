@@ -90,6 +90,13 @@ fn the_same_traffic_under_litellm_says_models_does_nothing_and_fails() {
         "{:?}",
         parsed.router.warnings
     );
-    let report = run(&parsed, &RunOptions::default()).expect("runs");
+    let report = run(
+        &parsed,
+        &RunOptions {
+            out_dir: Some(out_dir("litellm")),
+            ..RunOptions::default()
+        },
+    )
+    .expect("runs");
     assert_eq!(report.summary.ok, 0);
 }

@@ -61,22 +61,22 @@ impl FaultSpec {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFault {
-    pub(super) deployment: Option<String>,
-    pub(super) model_group: Option<String>,
-    pub(super) from: Option<HumanDuration>,
-    pub(super) to: Option<HumanDuration>,
-    pub(super) probability: Option<f64>,
-    pub(super) error: Option<FailureKind>,
-    pub(super) status: Option<u16>,
-    pub(super) retry_after: Option<HumanDuration>,
-    pub(super) retry_after_format: Option<RetryAfterFormat>,
-    pub(super) latency: Option<LatencySpec>,
-    pub(super) stream_break: Option<RawStreamFault>,
-    pub(super) stream_error_frame: Option<RawStreamFault>,
-    pub(super) stream_truncated: Option<RawStreamFault>,
-    pub(super) stream_stall: Option<RawStreamFault>,
-    pub(super) stream_empty: Option<EmptyStream>,
-    pub(super) stream_no_finish: Option<EmptyStream>,
+    deployment: Option<String>,
+    model_group: Option<String>,
+    from: Option<HumanDuration>,
+    to: Option<HumanDuration>,
+    probability: Option<f64>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
+    retry_after: Option<HumanDuration>,
+    retry_after_format: Option<RetryAfterFormat>,
+    latency: Option<LatencySpec>,
+    stream_break: Option<RawStreamFault>,
+    stream_error_frame: Option<RawStreamFault>,
+    stream_truncated: Option<RawStreamFault>,
+    stream_stall: Option<RawStreamFault>,
+    stream_empty: Option<EmptyStream>,
+    stream_no_finish: Option<EmptyStream>,
 }
 
 impl TryFrom<RawFault> for FaultSpec {

@@ -83,9 +83,9 @@ fn standard_normal<R: rand::Rng + ?Sized>(rng: &mut R) -> f64 {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLatency {
-    pub(super) p50: Option<HumanDuration>,
-    pub(super) p99: Option<HumanDuration>,
-    pub(super) uniform: Option<(HumanDuration, HumanDuration)>,
+    p50: Option<HumanDuration>,
+    p99: Option<HumanDuration>,
+    uniform: Option<(HumanDuration, HumanDuration)>,
 }
 
 impl TryFrom<RawLatency> for LatencySpec {

@@ -189,27 +189,27 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOk {
-    pub(super) latency: Option<LatencySpec>,
+    latency: Option<LatencySpec>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawOutcome {
     #[serde(default, deserialize_with = "present")]
-    pub(super) ok: Option<Option<RawOk>>,
-    pub(super) error: Option<FailureKind>,
-    pub(super) status: Option<u16>,
-    pub(super) retry_after: Option<HumanDuration>,
-    pub(super) retry_after_format: Option<RetryAfterFormat>,
-    pub(super) latency: Option<LatencySpec>,
-    pub(super) stream_break: Option<RawStreamFault>,
-    pub(super) stream_error_frame: Option<RawStreamFault>,
-    pub(super) stream_truncated: Option<RawStreamFault>,
-    pub(super) stream_stall: Option<RawStreamFault>,
-    pub(super) stream_empty: Option<EmptyStream>,
-    pub(super) stream_no_finish: Option<EmptyStream>,
+    ok: Option<Option<RawOk>>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
+    retry_after: Option<HumanDuration>,
+    retry_after_format: Option<RetryAfterFormat>,
+    latency: Option<LatencySpec>,
+    stream_break: Option<RawStreamFault>,
+    stream_error_frame: Option<RawStreamFault>,
+    stream_truncated: Option<RawStreamFault>,
+    stream_stall: Option<RawStreamFault>,
+    stream_empty: Option<EmptyStream>,
+    stream_no_finish: Option<EmptyStream>,
     malformed: Option<RawMalformed>,
-    pub(super) finish_reason: Option<RawFinishReason>,
+    finish_reason: Option<RawFinishReason>,
 }
 
 const OUTCOME_EXPECTED: &str = "expected an outcome: ok, a failure kind (rate_limit, …), \

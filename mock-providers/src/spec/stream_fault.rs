@@ -109,10 +109,10 @@ pub enum StreamFault {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawStreamFault {
-    pub(super) after_tokens: Option<u32>,
-    pub(super) after: Option<HumanDuration>,
-    pub(super) error: Option<FailureKind>,
-    pub(super) status: Option<u16>,
+    after_tokens: Option<u32>,
+    after: Option<HumanDuration>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
     #[serde(rename = "for")]
     pause: Option<HumanDuration>,
 }

@@ -18,7 +18,7 @@ use crate::units::{Ms, micros};
 /// header and the rows are the same list (a new column is one line here;
 /// `every_column_writes_one_field` checks each writer).
 pub(super) struct Column<F> {
-    pub(super) name: &'static str,
+    name: &'static str,
     field: F,
 }
 
@@ -134,7 +134,7 @@ const CSV_BUFFER: usize = 64 * 1024;
 pub(super) struct CsvOut {
     pub(super) path: PathBuf,
     pub(super) out: BufWriter<File>,
-    pub(super) row: Vec<u8>,
+    row: Vec<u8>,
     fields: usize,
 }
 

@@ -270,9 +270,9 @@ fn parse_with_extra_set(
 
 /// The scenario file being read, for building located errors.
 pub(super) struct Ctx<'a> {
-    pub(super) file: &'a Path,
-    pub(super) text: &'a str,
-    pub(super) index: OnceLock<LocationIndex>,
+    file: &'a Path,
+    text: &'a str,
+    index: OnceLock<LocationIndex>,
 }
 
 impl<'a> Ctx<'a> {
@@ -314,32 +314,32 @@ impl<'a> Ctx<'a> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScenario {
-    pub(super) name: Option<String>,
-    pub(super) description: Option<String>,
-    pub(super) seed: Option<u64>,
-    pub(super) duration: HumanDuration,
-    pub(super) epoch: Option<String>,
-    pub(super) router: Option<Value>,
-    pub(super) router_file: Option<String>,
-    pub(super) set: Option<Map<String, Value>>,
+    name: Option<String>,
+    description: Option<String>,
+    seed: Option<u64>,
+    duration: HumanDuration,
+    epoch: Option<String>,
+    router: Option<Value>,
+    router_file: Option<String>,
+    set: Option<Map<String, Value>>,
     #[serde(default)]
-    pub(super) providers: BTreeMap<String, ProviderSpec>,
+    providers: BTreeMap<String, ProviderSpec>,
     #[serde(default)]
-    pub(super) faults: Vec<FaultSpec>,
+    faults: Vec<FaultSpec>,
     #[serde(default)]
-    pub(super) traffic: Vec<RawTraffic>,
-    pub(super) traffic_file: Option<String>,
+    traffic: Vec<RawTraffic>,
+    traffic_file: Option<String>,
     #[serde(default)]
-    pub(super) expect: Vec<RawExpect>,
-    pub(super) transport: Option<Transport>,
+    expect: Vec<RawExpect>,
+    transport: Option<Transport>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawExpect {
-    pub(super) metric: String,
-    pub(super) min: Option<f64>,
-    pub(super) max: Option<f64>,
+    metric: String,
+    min: Option<f64>,
+    max: Option<f64>,
 }
 
 /// One `traffic` entry before we know which kind it is.

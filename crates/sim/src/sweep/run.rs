@@ -108,7 +108,7 @@ pub struct RunRow {
 pub struct Sweep {
     /// What is swept.
     pub manifest: Manifest,
-    pub(super) combos: Vec<Vec<usize>>,
+    combos: Vec<Vec<usize>>,
     scenarios: Vec<Scenario>,
 }
 

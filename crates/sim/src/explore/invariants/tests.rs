@@ -1,9 +1,11 @@
 //! Each invariant fed a hand-built event sequence that breaks it (the checker must say so),
 //! and a well-formed sequence it must accept.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use routersim_engine::backoff::{MAX_BACKOFF, MAX_JITTER, MAX_RETRY_AFTER};
 use routersim_engine::event::{
     CooldownReason, EventKind, EventSink, FallbackLevel, GiveUpReason, RoutingEvent, WaitReason,
 };

@@ -1,0 +1,436 @@
+//! Folding one routing event into the recorder's state: the trace rows it writes and the
+//! counters, histograms, cooldown lanes and per-second rows it updates.
+//!
+//! Separate from `csv` (how a row is written) and `summary` (what is made of the state at
+//! the end): this is the per-event path.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use routersim_engine::event::{EventKind, RoutingEvent};
+use tokio::time::Instant;
+
+use super::State;
+use super::csv::{AttemptRow, RequestRow, write_row};
+use super::summary::record_us;
+use crate::streams::{break_index, outcome_index};
+use crate::timeseries::{Count, DeploymentCooldowns, Lane};
+use crate::units::{Ms, micros, micros_since, second_of};
+
+/// Adds one to `name`'s count.
+fn count_event(events: &mut Vec<(&'static str, u64)>, name: &'static str) {
+    if let Some(entry) = events
+        .iter_mut()
+        .find(|(n, _)| std::ptr::eq(n.as_ptr(), name.as_ptr()) || *n == name)
+    {
+        entry.1 += 1;
+    } else {
+        events.push((name, 1));
+    }
+}
+
+impl State {
+    pub(super) fn us(&self, at: Instant) -> u64 {
+        micros_since(self.start, at)
+    }
+
+    pub(super) fn record(&mut self, event: &RoutingEvent) {
+        let at = self.us(event.at);
+        let name = event.kind.name();
+        self.agg.last_event_us = self.agg.last_event_us.max(at);
+        count_event(&mut self.agg.events, name);
+        let second = second_of(at);
+        self.series.touch(second);
+
+        match &event.kind {
+            EventKind::AttemptStart { .. } => {}
+            EventKind::AttemptEnd { .. } => self.attempt_row(event, at),
+            EventKind::RequestEnd { .. } => self.request_end(event, at),
+            EventKind::Retry { .. } => {
+                self.agg.retries += 1;
+                self.series.count(second, Count::Retry);
+            }
+            EventKind::Fallback { source, target, .. } => {
+                self.agg.fallbacks += 1;
+                self.series.count(second, Count::Fallback);
+                self.plots.fallback(source, target);
+            }
+            EventKind::CooldownSet {
+                model_group,
+                deployment_id,
+                until,
+                ..
+            } => {
+                self.agg.cooldowns += 1;
+                if let Some(h) = self.half_open.get_mut(deployment_id) {
+                    h.end(at, &mut self.series);
+                }
+                let until = self.us(*until);
+                self.plots
+                    .cooldown_set(model_group, deployment_id, at, until);
+                self.cooldowns
+                    .entry(deployment_id.clone())
+                    .or_default()
+                    .set(at, until, &mut self.series);
+            }
+            EventKind::CooldownEnd { deployment_id, .. } => {
+                if let Some(d) = self.cooldowns.get_mut(deployment_id) {
+                    d.end(at, &mut self.series);
+                }
+                self.plots.cooldown_end(deployment_id, at);
+            }
+            EventKind::AllCooled { .. } => self.agg.all_cooled += 1,
+            EventKind::HalfOpen {
+                model_group,
+                deployment_id,
+            } => {
+                self.plots.half_open(model_group, deployment_id, at);
+                self.half_open
+                    .entry(deployment_id.clone())
+                    .or_insert_with(|| DeploymentCooldowns::in_lane(Lane::HalfOpen))
+                    .open_until_closed(at);
+            }
+            EventKind::Recovered { deployment_id, .. } => {
+                self.agg.recovered += 1;
+                self.plots.recovered(deployment_id, at);
+                if let Some(h) = self.half_open.get_mut(deployment_id) {
+                    h.end(at, &mut self.series);
+                }
+                if let Some(d) = self.cooldowns.get_mut(deployment_id) {
+                    d.end(at, &mut self.series);
+                }
+            }
+            EventKind::ProbeOk { .. } => {}
+            EventKind::ProbeFailed { .. } => self.agg.probe_failed += 1,
+            EventKind::StreamBreak { how, .. } => self.agg.stream_breaks[break_index(*how)] += 1,
+            EventKind::StreamChunk {
+                tokens,
+                gap_before,
+                inner_gap,
+            } => self.stream_chunk(*tokens, *gap_before, *inner_gap),
+            EventKind::Wait { .. }
+            | EventKind::GiveUp { .. }
+            | EventKind::OrderFallback { .. }
+            | EventKind::WeightedFailover { .. }
+            | EventKind::StreamContinued { .. } => {}
+        }
+
+        if !matches!(
+            event.kind,
+            EventKind::AttemptStart { .. }
+                | EventKind::AttemptEnd { .. }
+                | EventKind::RequestEnd { .. }
+                | EventKind::StreamChunk { .. }
+        ) {
+            self.event_row(event, at);
+        }
+    }
+
+    /// A chunk of `tokens` tokens: `gap_before` before its first, `inner_gap` between the rest.
+    fn stream_chunk(&mut self, tokens: u32, gap_before: Option<Duration>, inner_gap: Duration) {
+        if tokens == 0 {
+            return;
+        }
+        if let Some(gap) = gap_before {
+            let us = micros(gap);
+            record_us(&mut self.inter_token, us, 1);
+            self.agg.inter_token_max_us = self.agg.inter_token_max_us.max(us);
+        }
+        if tokens > 1 {
+            let us = micros(inner_gap);
+            record_us(&mut self.inter_token, us, u64::from(tokens - 1));
+            self.agg.inter_token_max_us = self.agg.inter_token_max_us.max(us);
+        }
+    }
+
+    fn request_end(&mut self, event: &RoutingEvent, at: u64) {
+        let EventKind::RequestEnd {
+            model,
+            final_model_group,
+            final_deployment_id,
+            failure,
+            status,
+            attempts,
+            retries,
+            fallbacks,
+            attempted_fallbacks,
+            start,
+            stream,
+        } = &event.kind
+        else {
+            return;
+        };
+        let arrival = self.us(*start);
+        let latency = at.saturating_sub(arrival);
+
+        let agg = &mut self.agg;
+        agg.requests += 1;
+        match failure {
+            None => agg.ok += 1,
+            Some(kind) => *agg.failed_by_kind.entry(kind.as_str()).or_default() += 1,
+        }
+        agg.with_fallback += u64::from(*fallbacks > 0);
+        agg.attempted_fallbacks += u64::from(*attempted_fallbacks);
+        agg.attempted_differs |= attempted_fallbacks != fallbacks;
+        agg.with_retry += u64::from(*retries > 0);
+        agg.attempts += u64::from(*attempts);
+        agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
+        self.plots.request_end(*attempts);
+        agg.latency_sum_us += u128::from(latency);
+        agg.latency_max_us = agg.latency_max_us.max(latency);
+        record_us(&mut self.latency, latency, 1);
+
+        let ttft = stream.and_then(|st| st.ttft).map(micros);
+        if let Some(st) = stream {
+            agg.streamed += 1;
+            if let Some(outcome) = st.outcome {
+                agg.stream_outcomes[outcome_index(outcome)] += 1;
+            }
+            agg.tokens_delivered += u64::from(st.tokens_delivered);
+            agg.tokens_billed += u64::from(st.tokens_billed);
+            if let Some(us) = ttft {
+                agg.ttft_max_us = agg.ttft_max_us.max(us);
+                record_us(&mut self.ttft, us, 1);
+            }
+        }
+
+        self.series.count(second_of(arrival), Count::Arrival);
+        let outcome_count = if failure.is_none() {
+            Count::Ok
+        } else {
+            Count::Failed
+        };
+        self.series.count(second_of(at), outcome_count);
+
+        let row = RequestRow {
+            request_id: event.request_id,
+            arrival_us: arrival,
+            model,
+            final_model_group,
+            final_deployment_id: final_deployment_id.as_deref().unwrap_or(""),
+            outcome: failure.map_or("ok", |k| k.as_str()),
+            status: *status,
+            attempts: *attempts,
+            retries: *retries,
+            fallbacks: *fallbacks,
+            attempted_fallbacks: *attempted_fallbacks,
+            latency_us: latency,
+            stream: *stream,
+            ttft_us: ttft,
+        };
+        write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
+    }
+
+    fn attempt_row(&mut self, event: &RoutingEvent, at: u64) {
+        let EventKind::AttemptEnd {
+            attempt,
+            start,
+            model_group,
+            deployment_id,
+            failure,
+            status,
+            retry_after,
+            wait,
+            fallback_depth,
+        } = &event.kind
+        else {
+            return;
+        };
+        let row = AttemptRow {
+            request_id: event.request_id,
+            attempt: *attempt,
+            start_us: self.us(*start),
+            end_us: at,
+            model_group,
+            deployment_id,
+            outcome: failure.map_or("ok", |k| k.as_str()),
+            status: *status,
+            retry_after: *retry_after,
+            wait: *wait,
+            fallback_depth: *fallback_depth,
+        };
+        write_row(&mut self.attempts, &mut self.error, |w| w.attempt(&row));
+    }
+
+    fn event_row(&mut self, event: &RoutingEvent, at: u64) {
+        let detail = &mut self.detail;
+        detail.clear();
+        // Writing into a String cannot fail; the results are ignored.
+        let (group, deployment): (&str, &str) = match &event.kind {
+            EventKind::Wait { duration, reason } => {
+                let _ = write!(
+                    detail,
+                    "reason={} duration_ms={}",
+                    reason.as_str(),
+                    Ms(micros(*duration))
+                );
+                ("", "")
+            }
+            EventKind::Retry {
+                model_group,
+                failure,
+                retry,
+                budget,
+            } => {
+                let _ = write!(detail, "failure={failure} retry={retry} budget={budget}");
+                (model_group, "")
+            }
+            EventKind::GiveUp {
+                model_group,
+                failure,
+                reason,
+            } => {
+                let _ = write!(detail, "failure={failure} reason={}", reason.as_str());
+                (model_group, "")
+            }
+            EventKind::OrderFallback {
+                model_group,
+                from_order,
+                to_order,
+            } => {
+                let _ = write!(
+                    detail,
+                    "from_order={} to_order={}",
+                    OptOrNone(*from_order),
+                    OptOrNone(*to_order)
+                );
+                (model_group, "")
+            }
+            EventKind::WeightedFailover {
+                model_group,
+                excluded,
+            } => {
+                let _ = write!(detail, "excluded={excluded}");
+                (model_group, excluded)
+            }
+            EventKind::Fallback {
+                source,
+                target,
+                order,
+                depth,
+                level,
+                failure,
+            } => {
+                let _ = write!(
+                    detail,
+                    "from={source} to={target} depth={depth} order={order} level={} failure={failure}",
+                    level.as_str()
+                );
+                (source, "")
+            }
+            EventKind::CooldownSet {
+                model_group,
+                deployment_id,
+                reason,
+                failure,
+                duration,
+                until,
+                // Not in events.csv: its bytes stay as they were (the sweep reads the source
+                // from the event itself).
+                source: _,
+            } => {
+                let _ = write!(
+                    detail,
+                    "reason={} failure={failure} duration_ms={} until_ms={}",
+                    reason.as_str(),
+                    Ms(micros(*duration)),
+                    Ms(micros_since(self.start, *until))
+                );
+                (model_group, deployment_id)
+            }
+            EventKind::CooldownEnd {
+                model_group,
+                deployment_id,
+            } => (model_group, deployment_id),
+            EventKind::AllCooled {
+                model_group,
+                retry_after,
+            } => {
+                let _ = write!(detail, "retry_after_ms={}", Ms(micros(*retry_after)));
+                (model_group, "")
+            }
+            EventKind::HalfOpen {
+                model_group,
+                deployment_id,
+            }
+            | EventKind::ProbeOk {
+                model_group,
+                deployment_id,
+            } => (model_group, deployment_id),
+            EventKind::Recovered {
+                model_group,
+                deployment_id,
+                via,
+            } => {
+                let _ = write!(detail, "via={}", via.as_str());
+                (model_group, deployment_id)
+            }
+            EventKind::ProbeFailed {
+                model_group,
+                deployment_id,
+                failure,
+            } => {
+                let _ = write!(detail, "failure={failure}");
+                (model_group, deployment_id)
+            }
+            EventKind::StreamBreak {
+                model_group,
+                deployment_id,
+                failure,
+                how,
+                tokens_so_far,
+                after_content,
+            } => {
+                let _ = write!(
+                    detail,
+                    "failure={failure} how={} tokens_so_far={tokens_so_far} after_content={after_content}",
+                    how.as_str()
+                );
+                (model_group, deployment_id)
+            }
+            EventKind::StreamContinued {
+                from_group,
+                from_deployment,
+                to_group,
+                to_deployment,
+                prefill_tokens,
+            } => {
+                let _ = write!(
+                    detail,
+                    "to_group={to_group} to_deployment={to_deployment} prefill_tokens={prefill_tokens}"
+                );
+                (from_group, from_deployment)
+            }
+            EventKind::AttemptStart { .. }
+            | EventKind::AttemptEnd { .. }
+            | EventKind::RequestEnd { .. }
+            | EventKind::StreamChunk { .. } => return,
+        };
+        if let Some(id) = event.request_id {
+            let sep = if detail.is_empty() { "" } else { " " };
+            let _ = write!(detail, "{sep}request={id}");
+        }
+        let detail = &self.detail;
+        let name = event.kind.name();
+        write_row(&mut self.events, &mut self.error, |w| {
+            w.fmt(Ms(at))?;
+            w.str(name)?;
+            w.str(group)?;
+            w.str(deployment)?;
+            w.str(detail)?;
+            w.end()
+        });
+    }
+}
+
+/// An optional number, `none` when absent.
+struct OptOrNone(Option<u32>);
+
+impl std::fmt::Display for OptOrNone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(n) => write!(f, "{n}"),
+            None => f.write_str("none"),
+        }
+    }
+}

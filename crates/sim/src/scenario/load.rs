@@ -1,0 +1,381 @@
+//! Reading a scenario: the load options set once by the CLI, the entry points (`load_scenario`,
+//! `parse_scenario`, their `_with_set` forms), the raw serde shape of the file, and the
+//! located-error context.
+//!
+//! Separate from the public types in the parent so the parsing pipeline reads top to bottom.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use routersim_engine::config::input::read_text_file;
+use routersim_engine::config::{load::LoadOptions, load::load_router_config_value_with};
+use routersim_engine::retry_after::parse_rfc3339_utc;
+use routersim_mock_providers::duration::HumanDuration;
+use routersim_mock_providers::{FaultSpec, ProviderSpec, validate_targets};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::router::{load_router_file, load_router_file_with_set, router_path};
+use super::set::{apply_sets, set_covering};
+use super::validate::{model_groups, model_known, validate_traffic};
+use super::values::{Count, Fallback, Format, Rate, StreamShare};
+use super::{DEFAULT_EPOCH, Expectation, RouterSource, Scenario, ScenarioError};
+use crate::traffic::{ArrivalProcess, TokenRange};
+use crate::transport::Transport;
+use crate::yaml::{self, LocationIndex, YamlError};
+
+/// What every scenario's router config is loaded with, from outside its files: set once by
+/// the CLI (which reads its environment once), before any scenario is read. Unset (a library
+/// caller, a test), nothing from outside is used.
+static ROUTER_LOAD_OPTIONS: OnceLock<LoadOptions> = OnceLock::new();
+
+/// The options used when none were set: nothing from outside.
+static NO_LOAD_OPTIONS: LoadOptions = LoadOptions {
+    max_fallbacks_env: None,
+};
+
+/// Sets the [`LoadOptions`] every scenario's router config is loaded with (once; a second call
+/// returns its options back, unused). The loader records every value it uses from them in the
+/// config's warnings, which every command prints.
+pub fn set_router_load_options(options: LoadOptions) -> Result<(), LoadOptions> {
+    ROUTER_LOAD_OPTIONS.set(options)
+}
+
+pub(crate) fn router_load_options() -> &'static LoadOptions {
+    ROUTER_LOAD_OPTIONS.get().unwrap_or(&NO_LOAD_OPTIONS)
+}
+
+/// Reads and validates a scenario file.
+pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = read_scenario_text(path)?;
+    parse_scenario(&text, path)
+}
+
+/// The `set` path `routersim run --profile` overrides.
+pub const PROFILE_SET_PATH: &str = "router_settings.profile";
+
+/// Reads a scenario file's text (at most
+/// [`MAX_INPUT_FILE_BYTES`](routersim_engine::config::input::MAX_INPUT_FILE_BYTES)).
+pub fn read_scenario_text(path: &Path) -> Result<String, ScenarioError> {
+    read_text_file(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        path: String::new(),
+        message: format!("cannot read the file: {e}"),
+    })
+}
+
+/// Parses and validates scenario text; `file` names it in errors and anchors `router_file`.
+pub fn parse_scenario(text: &str, file: &Path) -> Result<Scenario, ScenarioError> {
+    parse_with_extra_set(text, file, &[])
+}
+
+/// Reads a scenario file and applies `extra` `set` entries after the file's own (see
+/// [`parse_scenario_with_set`]).
+pub fn load_scenario_with_set(
+    path: &Path,
+    extra: &[(String, Value)],
+) -> Result<Scenario, ScenarioError> {
+    let text = read_scenario_text(path)?;
+    parse_scenario_with_set(&text, path, extra)
+}
+
+/// [`parse_scenario`] with `extra` `set` entries (path, value) applied after the file's own
+/// `set`, in order, as if appended to it (a later entry wins): `routersim sweep --set`.
+///
+/// The file is first validated on its own, so its own mistakes keep their line and column. A
+/// mistake of an extra entry (a path that does not fit the router config, a value the engine
+/// rejects) is reported at `set.<path>` without a line or column (it is not in the file);
+/// [`Scenario::set`] lists the file's entries, then the extra ones.
+pub fn parse_scenario_with_set(
+    text: &str,
+    file: &Path,
+    extra: &[(String, Value)],
+) -> Result<Scenario, ScenarioError> {
+    if extra.is_empty() {
+        return parse_scenario(text, file);
+    }
+    parse_scenario(text, file)?;
+    parse_with_extra_set(text, file, extra).map_err(|mut e| {
+        let from_extra = e
+            .path
+            .strip_prefix("set.")
+            .is_some_and(|key| extra.iter().any(|(k, _)| k == key));
+        if from_extra {
+            e.line = None;
+            e.column = None;
+        }
+        e
+    })
+}
+
+fn parse_with_extra_set(
+    text: &str,
+    file: &Path,
+    extra: &[(String, Value)],
+) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx::new(file, text);
+    let raw: RawScenario = yaml::from_str(text).map_err(|e| ctx.located(e))?;
+
+    if raw.duration.0.is_zero() {
+        return Err(ctx.error("duration", "the duration must be above 0s"));
+    }
+    let duration = raw.duration.0;
+    let epoch_text = raw.epoch.as_deref().unwrap_or(DEFAULT_EPOCH);
+    let epoch_unix_ms = parse_rfc3339_utc(epoch_text).ok_or_else(|| {
+        ctx.error(
+            "epoch",
+            format!("expected an RFC 3339 UTC time such as {DEFAULT_EPOCH}, found {epoch_text:?}"),
+        )
+    })?;
+
+    let mut set: Vec<(String, Value)> =
+        raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
+    set.extend(extra.iter().cloned());
+    let (mut router, router_source) = match (raw.router, raw.router_file) {
+        (Some(mut value), None) => {
+            apply_sets(&ctx, &mut value, &set)?;
+            let config =
+                load_router_config_value_with(&value, router_load_options()).map_err(|e| {
+                    match set_covering(&set, &e.path) {
+                        Some(key) => ctx.error(&format!("set.{key}"), e.message),
+                        None => ctx.error(&router_path(&e), e.message),
+                    }
+                })?;
+            (config, RouterSource::Inline)
+        }
+        (None, Some(relative)) => {
+            let path = file.parent().unwrap_or(Path::new("")).join(&relative);
+            let config = if set.is_empty() {
+                load_router_file(&ctx, &path)?
+            } else {
+                load_router_file_with_set(&ctx, &path, &set)?
+            };
+            (config, RouterSource::File(path))
+        }
+        (Some(_), Some(_)) => {
+            return Err(ctx.error(
+                "router_file",
+                "set either `router` (the config inline) or `router_file`, not both",
+            ));
+        }
+        (None, None) => {
+            return Err(ctx.error(
+                "",
+                "missing the router config: set `router` (LiteLLM's config inline) or \
+                 `router_file` (a path relative to this file)",
+            ));
+        }
+    };
+
+    validate_targets(&router.deployments, &raw.providers, &raw.faults)
+        .map_err(|e| ctx.error(&e.path, e.message))?;
+
+    let traffic = raw
+        .traffic
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
+        .collect::<Result<Vec<_>, _>>()?;
+    router
+        .warnings
+        .extend(crate::traffic::unread_models(&router, &traffic));
+    let traffic_file = match raw.traffic_file {
+        None => None,
+        Some(relative) => {
+            let path = file.parent().unwrap_or(Path::new("")).join(&relative);
+            // A file that is not there is the scenario's mistake; one that is, answers for its
+            // own lines.
+            std::fs::File::open(&path).map_err(|e| {
+                ctx.error(
+                    "traffic_file",
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            Some(crate::traffic_file::validate(
+                &path,
+                duration,
+                |model| model_known(&router, model),
+                || model_groups(&router),
+            )?)
+        }
+    };
+    crate::traffic::check_in_flight(&traffic)
+        .map_err(|(i, message)| ctx.error(&format!("traffic[{i}].count"), message))?;
+
+    let expect = raw
+        .expect
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let path = format!("expect[{i}]");
+            for (key, bound) in [("min", e.min), ("max", e.max)] {
+                if let Some(v) = bound.filter(|v| !v.is_finite()) {
+                    return Err(ctx.error(
+                        &format!("{path}.{key}"),
+                        format!("expected a finite number, found {v}"),
+                    ));
+                }
+            }
+            if let Some(message) = crate::expect::unknown_deployment(&e.metric, &router) {
+                return Err(ctx.error(&format!("{path}.metric"), message));
+            }
+            match (e.min, e.max) {
+                (None, None) => Err(ctx.error(&path, "set `min`, `max`, or both")),
+                (Some(min), Some(max)) if min > max => Err(ctx.error(
+                    &format!("{path}.min"),
+                    format!("min ({min}) is above max ({max})"),
+                )),
+                (min, max) => Ok(Expectation {
+                    metric: e.metric,
+                    min,
+                    max,
+                }),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let named = raw.name.is_some();
+    let name = raw.name.unwrap_or_else(|| {
+        file.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    // The name is a folder under reports/: it must not lead anywhere else.
+    if let Err(why) = crate::report_dir::check_folder_name(&name) {
+        let why = if named {
+            why
+        } else {
+            format!("the name defaults to the file's stem, and {why}; set `name:`")
+        };
+        return Err(ctx.error("name", why));
+    }
+    Ok(Scenario {
+        file: file.to_path_buf(),
+        name,
+        description: raw.description.unwrap_or_default(),
+        seed: raw.seed.unwrap_or(0),
+        duration,
+        epoch_unix_ms,
+        router,
+        router_source,
+        set,
+        providers: raw.providers,
+        faults: raw.faults,
+        traffic,
+        traffic_file,
+        expect,
+        transport: raw.transport.unwrap_or_default(),
+    })
+}
+
+/// The scenario file being read, for building located errors.
+pub(super) struct Ctx<'a> {
+    file: &'a Path,
+    text: &'a str,
+    index: OnceLock<LocationIndex>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(super) fn new(file: &'a Path, text: &'a str) -> Self {
+        Self {
+            file,
+            text,
+            index: OnceLock::new(),
+        }
+    }
+
+    pub(super) fn located(&self, e: YamlError) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line: e.line,
+            column: e.column,
+            path: e.path,
+            message: e.message,
+        }
+    }
+
+    /// An error at `path`, located by re-reading the text (only errors pay for that).
+    pub(super) fn error(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = self
+            .index
+            .get_or_init(|| LocationIndex::new(self.text))
+            .locate(path)
+            .unzip();
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line,
+            column,
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    name: Option<String>,
+    description: Option<String>,
+    seed: Option<u64>,
+    duration: HumanDuration,
+    epoch: Option<String>,
+    router: Option<Value>,
+    router_file: Option<String>,
+    set: Option<Map<String, Value>>,
+    #[serde(default)]
+    providers: BTreeMap<String, ProviderSpec>,
+    #[serde(default)]
+    faults: Vec<FaultSpec>,
+    #[serde(default)]
+    traffic: Vec<RawTraffic>,
+    traffic_file: Option<String>,
+    #[serde(default)]
+    expect: Vec<RawExpect>,
+    transport: Option<Transport>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExpect {
+    metric: String,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+/// One `traffic` entry before we know which kind it is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTraffic {
+    pub(super) model: String,
+    // An explicit request.
+    pub(super) at: Option<HumanDuration>,
+    pub(super) count: Option<Count>,
+    // A stream.
+    pub(super) rate: Option<Rate>,
+    pub(super) from: Option<HumanDuration>,
+    pub(super) to: Option<HumanDuration>,
+    pub(super) arrival: Option<ArrivalProcess>,
+    // Both.
+    pub(super) input_tokens: Option<TokenRange>,
+    pub(super) max_tokens: Option<u32>,
+    pub(super) num_retries: Option<u32>,
+    pub(super) fallbacks: Option<Vec<Fallback>>,
+    pub(super) disable_fallbacks: Option<bool>,
+    pub(super) allow_fallbacks: Option<bool>,
+    pub(super) models: Option<Vec<String>>,
+    pub(super) metadata: Option<Metadata>,
+    pub(super) stream: Option<StreamShare>,
+    pub(super) output_tokens: Option<TokenRange>,
+    pub(super) response_format: Option<Format>,
+    pub(super) tools: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Metadata {
+    #[serde(default)]
+    pub(super) tags: Vec<String>,
+}

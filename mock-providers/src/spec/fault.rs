@@ -1,0 +1,177 @@
+//! Timed faults (the `faults` section): which deployments they hit, when, with what
+//! probability, and what they do.
+//!
+//! Separate because a fault wraps an outcome or a latency with a target and a window.
+
+use std::time::Duration;
+
+use routersim_engine::failure::FailureKind;
+use serde::Deserialize;
+use serde::de::{self, Deserializer};
+
+use super::latency::LatencySpec;
+use super::outcome::{ErrorSpec, RetryAfterFormat};
+use super::stream_fault::{EmptyStream, RawStreamFault, StreamFault, StreamKeys};
+use crate::duration::HumanDuration;
+
+/// Which deployments a fault hits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultTarget {
+    /// One deployment, by id.
+    Deployment(String),
+    /// Every deployment of a model group.
+    ModelGroup(String),
+}
+
+/// What a fault does when it fires.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultEffect {
+    /// The call fails (after the fault's latency, when it sets one).
+    Error(ErrorSpec),
+    /// The call is slowed to this latency; its outcome is unchanged.
+    Slowdown(LatencySpec),
+    /// A streamed call's stream misbehaves (non-streamed calls are not hit, and draw
+    /// nothing).
+    Stream(StreamFault),
+}
+
+/// A timed fault window: between `from` (inclusive) and `to` (exclusive) of virtual time,
+/// each call to a targeted deployment is hit with `probability`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultSpec {
+    /// Who is hit.
+    pub target: FaultTarget,
+    /// Start, from the start of the run (default 0).
+    pub from: Duration,
+    /// End (exclusive); `None` means never.
+    pub to: Option<Duration>,
+    /// Chance a call in the window is hit (default 1.0).
+    pub probability: f64,
+    /// What happens.
+    pub effect: FaultEffect,
+}
+
+impl FaultSpec {
+    /// Whether the window covers virtual time `t`.
+    pub fn active_at(&self, t: Duration) -> bool {
+        self.from <= t && self.to.is_none_or(|to| t < to)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFault {
+    deployment: Option<String>,
+    model_group: Option<String>,
+    from: Option<HumanDuration>,
+    to: Option<HumanDuration>,
+    probability: Option<f64>,
+    error: Option<FailureKind>,
+    status: Option<u16>,
+    retry_after: Option<HumanDuration>,
+    retry_after_format: Option<RetryAfterFormat>,
+    latency: Option<LatencySpec>,
+    stream_break: Option<RawStreamFault>,
+    stream_error_frame: Option<RawStreamFault>,
+    stream_truncated: Option<RawStreamFault>,
+    stream_stall: Option<RawStreamFault>,
+    stream_empty: Option<EmptyStream>,
+    stream_no_finish: Option<EmptyStream>,
+}
+
+impl TryFrom<RawFault> for FaultSpec {
+    type Error = String;
+
+    fn try_from(raw: RawFault) -> Result<Self, String> {
+        let target = match (raw.deployment, raw.model_group) {
+            (Some(d), None) => FaultTarget::Deployment(d),
+            (None, Some(g)) => FaultTarget::ModelGroup(g),
+            _ => return Err("a fault names exactly one of `deployment` or `model_group`".into()),
+        };
+        let from = raw.from.map_or(Duration::ZERO, |d| d.0);
+        let to = raw.to.map(|d| d.0);
+        if let Some(to) = to
+            && to <= from
+        {
+            return Err(format!(
+                "`to` ({}) must be after `from` ({})",
+                HumanDuration(to),
+                HumanDuration(from)
+            ));
+        }
+        let probability = raw.probability.unwrap_or(1.0);
+        if !(0.0..=1.0).contains(&probability) {
+            return Err(format!(
+                "probability must be between 0 and 1, found {probability}"
+            ));
+        }
+        let stream = StreamKeys {
+            stream_break: raw.stream_break,
+            stream_error_frame: raw.stream_error_frame,
+            stream_truncated: raw.stream_truncated,
+            stream_stall: raw.stream_stall,
+            stream_empty: raw.stream_empty,
+            stream_no_finish: raw.stream_no_finish,
+        }
+        .parse()?;
+        let effect = match (raw.error, stream) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "a fault is an error (`error`), a slowdown (`latency`) or a \
+                     stream fault, not both an error and a stream fault"
+                        .into(),
+                );
+            }
+            (None, Some(fault)) => {
+                if raw.status.is_some()
+                    || raw.retry_after.is_some()
+                    || raw.retry_after_format.is_some()
+                    || raw.latency.is_some()
+                {
+                    return Err("a stream fault takes its keys inside it: {stream_break: \
+                         {after_tokens: 20, error: timeout}}; it takes no latency"
+                        .into());
+                }
+                FaultEffect::Stream(fault)
+            }
+            (Some(kind), None) => FaultEffect::Error(ErrorSpec::from_keys(
+                kind,
+                raw.status,
+                raw.retry_after,
+                raw.retry_after_format,
+                raw.latency,
+            )?),
+            (None, None) => {
+                if raw.status.is_some()
+                    || raw.retry_after.is_some()
+                    || raw.retry_after_format.is_some()
+                {
+                    return Err("status and retry_after need an `error`".into());
+                }
+                match raw.latency {
+                    Some(latency) => FaultEffect::Slowdown(latency),
+                    None => {
+                        return Err("a fault sets `error` (a failure kind), `latency`, or \
+                             both; or a stream fault (stream_break, stream_error_frame, \
+                             stream_truncated, stream_stall, stream_empty, stream_no_finish)"
+                            .into());
+                    }
+                }
+            }
+        };
+        Ok(FaultSpec {
+            target,
+            from,
+            to,
+            probability,
+            effect,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for FaultSpec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = RawFault::deserialize(deserializer)?;
+        FaultSpec::try_from(raw).map_err(de::Error::custom)
+    }
+}

@@ -168,13 +168,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Err(failed) => failed,
                 };
                 let first = *first_failure.get_or_insert(failed.failure.kind);
-                let stream_reason = if failed.committed {
-                    Some(GiveUpReason::StreamContentDelivered)
-                } else if failed.retries_closed {
-                    Some(GiveUpReason::StreamFirstChunkRead)
-                } else {
-                    None
-                };
+                let stream_reason = failed.stream_give_up_reason();
                 if let Some(reason) = stream_reason {
                     self.give_up(g, request, &failed, reason);
                     let stop = failed.committed;

@@ -411,6 +411,18 @@ struct Failed {
 }
 
 impl Failed {
+    /// Why a stream's failure ends the group's retries whatever the retry policy says: content
+    /// reached the caller, or (LiteLLM 1.110.2) the first chunk was read inside the attempt.
+    fn stream_give_up_reason(&self) -> Option<crate::event::GiveUpReason> {
+        if self.committed {
+            Some(crate::event::GiveUpReason::StreamContentDelivered)
+        } else if self.retries_closed {
+            Some(crate::event::GiveUpReason::StreamFirstChunkRead)
+        } else {
+            None
+        }
+    }
+
     fn into_router_failure(self) -> RouterFailure {
         RouterFailure {
             kind: self.failure.kind,

@@ -184,13 +184,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         failed: Failed,
         looked: &Looked<'_>,
     ) -> Next {
-        let stream_reason = if failed.committed {
-            Some(GiveUpReason::StreamContentDelivered)
-        } else if failed.retries_closed {
-            Some(GiveUpReason::StreamFirstChunkRead)
-        } else {
-            None
-        };
+        let stream_reason = failed.stream_give_up_reason();
         if let Some(reason) = stream_reason {
             self.emit(
                 Some(request.id),

@@ -81,6 +81,10 @@ pub struct BenchArgs {
     /// Routing strategy of the benchmark router.
     #[arg(long, default_value = "simple-shuffle")]
     pub strategy: String,
+    /// `router_settings.profile` of the benchmark router (`litellm`, `deltallm`,
+    /// `litellm-1.110`, `multigrid`, …); none: the documented rules.
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Which per-request traces to write.
     #[arg(long, value_enum, default_value_t = Trace::All)]
     pub trace: Trace,

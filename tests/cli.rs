@@ -193,6 +193,49 @@ fn a_closed_stdout_is_not_a_crash() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `bench --profile` runs the benchmark router under that profile (its summary names it); a
+/// profile that does not exist is a load error, exit 2.
+#[test]
+fn bench_runs_under_the_profile_asked_for() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = scratch_dir("cli-bench-profile");
+    for profile in ["multigrid", "deltallm"] {
+        let out = dir.join(profile).to_string_lossy().into_owned();
+        let output = routersim(&[
+            "bench",
+            "--duration",
+            "2s",
+            "--rate",
+            "5",
+            "--repeat",
+            "1",
+            "--profile",
+            profile,
+            "--out",
+            &out,
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+            dir.join(profile).join("summary.json"),
+        )?)?;
+        assert_eq!(summary["router_profile"]["name"], profile, "{summary}");
+    }
+    let out = dir.join("nope").to_string_lossy().into_owned();
+    let output = routersim(&[
+        "bench",
+        "--duration",
+        "2s",
+        "--repeat",
+        "1",
+        "--profile",
+        "nope",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8(output.stderr)?.contains("profile"));
+    Ok(())
+}
+
 /// `run --profile` overrides `router_settings.profile`: under `litellm-1.110` the router also
 /// waits after the last failed try (3 waits for 2 retries), under the file's own profile not;
 /// a profile that does not exist is a load error naming the override.

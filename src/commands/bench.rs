@@ -23,6 +23,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         duration: args.duration,
         rate: args.rate,
         strategy: args.strategy,
+        profile: args.profile,
         trace: args.trace == Trace::All,
         out_dir: args.out,
         repeat: args.repeat,

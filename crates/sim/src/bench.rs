@@ -33,6 +33,8 @@ pub struct BenchOptions {
     pub rate: f64,
     /// `router_settings.routing_strategy`.
     pub strategy: String,
+    /// `router_settings.profile` (`--profile`); none: the documented rules.
+    pub profile: Option<String>,
     /// Share of streamed requests (`--stream-share`; streams pace their tokens on the clock).
     pub stream_share: f64,
     /// Write `requests.csv`/`attempts.csv`.
@@ -53,6 +55,7 @@ impl Default for BenchOptions {
             duration: Duration::from_secs(3600),
             rate: 50.0,
             strategy: "simple-shuffle".into(),
+            profile: None,
             stream_share: 0.0,
             trace: true,
             out_dir: PathBuf::from("reports/bench"),
@@ -139,7 +142,7 @@ router:
     routing_strategy: {strategy}
     num_retries: 2
     allowed_fails: 5
-    cooldown_time: 2
+    cooldown_time: 2{profile}
 providers:
   d1: {{latency: {{p50: 800ms, p99: 4s}}, inter_token: 20ms, output_tokens: 50..300}}
   d2: {{latency: {{p50: 800ms, p99: 4s}}, inter_token: 20ms, output_tokens: 50..300}}
@@ -150,6 +153,10 @@ traffic:
   - {{model: gpt-4o, rate: {rate}/s, arrival: poisson, stream: {share}}}
 "#,
         strategy = options.strategy,
+        profile = options
+            .profile
+            .as_ref()
+            .map_or(String::new(), |p| format!("\n    profile: {p}")),
         rate = options.rate,
         share = options.stream_share,
     )

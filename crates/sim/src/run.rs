@@ -309,6 +309,7 @@ pub fn router_profile(profile: Option<Profile>) -> RouterProfile {
         (_, Some(version)) => format!("litellm-{version}"),
         (Profile::DeltaLlm, None) => "deltallm-documented".to_string(),
         (Profile::Multigrid, None) => "multigrid-documented".to_string(),
+        (Profile::Contract, None) => "contract-documented".to_string(),
         (_, None) => "litellm-documented".to_string(),
     };
     RouterProfile {

@@ -166,9 +166,29 @@ impl<P: Provider, C: Clock> Router<P, C> {
         depth: u32,
         start: Instant,
         trial: bool,
-        outcome: Outcome,
+        mut outcome: Outcome,
         run: &mut RequestRun,
     ) -> Result<Completion, Failed> {
+        if let (Ok(done), Some(_)) = (&outcome.0, &request.contract) {
+            let deployment = &self.config.deployments[deployment_index];
+            run.spent_usd +=
+                crate::contract::capability::answer_cost(request, deployment, done.output_tokens);
+            if let Some(reason) = self.admission.validate(request, done) {
+                self.emit(
+                    Some(request.id),
+                    EventKind::ValidationRejected {
+                        model_group: g.name.clone(),
+                        deployment_id: deployment.id.clone(),
+                        attempt: run.attempts.len() as u32 + 1,
+                        reason,
+                    },
+                );
+                // A 200 whose content was rejected: the status says the transport succeeded.
+                outcome.0 = Err(
+                    ProviderFailure::new(FailureKind::MalformedResponse).with_status(Some(200))
+                );
+            }
+        }
         let facts = Attempted {
             g,
             deployment: &self.config.deployments[deployment_index],

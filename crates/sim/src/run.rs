@@ -626,6 +626,7 @@ fn fault_label(fault: &FaultSpec) -> String {
             StreamFault::NoFinish(_) => "stream_no_finish",
         }
         .to_string(),
+        FaultEffect::InvalidResponse(defect) => format!("invalid {}", defect.as_str()),
     };
     if fault.probability < 1.0 {
         let pct = format!("{:.2}", fault.probability * 100.0);

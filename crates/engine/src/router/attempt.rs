@@ -15,6 +15,11 @@ use crate::failure::{FailureKind, ProviderFailure};
 use crate::provider::{Provider, ProviderCall, ProviderResponse};
 use crate::request::{AttemptRecord, Completion, Request};
 
+/// Whether `failure` is a 200 that validation rejected (the only failure with status 200).
+fn is_validation_rejection(failure: &ProviderFailure) -> bool {
+    failure.kind == FailureKind::MalformedResponse && failure.status == Some(200)
+}
+
 /// What one attempt was, for its event and record.
 struct Attempted<'a> {
     g: &'a Group,
@@ -287,7 +292,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     now: end,
                     request_id: Some(request.id),
                 };
-                self.report_or_defer(report, broke.is_some(), run);
+                // A 200 rejected by validation (`profile: contract`) is the contract's failure,
+                // not the transport's: it does not count toward the deployment's cooldown,
+                // which every workload shares (the seed: "Tune thresholds by route and failure
+                // class").
+                if !is_validation_rejection(&failure) {
+                    self.report_or_defer(report, broke.is_some(), run);
+                }
                 Err(Failed {
                     failure,
                     deployment: Some(deployment_index),
@@ -315,7 +326,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 Some(first) if request.stream && first >= start => first - start,
                 _ => end - start,
             }),
-            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
+            // A rejected 200 took as long as an accepted one would have.
+            Err(f) if f.kind == FailureKind::Timeout || is_validation_rejection(f) => {
+                Some(end - start)
+            }
             Err(_) => None,
         };
         let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);

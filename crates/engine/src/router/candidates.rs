@@ -13,12 +13,22 @@ use super::visit::NoCandidate;
 use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
+use crate::contract::FilterReason;
 use crate::event::{EventKind, FallbackLevel, GiveUpReason};
 use crate::failure::{FailureKind, RetryAfter};
 use crate::provider::Provider;
 use crate::request::{Completion, Request, RouterFailure};
 use crate::retry::{RetryContext, RetryDecision};
 use crate::small::Indices;
+
+/// Why a walk with no attempt ended, beside its failures.
+#[derive(Clone, Copy)]
+struct WalkEnd {
+    /// The deadline left no room for an attempt.
+    out_of_time: bool,
+    /// A route was filtered out as suppressed (cooling).
+    saw_suppressed: bool,
+}
 
 /// How a candidate's attempts ended without an answer.
 struct CandidateFailed {
@@ -46,6 +56,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             run.walk_deadline = Some(deadline);
             let max_attempts = self.admission.max_attempts(settings);
             let mut out_of_time = false;
+            let mut saw_suppressed = false;
             let first_route_only = request.disable_fallbacks || !settings.allow_fallbacks;
             let mut last: Option<Failed> = None;
             let mut unusable: Option<(usize, NoCandidate)> = None;
@@ -62,6 +73,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }
                 run.tried_groups.push(group);
                 let g = &self.groups[group];
+                // The seed's order: filter every route first (each filtered one reported),
+                // then rank the rest; cost and suppression are checked again before each
+                // attempt, as the walk spends budget and cools routes. A group with no
+                // compatible route is no hop.
+                let (mut visited, suppressed) = self.filter_group(g, request, run);
+                saw_suppressed |= suppressed;
+                if g.members.len() <= 128 && visited.count_ones() as usize == g.members.len() {
+                    continue;
+                }
                 if let Some(source) = serving.replace(g.name.clone()) {
                     depth += 1;
                     run.fallbacks += 1;
@@ -80,15 +100,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         },
                     );
                 }
-                // The seed's order: filter every route first (each filtered one reported),
-                // then rank the rest; cost and suppression are checked again before each
-                // attempt, as the walk spends budget and cools routes.
-                let mut visited = self.filter_group(g, request, run);
                 let mut cursor = 0;
                 while let Some(member) = self.next_member(g, request, visited, &mut cursor) {
                     visited |= 1u128 << member.min(127);
                     let d = g.members[member];
-                    if self.route_filtered(g, d, request, run) {
+                    if let Some(reason) = self.route_filtered(g, d, request, run) {
+                        saw_suppressed |= reason == FilterReason::Suppressed;
                         continue;
                     }
                     if let Err(none) = self.usable(g, d, request) {
@@ -125,17 +142,23 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                 }
             }
-            Err(self.walk_failure(last, unusable, out_of_time, request))
+            let ended = WalkEnd {
+                out_of_time,
+                saw_suppressed,
+            };
+            Err(self.walk_failure(last, unusable, ended, request))
         }
     }
 
     /// What a walk that got no answer returns: the last failure, else why no route was
-    /// usable, else a timeout when the deadline left no room, else a bad request.
+    /// usable, else a timeout when the deadline left no room, else `router_rate_limit` when
+    /// every compatible route was cooling, else a bad request (no route can satisfy the
+    /// request: its contract, or its model).
     fn walk_failure(
         &self,
         last: Option<Failed>,
         unusable: Option<(usize, NoCandidate)>,
-        out_of_time: bool,
+        ended: WalkEnd,
         request: &Request,
     ) -> RouterFailure {
         match (last, unusable) {
@@ -143,9 +166,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
             (None, Some((group, none))) => self
                 .no_candidate(&self.groups[group], request, none)
                 .into_router_failure(),
-            (None, None) if out_of_time => RouterFailure {
+            (None, None) if ended.out_of_time => RouterFailure {
                 kind: FailureKind::Timeout,
                 status: FailureKind::Timeout.default_status(),
+                retry_after: None,
+            },
+            // Every compatible route is cooling: as when every deployment of a group is.
+            (None, None) if ended.saw_suppressed => RouterFailure {
+                kind: FailureKind::RouterRateLimit,
+                status: FailureKind::RouterRateLimit.default_status(),
                 retry_after: None,
             },
             (None, None) => RouterFailure {
@@ -197,33 +226,37 @@ impl<P: Provider, C: Clock> Router<P, C> {
 
     /// The members of `g` the request's contract rules out, as a mask of positions (each
     /// reported as `route_filtered`).
-    fn filter_group(&self, g: &Group, request: &Request, run: &RequestRun) -> u128 {
+    fn filter_group(&self, g: &Group, request: &Request, run: &RequestRun) -> (u128, bool) {
         if request.contract.is_none() {
-            return 0;
+            return (0, false);
         }
         let mut excluded = 0u128;
+        let mut suppressed = false;
         for (p, &d) in g.members.iter().enumerate().take(128) {
-            if self.route_filtered(g, d, request, run) {
+            if let Some(reason) = self.route_filtered(g, d, request, run) {
                 excluded |= 1u128 << p;
+                suppressed |= reason == FilterReason::Suppressed;
             }
         }
-        excluded
+        (excluded, suppressed)
     }
 
-    /// Whether the request's contract rules out deployment `d` (reported as `route_filtered`).
-    fn route_filtered(&self, g: &Group, d: usize, request: &Request, run: &RequestRun) -> bool {
-        if request.contract.is_none() {
-            return false;
-        }
+    /// Why the request's contract rules out deployment `d`, if it does (reported as
+    /// `route_filtered`).
+    fn route_filtered(
+        &self,
+        g: &Group,
+        d: usize,
+        request: &Request,
+        run: &RequestRun,
+    ) -> Option<FilterReason> {
+        request.contract.as_ref()?;
         let now = self.clock.now();
         let deployment = &self.config.deployments[d];
         let suppressed = self.is_unavailable(d, now);
-        let Some(reason) = self
+        let reason = self
             .admission
-            .filter(request, deployment, suppressed, run.spent_usd)
-        else {
-            return false;
-        };
+            .filter(request, deployment, suppressed, run.spent_usd)?;
         self.emit_at(
             now,
             Some(request.id),
@@ -233,7 +266,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 reason,
             },
         );
-        true
+        Some(reason)
     }
 
     /// The time an attempt on `d` needs before the deadline (zero unless the profile says).

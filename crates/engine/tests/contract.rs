@@ -562,3 +562,16 @@ router_settings:
         ["router_settings.max_attempts: read by profile: contract only; it does nothing here"]
     );
 }
+
+#[test]
+fn attempts_per_candidate_does_nothing_under_contract_and_says_so() {
+    let config = routersim_engine::config::load::load_router_config_str(
+        "model_list:\n  - {model_name: m, litellm_params: {model: x}}\nrouter_settings: {profile: contract, attempts_per_candidate: 3, request_deadline: 10s}\n",
+    )
+    .unwrap();
+    assert_eq!(config.warnings.len(), 1, "{:?}", config.warnings);
+    assert!(
+        config.warnings[0]
+            .starts_with("router_settings.attempts_per_candidate: read by profile: multigrid only")
+    );
+}

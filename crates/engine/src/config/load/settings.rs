@@ -142,7 +142,17 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 36] = [
                 ));
             }
             r.settings.attempts_per_candidate = n;
-            r.candidate_walk_key(k);
+            // `profile: contract` walks candidates too, but its same-route retries are
+            // `same_route_retries`.
+            if r.settings.profile == Some(Profile::Contract) {
+                r.loader.warn(format!(
+                    "router_settings.{}: read by profile: multigrid only; it does nothing here \
+                     (profile: contract retries a route same_route_retries times)",
+                    k.key
+                ));
+            } else {
+                r.candidate_walk_key(k);
+            }
         }
         Ok(())
     }),
@@ -347,7 +357,7 @@ impl<'a> Read<'a> {
         get(self.router, setting.key).map(|v| (v, format!("router_settings.{}", setting.key)))
     }
 
-    /// A key only a profile that walks candidates reads (`profile: multigrid`): said loudly
+    /// A key only a profile that walks candidates reads (`profile: multigrid`, `contract`): said loudly
     /// when set under another profile, where it does nothing.
     fn candidate_walk_key(&mut self, setting: &Setting) {
         let read = self.settings.profile.is_some_and(Profile::walks_candidates);

@@ -575,3 +575,28 @@ fn attempts_per_candidate_does_nothing_under_contract_and_says_so() {
             .starts_with("router_settings.attempts_per_candidate: read by profile: multigrid only")
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_answer_spends_the_cost_budget() {
+    // Each answer costs 1000 × $0.00001 = $0.01 of a $0.015 budget: both routes fit before the
+    // first answer; once a1's (rejected) answer is paid for, a2 no longer does.
+    let contract = Arc::new(Contract {
+        max_cost_usd: Some(0.015),
+        ..(*invoice()).clone()
+    });
+    let priced = |id: &str| Deployment {
+        input_cost_per_token: Some(0.000_01),
+        output_cost_per_token: Some(0.0),
+        ..extractor("A", id)
+    };
+    let provider = Scripted::new()
+        .always("a1", answer("{}"))
+        .always("a2", answer(VALID));
+    let (router, sink) = make_router(
+        config(vec![priced("a1"), priced("a2")], settings()),
+        provider,
+    );
+    let result = router.completion(request(1, contract)).await;
+    assert_eq!(attempts(&result), ["a1:malformed_response"]);
+    assert_eq!(filtered(&sink), [("a2".to_string(), FilterReason::Cost)]);
+}

@@ -602,7 +602,32 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
-    print_streams(&s.streams, out)
+    print_streams(&s.streams, out)?;
+    print_contract(s.contract.as_ref(), out)
+}
+
+/// The contract line (`profile: contract`): HTTP success beside acceptance, and why answers
+/// and routes were turned down (reasons never seen are left out).
+fn print_contract(c: Option<&ContractSummary>, out: &mut impl Write) -> io::Result<()> {
+    let Some(c) = c else {
+        return Ok(());
+    };
+    let seen = |m: &BTreeMap<String, u64>| {
+        m.iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(
+        out,
+        "  contract: http success {:.2}%, accepted {:.2}%, validation rejections {:.2}% ({}), routes filtered ({})",
+        c.http_success_rate * 100.0,
+        c.accepted_rate * 100.0,
+        c.validation_rejection_rate * 100.0,
+        seen(&c.validation_rejections),
+        seen(&c.routes_filtered)
+    )
 }
 
 /// The stream line, only when the run streamed anything; outcomes never seen are left out.

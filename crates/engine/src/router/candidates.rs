@@ -3,7 +3,10 @@
 //! for, then each model of the request's `models` chain and its deployments — each with its
 //! own attempts (the retry policy's inner loop), under one end-to-end deadline. Chosen by
 //! [`FallbackPolicy::walks_candidates`](crate::fallback::FallbackPolicy::walks_candidates);
-//! the attempt itself is the router's one attempt (`attempt.rs`).
+//! the attempt itself is the router's one attempt (`attempt.rs`). `profile: contract` walks
+//! the same way, and adds through [`RouteAdmission`](crate::contract::RouteAdmission): routes
+//! filtered by the request's contract before ranking, ranked by latency then cost, a cap on
+//! attempts, a per-request deadline and the time an attempt needs before it.
 
 use std::sync::Arc;
 

@@ -18,8 +18,9 @@
 //! - **attempt** (`attempt.rs`): one provider call with its deadline, events and record.
 //! - **stream** (`stream.rs`): reading a streamed answer, its deadlines, its continuation.
 //! - **health** (`health.rs`): cooling, restoring, the cooldown sweeper and health probes.
-//! - **candidate walk** (`candidates.rs`): `profile: multigrid`'s walk, in place of the
-//!   fallback walk and group visits when the profile's fallback policy asks for it.
+//! - **candidate walk** (`candidates.rs`): `profile: multigrid`'s walk (and `profile:
+//!   contract`'s, with its routes filtered and ranked through the `RouteAdmission` seam), in
+//!   place of the fallback walk and group visits when the profile's fallback policy asks for it.
 //!
 //! The decisions are policies injected on the [`RouterBuilder`] (strategy, classifier, retry
 //! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.

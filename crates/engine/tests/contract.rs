@@ -600,3 +600,32 @@ async fn a_rejected_answer_spends_the_cost_budget() {
     assert_eq!(attempts(&result), ["a1:malformed_response"]);
     assert_eq!(filtered(&sink), [("a2".to_string(), FilterReason::Cost)]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_streamed_answer_is_not_validated_after_it_reached_the_caller() {
+    // The stream ends with finish_reason length (truncated): a non-streamed answer so cut
+    // would be rejected, but this one's tokens were already passed on.
+    let plan = vec![
+        (ms(100), text(5)),
+        (
+            ms(10),
+            Play::Item(routersim_engine::stream::StreamItem::Done(
+                routersim_engine::stream::FinishReason::Length,
+            )),
+        ),
+    ];
+    let provider = Scripted::new()
+        .always("a1", Step::Stream(plan))
+        .always("a2", answer(VALID));
+    let (router, sink) = make_router(
+        config(vec![extractor("A", "a1"), extractor("A", "a2")], settings()),
+        provider,
+    );
+    let req = Request {
+        stream: true,
+        ..request(1, invoice())
+    };
+    let result = router.completion(req).await;
+    assert_eq!(attempts(&result), ["a1:ok"]);
+    assert!(rejected(&sink).is_empty());
+}

@@ -4,9 +4,9 @@
 //! tool call's name and arguments. Nothing is repaired: *"Guessing missing financial fields or
 //! rewriting tool arguments changes the model's meaning and should trigger rejection"*.
 //!
-//! Limit: a streamed answer carries no assembled body (the router does not keep stream text),
-//! so a stream is checked for its finish reason only; so is an answer without a body (the
-//! HTTP client does not parse message content).
+//! Limits: a streamed answer is not validated (the router passes its content on as it comes;
+//! rejecting it afterwards would not take it back); an answer without a body (the HTTP client
+//! does not parse message content) is checked for its finish reason only.
 
 use serde_json::{Map, Value};
 

@@ -178,7 +178,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let deployment = &self.config.deployments[deployment_index];
             run.spent_usd +=
                 crate::contract::capability::answer_cost(request, deployment, done.output_tokens);
-            if let Some(reason) = self.admission.validate(request, done) {
+            // A streamed answer already reached the caller as it came: nothing left to reject.
+            let judged = (!request.stream)
+                .then(|| self.admission.validate(request, done))
+                .flatten();
+            if let Some(reason) = judged {
                 self.emit(
                     Some(request.id),
                     EventKind::ValidationRejected {

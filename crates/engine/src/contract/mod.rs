@@ -17,9 +17,10 @@
 //!   ([`ContractRetryPolicy`]): *"one primary attempt plus one fallback, with an optional
 //!   same-route retry only for an early connection failure"* — `max_attempts` (default 2) and
 //!   `same_route_retries` (default 1, for connection failures and hinted capacity failures).
-//! - **Validation before acceptance** ([`validate::validate`]): every non-streamed response, the primary's
-//!   included, against the contract's schema and registered tools ([`schema`]); a rejected
-//!   200 is a `malformed_response` failure with status 200 and a `validation_rejected` event.
+//! - **Validation before acceptance** ([`validate::validate`]): every non-streamed response,
+//!   the primary's included, against the contract's schema and registered tools ([`schema`]);
+//!   a rejected 200 is a `malformed_response` failure with status 200 and a
+//!   `validation_rejected` event.
 //! - **One latency budget** ([`budget`]): an absolute deadline at arrival (the contract's
 //!   `deadline_ms`, else `request_deadline` / `stream_deadline`); no attempt starts when the
 //!   time left is under `connect_allowance + generation + validation_allowance`.

@@ -65,7 +65,7 @@ fn object(fields: &[(&str, FieldType)]) -> Map<String, Value> {
 /// The answer's body under `contract`, with `defect` when one fires; `None` when the contract
 /// does not validate (nothing needs a body).
 pub fn body(contract: &Contract, defect: Option<ResponseDefect>) -> Option<Arc<ResponseBody>> {
-    if !contract.validates() {
+    if !contract.has_body_checks() {
         return None;
     }
     let mut out = ResponseBody::default();

@@ -77,11 +77,20 @@ pub struct Contract {
     pub max_cost_usd: Option<f64>,
     /// `deadline_ms`: the end-to-end deadline from arrival.
     pub deadline: Option<Duration>,
+    /// `require_complete`: reject a truncated answer (`finish_reason: length`) even without
+    /// structured output or tools (the seed's "a required finish reason").
+    pub require_complete: bool,
 }
 
 impl Contract {
-    /// Whether a response must pass validation (structured output, or tool calls).
+    /// Whether a response must pass validation (structured output, tool calls, or a complete
+    /// finish).
     pub fn validates(&self) -> bool {
+        self.require_complete || self.has_body_checks()
+    }
+
+    /// Whether a response's content is checked (structured output, or tool calls).
+    pub fn has_body_checks(&self) -> bool {
         self.requires_tools || self.structured_output.as_ref().is_some_and(|s| s.required)
     }
 }

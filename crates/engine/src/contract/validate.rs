@@ -83,7 +83,7 @@ pub fn validate(contract: &Contract, done: &Completion) -> Result<(), Validation
     if done.finish_reason == FinishReason::Length {
         return Err(ValidationReason::Truncated);
     }
-    let Some(body) = done.body.as_deref() else {
+    let Some(body) = done.body.as_deref().filter(|_| contract.has_body_checks()) else {
         return Ok(());
     };
     if let Some(structured) = contract.structured_output.as_ref().filter(|s| s.required) {
@@ -185,6 +185,16 @@ mod tests {
         );
         // Harmless surrounding whitespace is normalised, nothing else.
         assert_eq!(check(&format!("  {valid}\n"), stop), Ok(()));
+        // Only a complete finish required: a truncated answer is rejected, content is not read.
+        let complete = Contract {
+            require_complete: true,
+            ..Contract::default()
+        };
+        assert_eq!(
+            validate(&complete, &answer("nonsense", FinishReason::Length)),
+            Err(ValidationReason::Truncated)
+        );
+        assert_eq!(validate(&complete, &answer("nonsense", stop)), Ok(()));
         // No contract that validates: anything goes.
         assert_eq!(
             validate(

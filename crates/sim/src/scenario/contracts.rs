@@ -13,6 +13,7 @@
 //!     allowed_regions: [eu-west]         # default: any
 //!     max_cost_usd: 0.08
 //!     deadline_ms: 8000                  # default: router_settings.request_deadline
+//!     require_complete: true             # reject finish_reason: length (default false)
 //! ```
 
 use std::collections::BTreeMap;
@@ -38,6 +39,7 @@ pub(super) struct RawContract {
     allowed_regions: Option<Vec<String>>,
     max_cost_usd: Option<f64>,
     deadline_ms: Option<u64>,
+    require_complete: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -115,6 +117,7 @@ pub(super) fn validate_contracts(
             allowed_regions: c.allowed_regions.unwrap_or_default(),
             max_cost_usd: c.max_cost_usd,
             deadline: c.deadline_ms.map(Duration::from_millis),
+            require_complete: c.require_complete.unwrap_or(false),
         };
         contracts.insert(c.name, Arc::new(contract));
     }

@@ -88,7 +88,7 @@ impl PolicyBundle {
     /// What the candidate walk asks about contracts (filters, validation, the budget).
     pub fn admission(self) -> Box<dyn RouteAdmission> {
         match self {
-            PolicyBundle::Contract => Box::new(ContractAdmission),
+            PolicyBundle::Contract => Box::new(ContractAdmission::default()),
             PolicyBundle::Documented | PolicyBundle::LiteLlm110 | PolicyBundle::Multigrid => {
                 Box::new(NoAdmission)
             }

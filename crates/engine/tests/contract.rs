@@ -629,3 +629,20 @@ async fn a_streamed_answer_is_not_validated_after_it_reached_the_caller() {
     assert_eq!(attempts(&result), ["a1:ok"]);
     assert!(rejected(&sink).is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_route_whose_answers_were_rejected_ranks_behind_a_healthy_one() {
+    // Both answer in 100 ms; a1's first answer is rejected, so the next request tries a2 first.
+    let provider = Scripted::new()
+        .script("a1", vec![answer("{}")])
+        .always("a1", answer(VALID))
+        .always("a2", answer(VALID));
+    let (router, _) = make_router(
+        config(vec![extractor("A", "a1"), extractor("A", "a2")], settings()),
+        provider,
+    );
+    let first = router.completion(request(1, invoice())).await;
+    assert_eq!(attempts(&first), ["a1:malformed_response", "a2:ok"]);
+    let second = router.completion(request(2, invoice())).await;
+    assert_eq!(attempts(&second), ["a2:ok"]);
+}

@@ -83,15 +83,16 @@ fn invalid_answers_are_rejected_and_the_incompatible_route_is_never_called() {
     )
     .expect("runs");
     let s = &report.summary;
-    // 1 s ×3: a (the first in config order, unmeasured) malformed → b ok. 20 s: a (measured
-    // faster) malformed → b's invariant broken: rejected, no third attempt (max_attempts 2).
-    // 40 s: a ok. attempts.csv is in order of end.
+    // 1 s ×3: a (the first in config order, unmeasured) malformed → b ok. 20 s: b (healthier:
+    // a's last three answers were rejected) breaks its invariant → a malformed: rejected, no
+    // third attempt (max_attempts 2). 40 s: b (one failure against a's four) ok. attempts.csv
+    // is in order of end.
     assert_eq!((s.requests, s.ok, s.failed), (5, 4, 1));
     assert_eq!(s.failed_by_kind.get("malformed_response"), Some(&1));
     let attempts = std::fs::read_to_string(dir.join("attempts.csv")).unwrap();
     assert_eq!(
         column(&attempts, "deployment_id"),
-        ["a", "a", "a", "b", "b", "b", "a", "b", "a"]
+        ["a", "a", "a", "b", "b", "b", "b", "a", "b"]
     );
     assert_eq!(
         column(&attempts, "outcome"),

@@ -11,8 +11,8 @@
 //!   contract before considering health, latency, or price"*, in the seed's order: modalities,
 //!   context ≥ estimated input, tools, schema mode, model class, estimated cost ≤ remaining
 //!   budget, not temporarily suppressed. A filtered route is never tried; the router reports
-//!   it (`route_filtered`). The survivors are ranked by latency, then cost (health: a
-//!   suppressed route is already filtered).
+//!   it (`route_filtered`). The survivors are ranked by health (failures among their last
+//!   8 attempts, [`health`]), measured latency, then cost.
 //! - **Failure classes** ([`class::FailureClass`]) and a bounded attempt policy
 //!   ([`ContractRetryPolicy`]): *"one primary attempt plus one fallback, with an optional
 //!   same-route retry only for an early connection failure"* — `max_attempts` (default 2) and
@@ -28,6 +28,7 @@
 pub mod budget;
 pub mod capability;
 pub mod class;
+pub mod health;
 mod retry;
 pub mod schema;
 pub mod validate;
@@ -110,10 +111,18 @@ pub trait RouteAdmission {
         None
     }
 
-    /// Whether the walk ranks a group's routes by measured latency, then cost (default:
-    /// config order).
+    /// Whether the walk ranks a group's routes by health, measured latency, then cost
+    /// (default: config order).
     fn ranks_routes(&self) -> bool {
         false
+    }
+
+    /// An attempt on deployment `d` ended (`ok`: an accepted answer).
+    fn record(&self, _d: usize, _ok: bool) {}
+
+    /// How unhealthy deployment `d` is for ranking (lower is better; default 0).
+    fn unhealth(&self, _d: usize) -> u32 {
+        0
     }
 
     /// Why a successful response is not acceptable (`None`: accept it).
@@ -153,9 +162,11 @@ pub struct NoAdmission;
 
 impl RouteAdmission for NoAdmission {}
 
-/// The contract profile's admission rules.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ContractAdmission;
+/// The contract profile's admission rules (and the route health its ranking reads).
+#[derive(Debug, Default)]
+pub struct ContractAdmission {
+    health: health::RouteHealth,
+}
 
 impl RouteAdmission for ContractAdmission {
     fn filter(
@@ -170,6 +181,14 @@ impl RouteAdmission for ContractAdmission {
 
     fn ranks_routes(&self) -> bool {
         true
+    }
+
+    fn record(&self, d: usize, ok: bool) {
+        self.health.record(d, ok);
+    }
+
+    fn unhealth(&self, d: usize) -> u32 {
+        self.health.failures(d)
     }
 
     fn validate(&self, request: &Request, done: &Completion) -> Option<ValidationReason> {

@@ -198,6 +198,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 );
             }
         }
+        self.admission.record(deployment_index, outcome.0.is_ok());
         let facts = Attempted {
             g,
             deployment: &self.config.deployments[deployment_index],

@@ -189,9 +189,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// The next member (position in `g.members`) to walk: the next not `visited` in config
-    /// order (`cursor` keeps the place), or — when the profile ranks routes — the one with the
-    /// best measured latency, then the lowest estimated cost (never measured: after every
-    /// measured one). A group of more than 128 deployments is walked in config order.
+    /// order (`cursor` keeps the place), or — when the profile ranks routes — the healthiest,
+    /// then the one with the best measured latency (never measured: after every measured
+    /// one), then the lowest estimated cost. A group of more than 128 deployments is walked in config order.
     fn next_member(
         &self,
         g: &Group,
@@ -218,7 +218,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 .unwrap_or(std::time::Duration::MAX);
             let cost =
                 crate::contract::capability::estimated_cost(request, &self.config.deployments[d]);
-            (latency, cost, p)
+            ((self.admission.unhealth(d), latency), cost, p)
         };
         (0..g.members.len())
             .filter(|&p| open(p))

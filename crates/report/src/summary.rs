@@ -613,19 +613,25 @@ fn print_contract(c: Option<&ContractSummary>, out: &mut impl Write) -> io::Resu
         return Ok(());
     };
     let seen = |m: &BTreeMap<String, u64>| {
-        m.iter()
+        let parts: Vec<String> = m
+            .iter()
             .filter(|(_, n)| **n > 0)
             .map(|(name, n)| format!("{name} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
     };
     writeln!(
         out,
-        "  contract: http success {:.2}%, accepted {:.2}%, validation rejections {:.2}% ({}), routes filtered ({})",
+        "  contract: http success {:.2}%, accepted {:.2}%, validation rejections {:.2}%{}, routes filtered {}{}",
         c.http_success_rate * 100.0,
         c.accepted_rate * 100.0,
         c.validation_rejection_rate * 100.0,
         seen(&c.validation_rejections),
+        c.routes_filtered.values().sum::<u64>(),
         seen(&c.routes_filtered)
     )
 }

@@ -6,6 +6,7 @@
 //! window, the provider's own rpm/tpm quota, timed fault windows (errors with `Retry-After`, slowdowns, stream faults), and
 //! streamed answers paced in virtual time. They know faults, not routing.
 //!
+//! - [`body`]: what an answer says under a contract that validates, and its defects.
 //! - [`rng`]: per-purpose random streams from the scenario seed.
 //! - [`duration`]: `300ms` / `1.5s` / `2m` parsing shared by every YAML format.
 //! - [`spec`]: the scenario's `providers` and `faults` sections.
@@ -15,6 +16,7 @@
 //! - [`stream`]: [`FakeStream`], a streamed call's chunks paced by the clock, and stream faults.
 //! - [`wire`]: the same fakes over real HTTP (OpenAI, Anthropic, Azure wire formats).
 
+pub mod body;
 pub mod duration;
 pub mod pacing;
 pub mod provider;

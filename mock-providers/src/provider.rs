@@ -69,6 +69,8 @@ use routersim_engine::config::{Deployment, RouterConfig};
 use routersim_engine::failure::{FailureKind, ProviderFailure};
 use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::{Completion, Request};
+
+use crate::body::ResponseDefect;
 use routersim_engine::stream::{ChunkKind, FinishReason};
 use tokio::time::Instant;
 
@@ -206,6 +208,8 @@ struct DeploymentState {
     slowdowns: Vec<Window>,
     /// Stream-fault windows, in file order.
     stream_faults: Vec<Window>,
+    /// `invalid_response` windows, in file order.
+    invalid: Vec<Window>,
     latency_rng: RefCell<ChaCha8Rng>,
     inter_token_rng: RefCell<ChaCha8Rng>,
     output_tokens_rng: RefCell<ChaCha8Rng>,
@@ -264,8 +268,8 @@ impl FakeProviders {
                     FaultTarget::Deployment(target) => **target == *d.id,
                     FaultTarget::ModelGroup(group) => **group == *d.model_name,
                 });
-                let (mut errors, mut slowdowns, mut stream_faults) =
-                    (Vec::new(), Vec::new(), Vec::new());
+                let (mut errors, mut slowdowns, mut stream_faults, mut invalid) =
+                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
                 for (k, fault) in windows {
                     let window = Window {
                         fault: fault.clone(),
@@ -275,6 +279,7 @@ impl FakeProviders {
                         FaultEffect::Error(_) => errors.push(window),
                         FaultEffect::Slowdown(_) => slowdowns.push(window),
                         FaultEffect::Stream(_) => stream_faults.push(window),
+                        FaultEffect::InvalidResponse(_) => invalid.push(window),
                     }
                 }
                 let spec = specs.get(&*id).cloned().unwrap_or_default();
@@ -285,6 +290,7 @@ impl FakeProviders {
                     errors,
                     slowdowns,
                     stream_faults,
+                    invalid,
                     latency_rng: RefCell::new(seeded_rng(seed, &format!("provider/{id}/latency"))),
                     inter_token_rng: RefCell::new(seeded_rng(
                         seed,
@@ -458,10 +464,7 @@ impl FakeProviders {
                         finish_reason: FinishReason::ContentFilter,
                         ..Completion::default()
                     },
-                    _ => Completion {
-                        output_tokens: tokens,
-                        ..Completion::default()
-                    },
+                    _ => self.answer(state, request, tokens, t),
                 }),
                 latency,
                 quota_rejected: false,
@@ -530,6 +533,35 @@ impl FakeProviders {
                 span_cap: self.span_cap,
                 fault,
             },
+        }
+    }
+
+    /// A plain successful answer: its body when the request's contract validates, with the
+    /// defect of the first `invalid_response` window that fires.
+    fn answer(
+        &self,
+        state: &DeploymentState,
+        request: &Request,
+        tokens: u32,
+        t: Duration,
+    ) -> Completion {
+        let defect = state.invalid.iter().find_map(|w| match &w.fault.effect {
+            FaultEffect::InvalidResponse(defect) if w.fires(t) => Some(*defect),
+            _ => None,
+        });
+        let finish_reason = if defect == Some(ResponseDefect::Truncated) {
+            FinishReason::Length
+        } else {
+            FinishReason::Stop
+        };
+        Completion {
+            output_tokens: tokens,
+            finish_reason,
+            body: request
+                .contract
+                .as_deref()
+                .and_then(|contract| crate::body::body(contract, defect)),
+            ..Completion::default()
         }
     }
 

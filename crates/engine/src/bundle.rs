@@ -4,10 +4,15 @@
 //! bundle for each policy the caller did not replace ([`crate::router::RouterBuilder`]), and
 //! the loader presets the settings a profile names (`recovery`, `classification`).
 //! `litellm-1.110` plugs in [`crate::litellm110`]'s policies, `multigrid`
-//! [`crate::multigrid`]'s; every other profile (and none) the documented LiteLLM rules.
+//! [`crate::multigrid`]'s, `contract` [`crate::contract`]'s (with Multigrid's full-jitter
+//! backoff, which is the contract seed's "capped exponential backoff with jitter" and lets a
+//! Retry-After win); every other profile (and none) the documented LiteLLM rules.
 
 use crate::backoff::{Backoff, LiteLlmBackoff};
 use crate::config::Profile;
+use crate::contract::{
+    ContractAdmission, ContractFallbacks, ContractRetryPolicy, NoAdmission, RouteAdmission,
+};
 use crate::cooldown::{CooldownTrigger, LiteLlmCooldown};
 use crate::fallback::{DocumentedFallbacks, FallbackPolicy};
 use crate::litellm110::{
@@ -26,6 +31,8 @@ pub enum PolicyBundle {
     LiteLlm110,
     /// Multigrid's failover and retries (`crate::multigrid`).
     Multigrid,
+    /// Contract-aware routing (`crate::contract`).
+    Contract,
 }
 
 impl PolicyBundle {
@@ -34,6 +41,7 @@ impl PolicyBundle {
         match profile {
             Some(Profile::LiteLlm110) => PolicyBundle::LiteLlm110,
             Some(Profile::Multigrid) => PolicyBundle::Multigrid,
+            Some(Profile::Contract) => PolicyBundle::Contract,
             Some(Profile::LiteLlm | Profile::DeltaLlm) | None => PolicyBundle::Documented,
         }
     }
@@ -44,6 +52,7 @@ impl PolicyBundle {
             PolicyBundle::Documented => Box::new(LiteLlmRetryPolicy),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110RetryPolicy),
             PolicyBundle::Multigrid => Box::new(MultigridRetryPolicy),
+            PolicyBundle::Contract => Box::new(ContractRetryPolicy),
         }
     }
 
@@ -52,14 +61,14 @@ impl PolicyBundle {
         match self {
             PolicyBundle::Documented => Box::new(LiteLlmBackoff),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Backoff),
-            PolicyBundle::Multigrid => Box::new(MultigridBackoff),
+            PolicyBundle::Multigrid | PolicyBundle::Contract => Box::new(MultigridBackoff),
         }
     }
 
     /// The cooldown trigger.
     pub fn cooldown(self) -> Box<dyn CooldownTrigger> {
         match self {
-            PolicyBundle::Documented | PolicyBundle::Multigrid => {
+            PolicyBundle::Documented | PolicyBundle::Multigrid | PolicyBundle::Contract => {
                 Box::new(LiteLlmCooldown::default())
             }
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Cooldown::default()),
@@ -72,13 +81,24 @@ impl PolicyBundle {
             PolicyBundle::Documented => Box::new(DocumentedFallbacks),
             PolicyBundle::LiteLlm110 => Box::new(LiteLlm110Fallbacks),
             PolicyBundle::Multigrid => Box::new(MultigridFallbacks),
+            PolicyBundle::Contract => Box::new(ContractFallbacks),
+        }
+    }
+
+    /// What the candidate walk asks about contracts (filters, validation, the budget).
+    pub fn admission(self) -> Box<dyn RouteAdmission> {
+        match self {
+            PolicyBundle::Contract => Box::new(ContractAdmission::default()),
+            PolicyBundle::Documented | PolicyBundle::LiteLlm110 | PolicyBundle::Multigrid => {
+                Box::new(NoAdmission)
+            }
         }
     }
 
     /// How streamed attempts are read (`crate::stream_rules`).
     pub fn stream_rules(self) -> Box<dyn StreamRules> {
         match self {
-            PolicyBundle::Documented | PolicyBundle::Multigrid => {
+            PolicyBundle::Documented | PolicyBundle::Multigrid | PolicyBundle::Contract => {
                 Box::new(stream_rules::Documented)
             }
             PolicyBundle::LiteLlm110 => Box::new(stream_rules::LiteLlm110),

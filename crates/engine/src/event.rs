@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::contract::{FilterReason, ValidationReason};
 use crate::failure::FailureKind;
 use crate::stream::{BreakKind, StreamStats};
 
@@ -174,6 +175,13 @@ pub enum GiveUpReason {
     /// `profile: multigrid`: the request's end-to-end deadline is reached, or the wait before
     /// the next try would consume what is left of it (the walk fails over now instead).
     DeadlineExhausted,
+    /// `profile: contract`: a permanent failure (bad request, auth, not found) ends the walk.
+    PermanentFailure,
+    /// `profile: contract`: the route cannot serve this request (context, content policy);
+    /// only another compatible route is tried.
+    RouteIncompatible,
+    /// `profile: contract`: the answer was rejected by validation; the walk moves on.
+    InvalidResponse,
 }
 
 impl GiveUpReason {
@@ -196,6 +204,9 @@ impl GiveUpReason {
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
             GiveUpReason::UnroutableAlias => "unroutable_alias",
             GiveUpReason::DeadlineExhausted => "deadline_exhausted",
+            GiveUpReason::PermanentFailure => "permanent_failure",
+            GiveUpReason::RouteIncompatible => "route_incompatible",
+            GiveUpReason::InvalidResponse => "invalid_response",
         }
     }
 }
@@ -426,6 +437,27 @@ pub enum EventKind {
         /// Tokens sent as the assistant prefill.
         prefill_tokens: u32,
     },
+    /// `profile: contract`: a route that cannot satisfy the request's contract was left out
+    /// of the walk before ranking (it is never tried).
+    RouteFiltered {
+        /// Model group.
+        model_group: Arc<str>,
+        /// The deployment left out.
+        deployment_id: Arc<str>,
+        /// The first filter it failed.
+        reason: FilterReason,
+    },
+    /// `profile: contract`: a successful (200) answer failed validation before acceptance.
+    ValidationRejected {
+        /// Model group.
+        model_group: Arc<str>,
+        /// The deployment that answered.
+        deployment_id: Arc<str>,
+        /// The attempt (counting from 1 across the request).
+        attempt: u32,
+        /// Why it was rejected.
+        reason: ValidationReason,
+    },
     /// Content reached the caller: `tokens` tokens, the first `gap_before` after the previous
     /// token (`None` for the stream's first chunk), the rest `inner_gap` apart.
     StreamChunk {
@@ -461,6 +493,8 @@ impl EventKind {
             EventKind::StreamBreak { .. } => "stream_break",
             EventKind::StreamContinued { .. } => "stream_continued",
             EventKind::StreamChunk { .. } => "stream_chunk",
+            EventKind::RouteFiltered { .. } => "route_filtered",
+            EventKind::ValidationRejected { .. } => "validation_rejected",
         }
     }
 }

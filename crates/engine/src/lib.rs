@@ -29,6 +29,7 @@ pub mod bundle;
 pub mod classify;
 pub mod clock;
 pub mod config;
+pub mod contract;
 pub mod cooldown;
 pub mod event;
 pub mod failure;

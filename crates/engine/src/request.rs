@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::config::FallbackTarget;
+use crate::contract::Contract;
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::stream::{FinishReason, StreamStats};
 
@@ -48,6 +49,9 @@ pub struct Request {
     pub output_tokens: Option<u32>,
     /// Other request params; a fallback target's overrides are merged in for its hop.
     pub params: BTreeMap<String, Value>,
+    /// The workload's routing contract (`profile: contract`; shared by every request of the
+    /// workload).
+    pub contract: Option<Arc<Contract>>,
 }
 
 impl Request {
@@ -102,8 +106,27 @@ impl AttemptRecord {
     }
 }
 
+/// What a response said, for validation before acceptance (`profile: contract`): the
+/// message content (JSON text for structured output) and the tool calls.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResponseBody {
+    /// The message content.
+    pub content: Option<String>,
+    /// The tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// One tool call of a response.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments, as the JSON text the model wrote.
+    pub arguments: String,
+}
+
 /// A successful response.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Completion {
     /// Output tokens produced.
     pub output_tokens: u32,
@@ -111,6 +134,9 @@ pub struct Completion {
     pub finish_reason: FinishReason,
     /// The response had no choices at all (DeltaLLM: a `malformed_response`).
     pub empty_choices: bool,
+    /// What it said, when the provider passes it on (fake providers do for requests under a
+    /// contract that validates; shared, so a completion stays cheap to move).
+    pub body: Option<Arc<ResponseBody>>,
 }
 
 /// How a request ended: the response, or the original failure.

@@ -120,7 +120,8 @@ async fn openai_request_carries_path_headers_and_body() {
         Completion {
             output_tokens: 7,
             finish_reason: FinishReason::Length,
-            empty_choices: false
+            empty_choices: false,
+            body: None,
         },
         "usage.completion_tokens is authoritative (the content has 2 words)"
     );
@@ -235,7 +236,8 @@ async fn anthropic_request_and_response_shapes() {
         Completion {
             output_tokens: 0,
             finish_reason: FinishReason::ContentFilter,
-            empty_choices: true
+            empty_choices: true,
+            body: None,
         }
     );
     let received = server.received_requests().await.unwrap();

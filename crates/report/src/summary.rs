@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::failure::FailureKind;
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +77,10 @@ pub struct Summary {
     /// `StreamBreak` events by how the stream broke (every break kind, 0 when unseen).
     #[serde(default)]
     pub stream_breaks: BTreeMap<String, u64>,
+    /// `profile: contract`: acceptance against the transport (absent under other profiles, so
+    /// their summaries are as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<ContractSummary>,
     /// Virtual time of the last event, ms since the run start.
     pub duration_ms: f64,
     /// Virtual time the run ended (cooldowns are clipped to it), ms since the run start.
@@ -213,6 +218,42 @@ pub struct StreamSummary {
     pub inter_token_ms: InterTokenStats,
 }
 
+/// What `profile: contract` adds: the seed's *"A rising HTTP success rate alongside a rising
+/// validation rejection rate is a warning that transport availability is masking contract
+/// failures"* needs both rates side by side.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContractSummary {
+    /// Share of requests whose final attempt got an HTTP 200 (accepted or not): what a
+    /// transport dashboard reports as success.
+    pub http_success_rate: f64,
+    /// Share of requests answered with a response that passed validation (`ok_rate`).
+    pub accepted_rate: f64,
+    /// `validation_rejected` events ÷ attempts that got an HTTP 200.
+    pub validation_rejection_rate: f64,
+    /// `validation_rejected` events by reason (every reason, 0 when unseen).
+    pub validation_rejections: BTreeMap<String, u64>,
+    /// `route_filtered` events by reason (every reason, 0 when unseen).
+    pub routes_filtered: BTreeMap<String, u64>,
+}
+
+/// A contract-summary count: `field`'s total, or one reason's count.
+fn contract_count(s: &Summary, field: fn(&ContractSummary) -> &BTreeMap<String, u64>) -> f64 {
+    s.contract
+        .as_ref()
+        .map_or(0, |c| field(c).values().sum::<u64>()) as f64
+}
+
+fn contract_reason(
+    s: &Summary,
+    field: fn(&ContractSummary) -> &BTreeMap<String, u64>,
+    reason: &str,
+) -> f64 {
+    s.contract
+        .as_ref()
+        .and_then(|c| field(c).get(reason).copied())
+        .unwrap_or(0) as f64
+}
+
 /// Time to first token in milliseconds; percentiles as in [`LatencyStats`], `max` exact.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TtftStats {
@@ -333,6 +374,23 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("stream_breaks", |s| {
         s.stream_breaks.values().sum::<u64>() as f64
     }),
+    metric("http_success_rate", |s| {
+        s.contract.as_ref().map_or(0.0, |c| c.http_success_rate)
+    }),
+    metric("accepted_rate", |s| {
+        s.contract.as_ref().map_or(0.0, |c| c.accepted_rate)
+    }),
+    metric("validation_rejection_rate", |s| {
+        s.contract
+            .as_ref()
+            .map_or(0.0, |c| c.validation_rejection_rate)
+    }),
+    metric("validation_rejections", |s| {
+        contract_count(s, |c| &c.validation_rejections)
+    }),
+    metric("routes_filtered", |s| {
+        contract_count(s, |c| &c.routes_filtered)
+    }),
 ];
 
 /// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.
@@ -371,6 +429,16 @@ const PARAM_METRICS: &[ParamMetric] = &[
         name: "stream_breaks.<how>",
         known: is_break_name,
         value: |s, how| s.stream_breaks.get(how).copied().unwrap_or(0) as f64,
+    },
+    ParamMetric {
+        name: "validation_rejections.<reason>",
+        known: |r| ValidationReason::ALL.iter().any(|v| v.as_str() == r),
+        value: |s, r| contract_reason(s, |c| &c.validation_rejections, r),
+    },
+    ParamMetric {
+        name: "routes_filtered.<reason>",
+        known: |r| FilterReason::ALL.iter().any(|f| f.as_str() == r),
+        value: |s, r| contract_reason(s, |c| &c.routes_filtered, r),
     },
 ];
 
@@ -534,7 +602,38 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
-    print_streams(&s.streams, out)
+    print_streams(&s.streams, out)?;
+    print_contract(s.contract.as_ref(), out)
+}
+
+/// The contract line (`profile: contract`): HTTP success beside acceptance, and why answers
+/// and routes were turned down (reasons never seen are left out).
+fn print_contract(c: Option<&ContractSummary>, out: &mut impl Write) -> io::Result<()> {
+    let Some(c) = c else {
+        return Ok(());
+    };
+    let seen = |m: &BTreeMap<String, u64>| {
+        let parts: Vec<String> = m
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    };
+    writeln!(
+        out,
+        "  contract: http success {:.2}%, accepted {:.2}%, validation rejections {:.2}%{}, routes filtered {}{}",
+        c.http_success_rate * 100.0,
+        c.accepted_rate * 100.0,
+        c.validation_rejection_rate * 100.0,
+        seen(&c.validation_rejections),
+        c.routes_filtered.values().sum::<u64>(),
+        seen(&c.routes_filtered)
+    )
 }
 
 /// The stream line, only when the run streamed anything; outcomes never seen are left out.

@@ -309,6 +309,7 @@ pub fn router_profile(profile: Option<Profile>) -> RouterProfile {
         (_, Some(version)) => format!("litellm-{version}"),
         (Profile::DeltaLlm, None) => "deltallm-documented".to_string(),
         (Profile::Multigrid, None) => "multigrid-documented".to_string(),
+        (Profile::Contract, None) => "contract-documented".to_string(),
         (_, None) => "litellm-documented".to_string(),
     };
     RouterProfile {
@@ -625,6 +626,7 @@ fn fault_label(fault: &FaultSpec) -> String {
             StreamFault::NoFinish(_) => "stream_no_finish",
         }
         .to_string(),
+        FaultEffect::InvalidResponse(defect) => format!("invalid {}", defect.as_str()),
     };
     if fault.probability < 1.0 {
         let pct = format!("{:.2}", fault.probability * 100.0);

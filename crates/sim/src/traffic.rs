@@ -152,6 +152,8 @@ pub struct RequestTemplate {
     pub response_format: ResponseFormat,
     /// `tools: true`: the request offers tools.
     pub tools: bool,
+    /// `workload: NAME`: the workload's contract (`profile: contract`; shared).
+    pub contract: Option<Arc<routersim_engine::contract::Contract>>,
 }
 
 impl RequestTemplate {
@@ -167,6 +169,7 @@ impl RequestTemplate {
             tags: Vec::new(),
             response_format: ResponseFormat::Text,
             tools: false,
+            contract: None,
         }
     }
 
@@ -184,6 +187,7 @@ impl RequestTemplate {
             tags: self.tags.clone(),
             response_format: self.response_format,
             tools: self.tools,
+            contract: self.contract.clone(),
             ..Request::default()
         }
     }
@@ -267,6 +271,29 @@ pub(crate) fn unread_models(
     })?;
     Some(format!(
         "traffic[{i}].models: read by profile: multigrid only; it does nothing here"
+    ))
+}
+
+/// A warning when traffic names a `workload` under a profile that does not read contracts
+/// (any but `profile: contract`): nothing is filtered or validated then.
+pub(crate) fn unread_workloads(
+    router: &routersim_engine::config::RouterConfig,
+    traffic: &[TrafficSpec],
+) -> Option<String> {
+    let profile = router.settings.profile;
+    if profile.is_some_and(routersim_engine::config::Profile::reads_contracts) {
+        return None;
+    }
+    let i = traffic.iter().position(|t| {
+        let template = match t {
+            TrafficSpec::Request(r) => &r.template,
+            TrafficSpec::Stream(s) => &s.template,
+        };
+        template.contract.is_some()
+    })?;
+    Some(format!(
+        "traffic[{i}].workload: read by profile: contract only; requests carry the contract, \
+         but nothing filters or validates by it here"
     ))
 }
 

@@ -298,13 +298,13 @@ fn an_unknown_key_at_a_nested_path() {
         "s.yaml:11:30: traffic[0].colour: unknown field `colour`, expected one of model, at, count, \
          rate, from, to, arrival, input_tokens, max_tokens, num_retries, fallbacks, \
          disable_fallbacks, allow_fallbacks, models, metadata, stream, output_tokens, \
-         response_format, tools",
+         response_format, tools, workload",
     );
     check(
         "durationn: 1m\n",
         "s.yaml:10:1: durationn: unknown field `durationn`, expected one of \
         name, description, seed, duration, epoch, router, router_file, set, providers, faults, traffic, \
-        traffic_file, expect, transport",
+        traffic_file, expect, transport, contracts",
     );
 }
 

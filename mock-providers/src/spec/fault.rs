@@ -12,6 +12,7 @@ use serde::de::{self, Deserializer};
 use super::latency::LatencySpec;
 use super::outcome::{ErrorSpec, RetryAfterFormat};
 use super::stream_fault::{EmptyStream, RawStreamFault, StreamFault, StreamKeys};
+use crate::body::ResponseDefect;
 use crate::duration::HumanDuration;
 
 /// Which deployments a fault hits.
@@ -33,6 +34,11 @@ pub enum FaultEffect {
     /// A streamed call's stream misbehaves (non-streamed calls are not hit, and draw
     /// nothing).
     Stream(StreamFault),
+    /// A non-streamed success says something invalid (`invalid_response: malformed_json`):
+    /// only answers that carry a body (a request under a contract that validates) change,
+    /// except `truncated`, which ends any answer with `finish_reason: length`. Streamed calls
+    /// are not hit, and draw nothing.
+    InvalidResponse(ResponseDefect),
 }
 
 /// A timed fault window: between `from` (inclusive) and `to` (exclusive) of virtual time,
@@ -77,6 +83,7 @@ pub(super) struct RawFault {
     stream_stall: Option<RawStreamFault>,
     stream_empty: Option<EmptyStream>,
     stream_no_finish: Option<EmptyStream>,
+    invalid_response: Option<ResponseDefect>,
 }
 
 impl TryFrom<RawFault> for FaultSpec {
@@ -114,6 +121,28 @@ impl TryFrom<RawFault> for FaultSpec {
             stream_no_finish: raw.stream_no_finish,
         }
         .parse()?;
+        if let Some(defect) = raw.invalid_response {
+            if raw.error.is_some()
+                || stream.is_some()
+                || raw.status.is_some()
+                || raw.retry_after.is_some()
+                || raw.retry_after_format.is_some()
+                || raw.latency.is_some()
+            {
+                return Err(
+                    "an invalid_response fault takes no other effect: no error, \
+                     status, retry_after, latency or stream fault"
+                        .into(),
+                );
+            }
+            return Ok(FaultSpec {
+                target,
+                from,
+                to,
+                probability,
+                effect: FaultEffect::InvalidResponse(defect),
+            });
+        }
         let effect = match (raw.error, stream) {
             (Some(_), Some(_)) => {
                 return Err(
@@ -153,7 +182,8 @@ impl TryFrom<RawFault> for FaultSpec {
                     None => {
                         return Err("a fault sets `error` (a failure kind), `latency`, or \
                              both; or a stream fault (stream_break, stream_error_frame, \
-                             stream_truncated, stream_stall, stream_empty, stream_no_finish)"
+                             stream_truncated, stream_stall, stream_empty, stream_no_finish); \
+                             or `invalid_response` (a defect in a successful answer)"
                             .into());
                     }
                 }

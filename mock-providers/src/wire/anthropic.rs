@@ -283,6 +283,7 @@ mod tests {
                 output_tokens: 2,
                 finish_reason: FinishReason::ToolCalls,
                 empty_choices: false,
+                body: None,
             },
         ))
         .unwrap();

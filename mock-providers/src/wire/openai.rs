@@ -357,6 +357,7 @@ mod tests {
                 output_tokens: 3,
                 finish_reason: FinishReason::Length,
                 empty_choices: false,
+                body: None,
             },
         );
         let v: Value = serde_json::from_slice(&body).unwrap();

@@ -94,12 +94,17 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 /// (`profile`, `recovery`, `classification`, `health_check_interval`; LiteLLM's proxy wants
 /// its health checks in `general_settings`), Multigrid's candidate walk (`profile:
 /// multigrid`) and the stream watchdog and recovery policy.
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 10] = [
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 15] = [
     "profile",
     "attempts_per_candidate",
     "allow_fallbacks",
     "request_deadline",
     "stream_deadline",
+    "max_attempts",
+    "same_route_retries",
+    "connect_allowance",
+    "generation_allowance",
+    "validation_allowance",
     "recovery",
     "classification",
     "health_check_interval",

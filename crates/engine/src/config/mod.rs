@@ -135,6 +135,17 @@ pub struct Deployment {
     pub supports_assistant_prefill: bool,
     /// `litellm_params.stream_timeout`: time allowed to the first token of a stream.
     pub stream_timeout: Option<Duration>,
+    /// `model_info.modalities` (`profile: contract`): input modalities (empty: text only).
+    pub modalities: Vec<String>,
+    /// `model_info.supports_function_calling` (`profile: contract`): tools.
+    pub supports_function_calling: bool,
+    /// `model_info.schema_modes`, or `supports_response_schema: true` as `[json_object,
+    /// json_schema]` (`profile: contract`).
+    pub schema_modes: Vec<crate::contract::capability::SchemaMode>,
+    /// `model_info.model_class` (`profile: contract`).
+    pub model_class: Option<String>,
+    /// `model_info.region` (`profile: contract`).
+    pub region: Option<String>,
     /// Every other `litellm_params` key, as written.
     pub params: BTreeMap<String, Value>,
     /// Every other `model_info` key, as written.
@@ -333,7 +344,27 @@ pub struct RouterSettings {
     /// `stream_deadline` (`profile: multigrid`): the end-to-end deadline of a streamed request
     /// (default 300 s).
     pub stream_deadline: Duration,
+    /// `max_attempts` (`profile: contract`): provider attempts per request, every route and
+    /// retry included (default 2: one primary attempt plus one fallback).
+    pub max_attempts: u32,
+    /// `same_route_retries` (`profile: contract`): retries on the same route, for connection
+    /// failures and capacity failures with a Retry-After (default 1).
+    pub same_route_retries: u32,
+    /// `connect_allowance` (`profile: contract`): time an attempt needs before its call
+    /// (default 300 ms).
+    pub connect_allowance: Duration,
+    /// `generation_allowance` (`profile: contract`): time an answer needs; unset, the
+    /// deployment's measured mean latency (1 s before one is measured).
+    pub generation_allowance: Option<Duration>,
+    /// `validation_allowance` (`profile: contract`): time validation needs (default 50 ms).
+    pub validation_allowance: Duration,
 }
+
+/// Default `max_attempts` (the contract seed: "one primary attempt plus one fallback").
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 2;
+/// Default `same_route_retries` (the contract seed: "an optional same-route retry only for
+/// an early connection failure").
+pub const DEFAULT_SAME_ROUTE_RETRIES: u32 = 1;
 
 /// Default `attempts_per_candidate` (Multigrid: "Three attempts per candidate by default, the
 /// first included").
@@ -387,6 +418,10 @@ pub enum Profile {
     /// walk of candidate routes, each with its own attempts, under one end-to-end deadline
     /// (see [`crate::multigrid`]); `stream_recovery: multigrid`.
     Multigrid,
+    /// Contract-aware routing with validation before acceptance
+    /// (`reliable-llm-routing-contracts.md`): the candidate walk, routes filtered by the
+    /// request's contract, bounded attempts, one deadline budget (see [`crate::contract`]).
+    Contract,
 }
 
 name_table!(Profile {
@@ -394,13 +429,14 @@ name_table!(Profile {
     DeltaLlm => "deltallm",
     LiteLlm110 => "litellm-1.110" | "litellm-1.110.2",
     Multigrid => "multigrid",
+    Contract => "contract",
 });
 
 impl Profile {
     /// What the profile sets: `(recovery, classification)`.
     pub fn bundle(self) -> (Recovery, Classification) {
         match self {
-            Profile::LiteLlm | Profile::LiteLlm110 | Profile::Multigrid => {
+            Profile::LiteLlm | Profile::LiteLlm110 | Profile::Multigrid | Profile::Contract => {
                 (Recovery::Ttl, Classification::LiteLlm)
             }
             Profile::DeltaLlm => (Recovery::HalfOpen, Classification::DeltaLlm),
@@ -411,14 +447,22 @@ impl Profile {
     pub fn stream_recovery(self) -> StreamRecovery {
         match self {
             Profile::Multigrid => StreamRecovery::Multigrid,
-            Profile::LiteLlm | Profile::DeltaLlm | Profile::LiteLlm110 => StreamRecovery::default(),
+            Profile::LiteLlm | Profile::DeltaLlm | Profile::LiteLlm110 | Profile::Contract => {
+                StreamRecovery::default()
+            }
         }
     }
 
     /// Whether the profile reads the candidate-walk keys (`attempts_per_candidate`,
     /// `allow_fallbacks`, `request_deadline`, `stream_deadline`, a request's `models`).
     pub fn walks_candidates(self) -> bool {
-        self == Profile::Multigrid
+        matches!(self, Profile::Multigrid | Profile::Contract)
+    }
+
+    /// Whether the profile reads the contract keys (`max_attempts`, `same_route_retries`,
+    /// the allowances) and validates answers.
+    pub fn reads_contracts(self) -> bool {
+        self == Profile::Contract
     }
 
     /// The LiteLLM release whose code the profile reproduces, when it models one (`litellm`
@@ -426,7 +470,7 @@ impl Profile {
     pub fn litellm_version(self) -> Option<&'static str> {
         match self {
             Profile::LiteLlm110 => Some("1.110.2"),
-            Profile::LiteLlm | Profile::DeltaLlm | Profile::Multigrid => None,
+            Profile::LiteLlm | Profile::DeltaLlm | Profile::Multigrid | Profile::Contract => None,
         }
     }
 }
@@ -465,6 +509,11 @@ impl Default for RouterSettings {
             allow_fallbacks: true,
             request_deadline: DEFAULT_REQUEST_DEADLINE,
             stream_deadline: DEFAULT_STREAM_DEADLINE,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            same_route_retries: DEFAULT_SAME_ROUTE_RETRIES,
+            connect_allowance: crate::contract::budget::DEFAULT_CONNECT_ALLOWANCE,
+            generation_allowance: None,
+            validation_allowance: crate::contract::budget::DEFAULT_VALIDATION_ALLOWANCE,
         }
     }
 }

@@ -15,6 +15,11 @@ use crate::failure::{FailureKind, ProviderFailure};
 use crate::provider::{Provider, ProviderCall, ProviderResponse};
 use crate::request::{AttemptRecord, Completion, Request};
 
+/// Whether `failure` is a 200 that validation rejected (the only failure with status 200).
+fn is_validation_rejection(failure: &ProviderFailure) -> bool {
+    failure.kind == FailureKind::MalformedResponse && failure.status == Some(200)
+}
+
 /// What one attempt was, for its event and record.
 struct Attempted<'a> {
     g: &'a Group,
@@ -166,9 +171,34 @@ impl<P: Provider, C: Clock> Router<P, C> {
         depth: u32,
         start: Instant,
         trial: bool,
-        outcome: Outcome,
+        mut outcome: Outcome,
         run: &mut RequestRun,
     ) -> Result<Completion, Failed> {
+        if let (Ok(done), Some(_)) = (&outcome.0, &request.contract) {
+            let deployment = &self.config.deployments[deployment_index];
+            run.spent_usd +=
+                crate::contract::capability::answer_cost(request, deployment, done.output_tokens);
+            // A streamed answer already reached the caller as it came: nothing left to reject.
+            let judged = (!request.stream)
+                .then(|| self.admission.validate(request, done))
+                .flatten();
+            if let Some(reason) = judged {
+                self.emit(
+                    Some(request.id),
+                    EventKind::ValidationRejected {
+                        model_group: g.name.clone(),
+                        deployment_id: deployment.id.clone(),
+                        attempt: run.attempts.len() as u32 + 1,
+                        reason,
+                    },
+                );
+                // A 200 whose content was rejected: the status says the transport succeeded.
+                outcome.0 = Err(
+                    ProviderFailure::new(FailureKind::MalformedResponse).with_status(Some(200))
+                );
+            }
+        }
+        self.admission.record(deployment_index, outcome.0.is_ok());
         let facts = Attempted {
             g,
             deployment: &self.config.deployments[deployment_index],
@@ -267,7 +297,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     now: end,
                     request_id: Some(request.id),
                 };
-                self.report_or_defer(report, broke.is_some(), run);
+                // A 200 rejected by validation (`profile: contract`) is the contract's failure,
+                // not the transport's: it does not count toward the deployment's cooldown,
+                // which every workload shares (the seed: "Tune thresholds by route and failure
+                // class").
+                if !is_validation_rejection(&failure) {
+                    self.report_or_defer(report, broke.is_some(), run);
+                }
                 Err(Failed {
                     failure,
                     deployment: Some(deployment_index),
@@ -295,7 +331,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 Some(first) if request.stream && first >= start => first - start,
                 _ => end - start,
             }),
-            Err(f) if f.kind == FailureKind::Timeout => Some(end - start),
+            // A rejected 200 took as long as an accepted one would have.
+            Err(f) if f.kind == FailureKind::Timeout || is_validation_rejection(f) => {
+                Some(end - start)
+            }
             Err(_) => None,
         };
         let output_tokens = result.as_ref().map_or(0, |done| done.output_tokens);

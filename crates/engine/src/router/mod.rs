@@ -18,8 +18,9 @@
 //! - **attempt** (`attempt.rs`): one provider call with its deadline, events and record.
 //! - **stream** (`stream.rs`): reading a streamed answer, its deadlines, its continuation.
 //! - **health** (`health.rs`): cooling, restoring, the cooldown sweeper and health probes.
-//! - **candidate walk** (`candidates.rs`): `profile: multigrid`'s walk, in place of the
-//!   fallback walk and group visits when the profile's fallback policy asks for it.
+//! - **candidate walk** (`candidates.rs`): `profile: multigrid`'s walk (and `profile:
+//!   contract`'s, with its routes filtered and ranked through the `RouteAdmission` seam), in
+//!   place of the fallback walk and group visits when the profile's fallback policy asks for it.
 //!
 //! The decisions are policies injected on the [`RouterBuilder`] (strategy, classifier, retry
 //! policy and budget, backoff, cooldown trigger, recovery); this module only orders them.
@@ -295,6 +296,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let backoff = self.backoff.unwrap_or_else(|| bundle.backoff());
         let cooldown = self.cooldown.unwrap_or_else(|| bundle.cooldown());
         let fallback_policy = bundle.fallbacks();
+        let admission = bundle.admission();
         let stream_rules = self.stream_rules.unwrap_or_else(|| bundle.stream_rules());
         let load = LoadTracker::new(deployments, self.clock.now());
         Router {
@@ -310,6 +312,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             backoff,
             cooldown,
             fallback_policy,
+            admission,
             state,
             load,
             classifier,
@@ -334,6 +337,7 @@ pub struct Router<P, C = TokioClock> {
     backoff: Box<dyn Backoff>,
     cooldown: Box<dyn CooldownTrigger>,
     fallback_policy: Box<dyn crate::fallback::FallbackPolicy>,
+    admission: Box<dyn crate::contract::RouteAdmission>,
     state: Box<dyn StateStore>,
     load: LoadTracker,
     classifier: Box<dyn FailureClassifier>,
@@ -362,6 +366,8 @@ struct RequestRun {
     /// `profile: multigrid`: the request's end-to-end deadline, which cuts an attempt still
     /// running there (`None` under every other walk).
     walk_deadline: Option<Instant>,
+    /// `profile: contract`: what the request's answers cost so far (rejected ones too).
+    spent_usd: f64,
     last_group: Option<Arc<str>>,
     /// The deployment of the last attempt (its id is the request's final deployment).
     last_deployment_index: Option<usize>,

@@ -163,6 +163,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             output_tokens: tokens,
             finish_reason,
             empty_choices: !run.stream.any_content(),
+            body: None,
         };
         let Some(failure) = self.classifier.judge_success(&done) else {
             return Ok(done);

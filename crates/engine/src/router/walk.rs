@@ -51,6 +51,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 failover_excluded: None,
                 pending_wait: Duration::ZERO,
                 walk_deadline: None,
+                spent_usd: 0.0,
                 last_group: None,
                 last_deployment_index: None,
                 start: self.clock.now(),

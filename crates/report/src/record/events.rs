@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::event::{EventKind, RoutingEvent};
 use tokio::time::Instant;
 
@@ -108,6 +109,16 @@ impl State {
                 gap_before,
                 inner_gap,
             } => self.stream_chunk(*tokens, *gap_before, *inner_gap),
+            EventKind::RouteFiltered { reason, .. } => {
+                if let Some(i) = FilterReason::ALL.iter().position(|r| r == reason) {
+                    self.agg.routes_filtered[i] += 1;
+                }
+            }
+            EventKind::ValidationRejected { reason, .. } => {
+                if let Some(i) = ValidationReason::ALL.iter().position(|r| r == reason) {
+                    self.agg.validation_rejections[i] += 1;
+                }
+            }
             EventKind::Wait { .. }
             | EventKind::GiveUp { .. }
             | EventKind::OrderFallback { .. }
@@ -165,6 +176,7 @@ impl State {
 
         let agg = &mut self.agg;
         agg.requests += 1;
+        agg.http_ok += u64::from(*status == Some(200));
         match failure {
             None => agg.ok += 1,
             Some(kind) => *agg.failed_by_kind.entry(kind.as_str()).or_default() += 1,
@@ -236,6 +248,7 @@ impl State {
         else {
             return;
         };
+        self.agg.http_ok_attempts += u64::from(*status == Some(200));
         let row = AttemptRow {
             request_id: event.request_id,
             attempt: *attempt,
@@ -401,6 +414,9 @@ impl State {
                 );
                 (from_group, from_deployment)
             }
+            kind @ (EventKind::RouteFiltered { .. } | EventKind::ValidationRejected { .. }) => {
+                contract_detail(kind, detail)
+            }
             EventKind::AttemptStart { .. }
             | EventKind::AttemptEnd { .. }
             | EventKind::RequestEnd { .. }
@@ -420,6 +436,30 @@ impl State {
             w.str(detail)?;
             w.end()
         });
+    }
+}
+
+/// The `detail` of a `profile: contract` event, and its group and deployment.
+fn contract_detail<'e>(kind: &'e EventKind, detail: &mut String) -> (&'e str, &'e str) {
+    match kind {
+        EventKind::RouteFiltered {
+            model_group,
+            deployment_id,
+            reason,
+        } => {
+            let _ = write!(detail, "reason={}", reason.as_str());
+            (model_group, deployment_id)
+        }
+        EventKind::ValidationRejected {
+            model_group,
+            deployment_id,
+            attempt,
+            reason,
+        } => {
+            let _ = write!(detail, "attempt={attempt} reason={}", reason.as_str());
+            (model_group, deployment_id)
+        }
+        _ => ("", ""),
     }
 }
 

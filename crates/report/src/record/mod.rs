@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
+use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
 use tokio::time::Instant;
@@ -238,6 +239,14 @@ struct Aggregates {
     inter_token_max_us: u64,
     /// `StreamBreak` events by how, indexed by `streams::break_index`.
     stream_breaks: [u64; BREAKS.len()],
+    /// `profile: contract`: requests whose final status was 200.
+    http_ok: u64,
+    /// Attempts that got an HTTP 200 (accepted or rejected).
+    http_ok_attempts: u64,
+    /// `RouteFiltered` events by reason (index in `FilterReason::ALL`).
+    routes_filtered: [u64; FilterReason::ALL.len()],
+    /// `ValidationRejected` events by reason (index in `ValidationReason::ALL`).
+    validation_rejections: [u64; ValidationReason::ALL.len()],
 }
 
 #[derive(Debug)]

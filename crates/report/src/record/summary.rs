@@ -10,6 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use hdrhistogram::Histogram;
+use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::stream::StreamOutcome;
 
 use super::{
@@ -21,8 +22,8 @@ use crate::plot::Distribution;
 use crate::plot::collect::RenderInput;
 use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
 use crate::summary::{
-    AttemptStats, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats, HalfOpenStats,
-    InterTokenStats, LatencyStats, StreamSummary, Summary, TtftStats,
+    AttemptStats, ContractSummary, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats,
+    HalfOpenStats, InterTokenStats, LatencyStats, StreamSummary, Summary, TtftStats,
 };
 use crate::units::{ms_f64, round6};
 
@@ -54,6 +55,47 @@ fn percentile_ms(hist: &Histogram<u64>, q: f64, max_us: u64) -> f64 {
 }
 
 impl State {
+    /// `summary.json`'s `contract` section: under `profile: contract`, or when a contract
+    /// event was seen.
+    fn contract_summary(&self) -> Option<ContractSummary> {
+        let agg = &self.agg;
+        let seen = agg
+            .routes_filtered
+            .iter()
+            .chain(&agg.validation_rejections)
+            .any(|&n| n > 0);
+        let contract_profile = self
+            .router_profile
+            .as_ref()
+            .is_some_and(|p| p.name == "contract");
+        if !seen && !contract_profile {
+            return None;
+        }
+        let share = |part: u64, whole: u64| {
+            if whole == 0 {
+                0.0
+            } else {
+                round6(part as f64 / whole as f64)
+            }
+        };
+        let rejected: u64 = agg.validation_rejections.iter().sum();
+        Some(ContractSummary {
+            http_success_rate: share(agg.http_ok, agg.requests),
+            accepted_rate: share(agg.ok, agg.requests),
+            validation_rejection_rate: share(rejected, agg.http_ok_attempts),
+            validation_rejections: ValidationReason::ALL
+                .iter()
+                .zip(agg.validation_rejections)
+                .map(|(r, n)| (r.as_str().to_string(), n))
+                .collect(),
+            routes_filtered: FilterReason::ALL
+                .iter()
+                .zip(agg.routes_filtered)
+                .map(|(r, n)| (r.as_str().to_string(), n))
+                .collect(),
+        })
+    }
+
     pub(super) fn finish(mut self, meta: RunMeta) -> Result<Summary, ReportError> {
         let traces = [&mut self.requests, &mut self.attempts, &mut self.events];
         for csv in traces.into_iter().flatten() {
@@ -229,6 +271,7 @@ impl State {
                     })
                     .collect(),
             },
+            contract: self.contract_summary(),
             streams: self.stream_summary(),
             stream_breaks: BREAKS
                 .iter()

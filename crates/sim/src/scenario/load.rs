@@ -16,6 +16,7 @@ use routersim_mock_providers::{FaultSpec, ProviderSpec, validate_targets};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::contracts::{RawContract, validate_contracts};
 use super::router::{load_router_file, load_router_file_with_set, router_path};
 use super::set::{apply_sets, set_covering};
 use super::validate::{model_groups, model_known, validate_traffic};
@@ -173,12 +174,16 @@ fn parse_with_extra_set(
     validate_targets(&router.deployments, &raw.providers, &raw.faults)
         .map_err(|e| ctx.error(&e.path, e.message))?;
 
+    let contracts = validate_contracts(&ctx, raw.contracts)?;
     let traffic = raw
         .traffic
         .into_iter()
         .enumerate()
-        .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router))
+        .map(|(i, t)| validate_traffic(&ctx, i, t, duration, &router, &contracts))
         .collect::<Result<Vec<_>, _>>()?;
+    router
+        .warnings
+        .extend(crate::traffic::unread_workloads(&router, &traffic));
     router
         .warnings
         .extend(crate::traffic::unread_models(&router, &traffic));
@@ -264,6 +269,7 @@ fn parse_with_extra_set(
         set,
         providers: raw.providers,
         faults: raw.faults,
+        contracts,
         traffic,
         traffic_file,
         expect,
@@ -335,6 +341,8 @@ pub(super) struct RawScenario {
     #[serde(default)]
     expect: Vec<RawExpect>,
     transport: Option<Transport>,
+    #[serde(default)]
+    contracts: Vec<RawContract>,
 }
 
 #[derive(Deserialize)]
@@ -371,6 +379,7 @@ pub(super) struct RawTraffic {
     pub(super) output_tokens: Option<TokenRange>,
     pub(super) response_format: Option<Format>,
     pub(super) tools: Option<bool>,
+    pub(super) workload: Option<String>,
 }
 
 #[derive(Deserialize)]

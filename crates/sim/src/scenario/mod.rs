@@ -24,8 +24,10 @@
 //!   gpt-a: {latency: {p50: 800ms, p99: 4s}}
 //! faults:
 //!   - {deployment: gpt-a, from: 2m, to: 5m, error: rate_limit, retry_after: 20s}
+//! contracts:                     # profile: contract (see `contracts`)
+//!   - {name: chat, deadline_ms: 8000}
 //! traffic:
-//!   - {model: gpt-4o, rate: 20/s, arrival: poisson, input_tokens: 500..8000}
+//!   - {model: gpt-4o, rate: 20/s, arrival: poisson, input_tokens: 500..8000, workload: chat}
 //!   - {model: gpt-4o, rate: 5/s, stream: 0.3, output_tokens: 100..800, tools: true}
 //!   - {at: 1.5s, model: gpt-4o, input_tokens: 12000, count: 3, stream: true, response_format: json}
 //! traffic_file: logs/requests.csv  # one request per CSV row, read as the run goes
@@ -48,6 +50,7 @@
 //! small typed values (`count`, `rate`, `stream`, `format`, fallbacks). Every public item is
 //! re-exported here.
 
+mod contracts;
 mod load;
 mod router;
 mod set;
@@ -153,6 +156,8 @@ pub struct Scenario {
     pub providers: BTreeMap<String, ProviderSpec>,
     /// `faults`, in file order (each target exists).
     pub faults: Vec<FaultSpec>,
+    /// `contracts` (`profile: contract`), by name.
+    pub contracts: BTreeMap<String, std::sync::Arc<routersim_engine::contract::Contract>>,
     /// `traffic`, in file order.
     pub traffic: Vec<TrafficSpec>,
     /// `traffic_file`, validated (its rows are read again as the run goes).

@@ -3,15 +3,18 @@
 //!
 //! Separate because it is the one cross-check between two sections, with many messages.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::config::RouterConfig;
+use routersim_engine::contract::Contract;
 use routersim_engine::pattern::ModelPattern;
 use routersim_engine::request::ResponseFormat;
 use routersim_mock_providers::duration::format_duration;
 
 use super::ScenarioError;
+use super::contracts::{check_input_tokens, workload_contract};
 use super::load::{Ctx, RawTraffic};
 use super::values::StreamShare;
 use crate::traffic::{
@@ -55,9 +58,11 @@ pub(super) fn validate_traffic(
     raw: RawTraffic,
     duration: Duration,
     router: &RouterConfig,
+    contracts: &BTreeMap<String, Arc<Contract>>,
 ) -> Result<TrafficSpec, ScenarioError> {
     let path = format!("traffic[{i}]");
     let at = |key: &str| format!("{path}.{key}");
+    let contract = workload_contract(ctx, &path, raw.workload.as_deref(), contracts)?;
     if !model_known(router, &raw.model) {
         return Err(ctx.error(
             &at("model"),
@@ -114,10 +119,12 @@ pub(super) fn validate_traffic(
         tags: raw.metadata.map(|m| m.tags).unwrap_or_default(),
         response_format: raw.response_format.map_or(ResponseFormat::Text, |f| f.0),
         tools: raw.tools.unwrap_or(false),
+        contract,
     };
     let input_tokens = raw
         .input_tokens
         .unwrap_or(TokenRange::fixed(DEFAULT_INPUT_TOKENS));
+    check_input_tokens(ctx, &path, template.contract.as_deref(), input_tokens.max)?;
 
     match (raw.at, raw.rate) {
         (Some(when), None) => {

@@ -11,6 +11,7 @@ use super::scalars::{
 };
 use super::{ConfigError, EMPTY_MODEL_LIST, Loader, Result};
 use crate::config::Deployment;
+use crate::contract::capability::SchemaMode;
 
 impl Loader {
     /// Every `model_list` entry, in order.
@@ -277,6 +278,7 @@ impl Loader {
                     }
                 }
                 "tags" => info_tags = opt(value, |v| strings(v, &at))?.unwrap_or_default(),
+                _ if capability(d, key, value, &at)? => {}
                 _ => {
                     self.ignore(format!("model_list[*].model_info.{key}"));
                     d.info.insert(key.clone(), value.clone());
@@ -285,4 +287,47 @@ impl Loader {
         }
         Ok((id, id_path, info_tags))
     }
+}
+
+/// A capability key of `model_info` (`profile: contract`, LiteLLM's names where it has them);
+/// `false` when `key` is not one.
+fn capability(d: &mut Deployment, key: &str, value: &Value, at: &str) -> Result<bool> {
+    match key {
+        "modalities" => d.modalities = opt(value, |v| strings(v, at))?.unwrap_or_default(),
+        "supports_function_calling" => {
+            d.supports_function_calling = opt(value, |v| boolean(v, at))?.unwrap_or(false);
+        }
+        "supports_response_schema" => {
+            if opt(value, |v| boolean(v, at))?.unwrap_or(false) {
+                for mode in [SchemaMode::JsonObject, SchemaMode::JsonSchema] {
+                    if !d.schema_modes.contains(&mode) {
+                        d.schema_modes.push(mode);
+                    }
+                }
+            }
+        }
+        "schema_modes" => {
+            for (i, mode) in opt(value, |v| strings(v, at))?
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                let mode = SchemaMode::from_name(mode).ok_or_else(|| {
+                    ConfigError::new(
+                        format!("{at}[{i}]"),
+                        format!("expected json_object, json_schema or strict, found {mode:?}"),
+                    )
+                })?;
+                if !d.schema_modes.contains(&mode) {
+                    d.schema_modes.push(mode);
+                }
+            }
+        }
+        "model_class" => {
+            d.model_class = opt(value, |v| name(v, at, "a model class name"))?;
+        }
+        "region" => d.region = opt(value, |v| name(v, at, "a region name"))?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }

@@ -60,7 +60,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(in crate::config) const ROUTER_SETTINGS: [Setting; 31] = [
+pub(in crate::config) const ROUTER_SETTINGS: [Setting; 36] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -142,7 +142,17 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 31] = [
                 ));
             }
             r.settings.attempts_per_candidate = n;
-            r.candidate_walk_key(k);
+            // `profile: contract` walks candidates too, but its same-route retries are
+            // `same_route_retries`.
+            if r.settings.profile == Some(Profile::Contract) {
+                r.loader.warn(format!(
+                    "router_settings.{}: read by profile: multigrid only; it does nothing here \
+                     (profile: contract retries a route same_route_retries times)",
+                    k.key
+                ));
+            } else {
+                r.candidate_walk_key(k);
+            }
         }
         Ok(())
     }),
@@ -162,6 +172,48 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 31] = [
         if let Some((v, at)) = r.router(k) {
             r.settings.stream_deadline = duration(v, &at)?;
             r.candidate_walk_key(k);
+        }
+        Ok(())
+    }),
+    router("max_attempts", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            let n = uint32(v, &at)?;
+            if n == 0 {
+                return Err(ConfigError::new(
+                    at,
+                    "at least 1 attempt per request is expected, found 0",
+                ));
+            }
+            r.settings.max_attempts = n;
+            r.contract_key(k);
+        }
+        Ok(())
+    }),
+    router("same_route_retries", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.same_route_retries = uint32(v, &at)?;
+            r.contract_key(k);
+        }
+        Ok(())
+    }),
+    router("connect_allowance", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.connect_allowance = duration(v, &at)?;
+            r.contract_key(k);
+        }
+        Ok(())
+    }),
+    router("generation_allowance", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.generation_allowance = Some(duration(v, &at)?);
+            r.contract_key(k);
+        }
+        Ok(())
+    }),
+    router("validation_allowance", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.validation_allowance = duration(v, &at)?;
+            r.contract_key(k);
         }
         Ok(())
     }),
@@ -305,13 +357,24 @@ impl<'a> Read<'a> {
         get(self.router, setting.key).map(|v| (v, format!("router_settings.{}", setting.key)))
     }
 
-    /// A key only a profile that walks candidates reads (`profile: multigrid`): said loudly
+    /// A key only a profile that walks candidates reads (`profile: multigrid`, `contract`): said loudly
     /// when set under another profile, where it does nothing.
     fn candidate_walk_key(&mut self, setting: &Setting) {
         let read = self.settings.profile.is_some_and(Profile::walks_candidates);
         if !read && self.router(setting).is_some() {
             self.loader.warn(format!(
                 "router_settings.{}: read by profile: multigrid only; it does nothing here",
+                setting.key
+            ));
+        }
+    }
+
+    /// A key only `profile: contract` reads: said loudly when set under another profile.
+    fn contract_key(&mut self, setting: &Setting) {
+        let read = self.settings.profile.is_some_and(Profile::reads_contracts);
+        if !read && self.router(setting).is_some() {
+            self.loader.warn(format!(
+                "router_settings.{}: read by profile: contract only; it does nothing here",
                 setting.key
             ));
         }

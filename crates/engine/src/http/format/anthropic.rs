@@ -106,6 +106,7 @@ pub fn decode_completion(value: &Value) -> Option<Completion> {
         output_tokens: usage.unwrap_or_else(estimated),
         finish_reason: finish,
         empty_choices: content.is_empty(),
+        body: None,
     })
 }
 

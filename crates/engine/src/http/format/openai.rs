@@ -117,6 +117,7 @@ pub fn decode_completion(value: &Value) -> Option<Completion> {
         output_tokens: usage.unwrap_or_else(estimated),
         finish_reason: finish,
         empty_choices: choices.is_empty(),
+        body: None,
     })
 }
 

@@ -329,7 +329,9 @@ impl Verdict<'_> {
             | EventKind::HalfOpen { .. }
             | EventKind::Recovered { .. }
             | EventKind::ProbeOk { .. }
-            | EventKind::ProbeFailed { .. } => {}
+            | EventKind::ProbeFailed { .. }
+            | EventKind::RouteFiltered { .. }
+            | EventKind::ValidationRejected { .. } => {}
         }
         false
     }

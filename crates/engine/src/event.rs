@@ -174,6 +174,9 @@ pub enum GiveUpReason {
     /// `profile: multigrid`: the request's end-to-end deadline is reached, or the wait before
     /// the next try would consume what is left of it (the walk fails over now instead).
     DeadlineExhausted,
+    /// `retry_throttling` (gRPC's retry throttling): the token bucket is at most half full,
+    /// so no retry is taken.
+    RetryThrottled,
 }
 
 impl GiveUpReason {
@@ -196,6 +199,7 @@ impl GiveUpReason {
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
             GiveUpReason::UnroutableAlias => "unroutable_alias",
             GiveUpReason::DeadlineExhausted => "deadline_exhausted",
+            GiveUpReason::RetryThrottled => "retry_throttled",
         }
     }
 }
@@ -436,6 +440,9 @@ pub enum EventKind {
         /// Gap between consecutive tokens inside the chunk.
         inner_gap: Duration,
     },
+    /// What an alternative mechanism did (outlier ejection, hedging; see
+    /// [`crate::alternatives`]).
+    Alternative(crate::alternatives::AlternativeEvent),
 }
 
 impl EventKind {
@@ -461,6 +468,7 @@ impl EventKind {
             EventKind::StreamBreak { .. } => "stream_break",
             EventKind::StreamContinued { .. } => "stream_continued",
             EventKind::StreamChunk { .. } => "stream_chunk",
+            EventKind::Alternative(event) => event.name(),
         }
     }
 }

@@ -333,6 +333,14 @@ pub struct RouterSettings {
     /// `stream_deadline` (`profile: multigrid`): the end-to-end deadline of a streamed request
     /// (default 300 s).
     pub stream_deadline: Duration,
+    /// `retry_budget` (tower's `TpsBudget`; off when `None`).
+    pub retry_budget: Option<crate::alternatives::RetryBudgetSettings>,
+    /// `retry_throttling` (gRPC's retry throttling; off when `None`).
+    pub retry_throttling: Option<crate::alternatives::RetryThrottlingSettings>,
+    /// `outlier_detection` (Envoy's consecutive-5xx ejection; off when `None`).
+    pub outlier_detection: Option<crate::alternatives::OutlierSettings>,
+    /// `hedge_after` (request hedging; off when `None`).
+    pub hedge_after: Option<crate::alternatives::HedgeAfter>,
 }
 
 /// Default `attempts_per_candidate` (Multigrid: "Three attempts per candidate by default, the
@@ -465,6 +473,10 @@ impl Default for RouterSettings {
             allow_fallbacks: true,
             request_deadline: DEFAULT_REQUEST_DEADLINE,
             stream_deadline: DEFAULT_STREAM_DEADLINE,
+            retry_budget: None,
+            retry_throttling: None,
+            outlier_detection: None,
+            hedge_after: None,
         }
     }
 }

@@ -240,6 +240,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .err()
             .and_then(|f| self.resolve_retry_after(f));
         self.record(facts, &result, retry_after, run);
+        self.learn_alternatives(
+            g,
+            deployment_index,
+            result.as_ref().err(),
+            (end, end - start),
+            request.id,
+        );
         match result {
             Ok(done) => {
                 self.cooldown.on_success(deployment_index, end);

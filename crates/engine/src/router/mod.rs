@@ -39,6 +39,7 @@
 // Deliberate: see "Memory per request in flight" above.
 #![allow(clippy::manual_async_fn)]
 
+mod alternatives;
 mod attempt;
 mod candidates;
 mod health;
@@ -68,7 +69,7 @@ use crate::pattern::ModelPattern;
 use crate::provider::Provider;
 use crate::recovery::Recovery;
 use crate::request::{AttemptRecord, RouterFailure};
-use crate::retry::{RetryBudget, RetryPolicy, UnlimitedBudget};
+use crate::retry::{RetryBudget, RetryPolicy};
 use crate::retry_after;
 use crate::small::Tried;
 use crate::state::{InMemoryState, StateStore};
@@ -146,7 +147,7 @@ pub struct RouterBuilder<P, C = TokioClock> {
     rng: ChaCha8Rng,
     sink: Arc<dyn EventSink>,
     retry: Option<Box<dyn RetryPolicy>>,
-    retry_budget: Box<dyn RetryBudget>,
+    retry_budget: Option<Box<dyn RetryBudget>>,
     backoff: Option<Box<dyn Backoff>>,
     cooldown: Option<Box<dyn CooldownTrigger>>,
     state: Option<Box<dyn StateStore>>,
@@ -166,7 +167,7 @@ impl<P: Provider> RouterBuilder<P, TokioClock> {
             rng: ChaCha8Rng::seed_from_u64(0),
             sink: Arc::new(NullSink),
             retry: None,
-            retry_budget: Box::new(UnlimitedBudget),
+            retry_budget: None,
             backoff: None,
             cooldown: None,
             state: None,
@@ -223,9 +224,10 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         self
     }
 
-    /// Sets a retry budget shared by every request (default: unlimited).
+    /// Sets a retry budget shared by every request (default: the one the settings'
+    /// `retry_budget` and `retry_throttling` ask for, else unlimited).
     pub fn retry_budget(mut self, budget: impl RetryBudget + 'static) -> Self {
-        self.retry_budget = Box::new(budget);
+        self.retry_budget = Some(Box::new(budget));
         self
     }
 
@@ -297,6 +299,14 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let fallback_policy = bundle.fallbacks();
         let stream_rules = self.stream_rules.unwrap_or_else(|| bundle.stream_rules());
         let load = LoadTracker::new(deployments, self.clock.now());
+        let retry_budget = self.retry_budget.unwrap_or_else(|| {
+            crate::alternatives::budget_for(
+                settings.retry_budget.as_ref(),
+                settings.retry_throttling.as_ref(),
+                self.clock.now(),
+            )
+        });
+        let alternatives = alternatives::Alternatives::new(settings, deployments);
         Router {
             groups,
             config,
@@ -306,7 +316,8 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             sink: self.sink,
             strategy,
             retry,
-            retry_budget: self.retry_budget,
+            retry_budget,
+            alternatives,
             backoff,
             cooldown,
             fallback_policy,
@@ -331,6 +342,8 @@ pub struct Router<P, C = TokioClock> {
     strategy: Box<dyn SelectionStrategy>,
     retry: Box<dyn RetryPolicy>,
     retry_budget: Box<dyn RetryBudget>,
+    /// Outlier ejection and hedging, when the settings ask for them.
+    alternatives: alternatives::Alternatives,
     backoff: Box<dyn Backoff>,
     cooldown: Box<dyn CooldownTrigger>,
     fallback_policy: Box<dyn crate::fallback::FallbackPolicy>,

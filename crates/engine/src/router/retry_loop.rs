@@ -9,7 +9,7 @@ use super::visit::NoCandidate;
 use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
-use crate::event::{EventKind, GiveUpReason};
+use crate::event::EventKind;
 use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::fallback;
 use crate::provider::Provider;
@@ -202,9 +202,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let (healthy_left, group_healthy_left) = (ctx.healthy_left, ctx.group_healthy_left);
         let retries_done = looked.retries_done;
         let decision = match self.retry.decide(&failed.failure, &ctx, retries_done) {
-            RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
-                RetryDecision::GiveUp(GiveUpReason::RetryBudgetExhausted)
-            }
+            RetryDecision::Retry { max_retries } => match self.retry_budget.admit(now) {
+                Some(refused) => RetryDecision::GiveUp(refused),
+                None => RetryDecision::Retry { max_retries },
+            },
             decision => decision,
         };
         let wait_ctx = WaitContext {

@@ -238,6 +238,8 @@ struct Aggregates {
     inter_token_max_us: u64,
     /// `StreamBreak` events by how, indexed by `streams::break_index`.
     stream_breaks: [u64; BREAKS.len()],
+    /// What the alternatives did (`None` until one acts).
+    alternatives: Option<crate::summary::AlternativesSummary>,
 }
 
 #[derive(Debug)]

@@ -329,7 +329,8 @@ impl Verdict<'_> {
             | EventKind::HalfOpen { .. }
             | EventKind::Recovered { .. }
             | EventKind::ProbeOk { .. }
-            | EventKind::ProbeFailed { .. } => {}
+            | EventKind::ProbeFailed { .. }
+            | EventKind::Alternative(_) => {}
         }
         false
     }

@@ -101,7 +101,11 @@ fn the_keys_load_with_the_sources_defaults_and_refuse_unknown_fields() {
 
     let typo = load_router_config_str(&router_yaml("  retry_budget: {ratoi: 0.1}\n")).unwrap_err();
     assert_eq!(typo.path, "router_settings.retry_budget.ratoi");
-    assert!(typo.message.contains("did you mean ratio?"), "{}", typo.message);
+    assert!(
+        typo.message.contains("did you mean ratio?"),
+        "{}",
+        typo.message
+    );
     let ttl = load_router_config_str(&router_yaml("  retry_budget: {ttl: 90s}\n")).unwrap_err();
     assert_eq!(ttl.path, "router_settings.retry_budget.ttl");
     let hedge = load_router_config_str(&router_yaml("  hedge_after: p100\n")).unwrap_err();
@@ -124,7 +128,13 @@ async fn a_retry_budget_lets_through_only_its_share_of_requests() {
     let (router, sink) = make_router(config(vec![dep("A", "a0")], settings), provider);
     let mut counts = Vec::new();
     for id in 1..=4 {
-        counts.push(router.completion(Request::new(id, "A")).await.attempts.len());
+        counts.push(
+            router
+                .completion(Request::new(id, "A"))
+                .await
+                .attempts
+                .len(),
+        );
     }
     // Deposits 1, 2 (one retry spends 2), 1, 2 (another retry): LiteLLM alone makes 4 each.
     assert_eq!(counts, [1, 2, 1, 2]);
@@ -170,16 +180,16 @@ async fn retry_throttling_stops_retries_at_half_the_tokens_and_successes_refill_
     assert_eq!(attempts(&second), ["a0:service_unavailable"]);
     // Two successes: 1 → 2 → 3.
     for id in 3..=4 {
-        assert_eq!(outcome(&router.completion(Request::new(id, "A")).await), "ok");
+        assert_eq!(
+            outcome(&router.completion(Request::new(id, "A")).await),
+            "ok"
+        );
     }
     // 3 → 2 after the first failure: over the threshold before it, so... the retry is
     // asked after the failure, at 2: throttled.
     let fifth = router.completion(Request::new(5, "A")).await;
     assert_eq!(attempts(&fifth), ["a0:service_unavailable"]);
-    assert_eq!(
-        give_ups(&sink.events()),
-        [GiveUpReason::RetryThrottled; 3]
-    );
+    assert_eq!(give_ups(&sink.events()), [GiveUpReason::RetryThrottled; 3]);
     assert_eq!(GiveUpReason::RetryThrottled.as_str(), "retry_throttled");
 }
 
@@ -205,7 +215,13 @@ async fn both_budgets_together_the_throttle_is_asked_first() {
     let counts: Vec<usize> = {
         let mut v = Vec::new();
         for id in 1..=4 {
-            v.push(router.completion(Request::new(id, "A")).await.attempts.len());
+            v.push(
+                router
+                    .completion(Request::new(id, "A"))
+                    .await
+                    .attempts
+                    .len(),
+            );
         }
         v
     };
@@ -276,7 +292,9 @@ async fn five_5xx_in_a_row_eject_a_deployment_for_30s_then_60s() {
         .collect();
     for call in &a0_calls {
         assert!(
-            !ejected_at.iter().any(|(from, to)| call >= from && call < to),
+            !ejected_at
+                .iter()
+                .any(|(from, to)| call >= from && call < to),
             "a0 called at {call} ms while ejected: {ejected_at:?}"
         );
     }
@@ -284,7 +302,10 @@ async fn five_5xx_in_a_row_eject_a_deployment_for_30s_then_60s() {
         .iter()
         .filter(|(_, e)| matches!(e, AlternativeEvent::Unejected { .. }))
         .count();
-    assert_eq!(unejected, 2, "the third ejection is still running at the end");
+    assert_eq!(
+        unejected, 2,
+        "the third ejection is still running at the end"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -321,9 +342,164 @@ async fn an_ejection_and_a_cooldown_both_keep_a_deployment_out() {
         .filter(|(_, e)| matches!(e, AlternativeEvent::Ejected { .. }))
         .count();
     assert!(cooldowns >= 2, "cooldowns still happen: {cooldowns}");
-    assert!(ejections >= 1, "the second failure (after a 5 s cooldown) ejects");
-    assert!(cooldowns >= 2 * ejections, "{cooldowns} cooldowns, {ejections} ejections");
+    assert!(
+        ejections >= 1,
+        "the second failure (after a 5 s cooldown) ejects"
+    );
+    assert!(
+        cooldowns >= 2 * ejections,
+        "{cooldowns} cooldowns, {ejections} ejections"
+    );
     // After an ejection (30 s) the next a0 call is 30 s later, not 5 s.
     let gaps: Vec<u64> = a0_calls.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(gaps.iter().any(|g| *g >= 30), "{a0_calls:?}");
+}
+
+/// Group A: a0 on `order` 1 (every first pick), a1 on `order` 2 (the hedge's).
+fn hedging_router(
+    after: HedgeAfter,
+    provider: Scripted,
+) -> (
+    routersim_engine::Router<Scripted>,
+    std::sync::Arc<routersim_engine::event::VecSink>,
+) {
+    let settings = RouterSettings {
+        num_retries: 0,
+        hedge_after: Some(after),
+        ..RouterSettings::default()
+    };
+    let mut a0 = dep("A", "a0");
+    a0.order = Some(1);
+    let mut a1 = dep("A", "a1");
+    a1.order = Some(2);
+    a1.input_cost_per_token = Some(0.000_002);
+    make_router(config(vec![a0, a1], settings), provider)
+}
+
+fn hedge_ends(events: &[RoutingEvent]) -> Vec<(String, bool)> {
+    alternative_events(events)
+        .into_iter()
+        .filter_map(|(_, e)| match e {
+            AlternativeEvent::HedgeEnd {
+                winner, hedge_won, ..
+            } => Some((winner.to_string(), hedge_won)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_first_attempt_is_hedged_and_the_hedge_wins() {
+    let provider = Scripted::new().script("a0", vec![Step::SlowOk(Duration::from_secs(2))]);
+    let (router, sink) = hedging_router(HedgeAfter::Fixed(Duration::from_millis(300)), provider);
+    let start = tokio::time::Instant::now();
+    let mut request = Request::new(1, "A");
+    request.input_tokens = 1000;
+    let r = router.completion(request).await;
+    assert_eq!(outcome(&r), "ok");
+    // The hedge started at 300 ms and answered 100 ms later; the first call was cancelled.
+    assert_eq!((tokio::time::Instant::now() - start).as_millis(), 400);
+    assert_eq!(attempts(&r), ["a1:ok"]);
+    assert_eq!(
+        r.attempts[0].attempt, 2,
+        "the hedge is the request's 2nd call"
+    );
+    let seen: Vec<String> = router
+        .provider()
+        .seen
+        .borrow()
+        .iter()
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert_eq!(seen, ["a0", "a1"], "two provider calls");
+    let events = sink.events();
+    let hedged: Vec<_> = alternative_events(&events)
+        .into_iter()
+        .filter_map(|(at, e)| match e {
+            AlternativeEvent::Hedged {
+                primary,
+                hedge,
+                delay,
+                extra_input_tokens,
+                extra_cost_usd,
+                ..
+            } => Some((
+                at.as_millis(),
+                primary.to_string(),
+                hedge.to_string(),
+                delay.as_millis(),
+                extra_input_tokens,
+                extra_cost_usd,
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(hedged.len(), 1);
+    let (at, primary, hedge, delay, tokens, cost) = hedged[0].clone();
+    assert_eq!(
+        (at, primary.as_str(), hedge.as_str(), delay, tokens),
+        (300, "a0", "a1", 300, 1000)
+    );
+    assert!((cost - 0.002).abs() < 1e-12, "{cost}");
+    assert_eq!(hedge_ends(&events), [("a1".to_string(), true)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_first_attempt_that_answers_before_the_hedge_wins_and_cancels_it() {
+    // a0 answers at 350 ms; the hedge (started at 300 ms) would answer at 400 ms.
+    let provider = Scripted::new().script("a0", vec![Step::SlowOk(Duration::from_millis(350))]);
+    let (router, sink) = hedging_router(HedgeAfter::Fixed(Duration::from_millis(300)), provider);
+    let r = router.completion(Request::new(1, "A")).await;
+    assert_eq!(attempts(&r), ["a0:ok"]);
+    assert_eq!(hedge_ends(&sink.events()), [("a0".to_string(), false)]);
+    // A fast answer is never hedged.
+    let fast = router.completion(Request::new(2, "A")).await;
+    assert_eq!(attempts(&fast), ["a0:ok"]);
+    assert_eq!(hedge_ends(&sink.events()).len(), 1);
+    // Three calls: a0, the cancelled hedge on a1, a0.
+    let seen = router.provider().seen.borrow().len();
+    assert_eq!(seen, 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_first_attempt_waits_for_the_hedge() {
+    let provider = Scripted::new().script(
+        "a0",
+        vec![Step::SlowFail(
+            Duration::from_millis(350),
+            routersim_engine::failure::ProviderFailure::new(K::ServiceUnavailable),
+        )],
+    );
+    let (router, sink) = hedging_router(HedgeAfter::Fixed(Duration::from_millis(300)), provider);
+    let r = router.completion(Request::new(1, "A")).await;
+    assert_eq!(outcome(&r), "ok");
+    assert_eq!(attempts(&r), ["a0:service_unavailable", "a1:ok"]);
+    assert_eq!(hedge_ends(&sink.events()), [("a1".to_string(), true)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn p95_waits_for_twenty_samples_then_hedges_at_the_groups_p95() {
+    let mut script = vec![Step::SlowOk(Duration::from_secs(2))];
+    script.extend(std::iter::repeat_n(Step::Ok, 20));
+    script.push(Step::SlowOk(Duration::from_secs(2)));
+    let provider = Scripted::new().script("a0", script);
+    let (router, sink) = hedging_router(HedgeAfter::Percentile(95), provider);
+    // Warm-up: the first request has no estimate, so it is not hedged however slow.
+    let first = router.completion(Request::new(0, "A")).await;
+    assert_eq!(attempts(&first), ["a0:ok"]);
+    for id in 1..=20 {
+        router.completion(Request::new(id, "A")).await;
+    }
+    assert!(hedge_ends(&sink.events()).is_empty());
+    // 21 samples: twenty of 100 ms and one of 2 s; the nearest-rank p95 is 100 ms.
+    let start = tokio::time::Instant::now();
+    let slow = router.completion(Request::new(21, "A")).await;
+    assert_eq!(attempts(&slow), ["a1:ok"]);
+    assert_eq!((tokio::time::Instant::now() - start).as_millis(), 200);
+    // Streams are never hedged.
+    let mut stream = Request::new(22, "A");
+    stream.stream = true;
+    let before = hedge_ends(&sink.events()).len();
+    router.completion(stream).await;
+    assert_eq!(hedge_ends(&sink.events()).len(), before);
 }

@@ -380,7 +380,9 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("hedge_extra_input_tokens", |s| {
         alt(s, |a| a.hedge_extra_input_tokens as f64)
     }),
-    metric("hedge_extra_cost_usd", |s| alt(s, |a| a.hedge_extra_cost_usd)),
+    metric("hedge_extra_cost_usd", |s| {
+        alt(s, |a| a.hedge_extra_cost_usd)
+    }),
 ];
 
 /// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.

@@ -111,7 +111,10 @@ mod tests {
             w.record(0, Duration::from_secs(1));
         }
         assert_eq!(w.percentile(0, 50), Some(Duration::from_secs(1)));
-        assert_eq!(HedgeAfter::percentile("p95"), Some(HedgeAfter::Percentile(95)));
+        assert_eq!(
+            HedgeAfter::percentile("p95"),
+            Some(HedgeAfter::Percentile(95))
+        );
         assert_eq!(HedgeAfter::percentile("p100"), None);
     }
 }

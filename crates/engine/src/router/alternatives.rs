@@ -98,6 +98,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
     /// The hedge delay for a request of `g` now (`None`: no hedging, or still warming up).
     pub(super) fn hedge_delay(&self, g: &Group) -> Option<Duration> {
         let after = self.alternatives.hedge_after?;
-        self.alternatives.latency.as_ref()?.delay(g.members[0], after)
+        self.alternatives
+            .latency
+            .as_ref()?
+            .delay(g.members[0], after)
     }
 }

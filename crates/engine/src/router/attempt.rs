@@ -85,7 +85,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 deployment,
                 deployment_index,
                 request,
-                attempt: run.attempts.len() as u32 + 1,
+                attempt: run.next_attempt(),
             };
             // The call is made here, not in a helper future: each nested future would keep
             // its own copy of the call's arguments for the whole attempt. Its result lives in
@@ -173,7 +173,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             g,
             deployment: &self.config.deployments[deployment_index],
             request,
-            attempt: run.attempts.len() as u32 + 1,
+            attempt: run.next_attempt(),
             start,
             end: self.clock.now(),
             wait: std::mem::take(&mut run.pending_wait),
@@ -199,7 +199,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             start,
             Some(request.id),
             EventKind::AttemptStart {
-                attempt: run.attempts.len() as u32 + 1,
+                attempt: run.next_attempt(),
                 model_group: g.name.clone(),
                 deployment_id: self.config.deployments[deployment_index].id.clone(),
                 fallback_depth: depth,

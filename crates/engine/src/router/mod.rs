@@ -43,6 +43,7 @@ mod alternatives;
 mod attempt;
 mod candidates;
 mod health;
+mod hedge;
 mod retry_loop;
 mod stream;
 mod stream_cooldown;
@@ -382,9 +383,41 @@ struct RequestRun {
     stream: StreamProgress,
     /// A failure whose cooldown is written later (see [`StreamRules::defers_cooldown`]).
     deferred_failure: Option<Box<stream_cooldown::DeferredFailure>>,
+    /// Provider calls started and cancelled (a hedge race's loser) or still running beside
+    /// this run (a hedge's scratch run counts its first attempt): they have numbers but no
+    /// record, so the next attempt's number counts them.
+    uncounted_attempts: u32,
 }
 
 impl RequestRun {
+    /// The number of the next attempt (from 1, across the request).
+    fn next_attempt(&self) -> u32 {
+        self.attempts.len() as u32 + self.uncounted_attempts + 1
+    }
+
+    /// A run for a hedge racing this run's next attempt: same start and deadline, no records,
+    /// numbered after that attempt.
+    fn scratch(&self) -> Self {
+        RequestRun {
+            attempts: Vec::new(),
+            tried_groups: Tried::new(),
+            retries: 0,
+            fallbacks: 0,
+            attempted_fallbacks: 0,
+            scope_retries: 0,
+            outer_nesting: 0,
+            failover_excluded: None,
+            pending_wait: Duration::ZERO,
+            walk_deadline: self.walk_deadline,
+            last_group: None,
+            last_deployment_index: None,
+            start: self.start,
+            stream: StreamProgress::default(),
+            deferred_failure: None,
+            uncounted_attempts: self.next_attempt(),
+        }
+    }
+
     /// A fallback hop to `depth` (1 = from the group asked for): a new retry scope begins.
     /// LiteLLM nests a hop inside the level that failed, and its
     /// `x-litellm-attempted-fallbacks` header counts the hops of the outermost level only:

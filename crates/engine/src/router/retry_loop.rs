@@ -45,7 +45,22 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                     Ok(deployment) => {
                         tried.insert(deployment);
-                        match self.attempt(g, deployment, request, depth, run).await {
+                        let result = if self.alternatives.hedge_after.is_some() {
+                            // Boxed: only a router that hedges pays for the race's state.
+                            Box::pin(self.attempt_maybe_hedged(
+                                g,
+                                deployment,
+                                request,
+                                depth,
+                                run,
+                                tried,
+                                retries_done == 0,
+                            ))
+                            .await
+                        } else {
+                            self.attempt(g, deployment, request, depth, run).await
+                        };
+                        match result {
                             Ok(done) => return Ok(done),
                             Err(failed) => failed,
                         }

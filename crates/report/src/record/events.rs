@@ -158,7 +158,8 @@ impl State {
             } => {
                 a.hedged_requests += 1;
                 a.hedge_extra_input_tokens += u64::from(*extra_input_tokens);
-                a.hedge_extra_cost_usd = crate::units::round6(a.hedge_extra_cost_usd + extra_cost_usd);
+                a.hedge_extra_cost_usd =
+                    crate::units::round6(a.hedge_extra_cost_usd + extra_cost_usd);
             }
             AlternativeEvent::HedgeEnd { hedge_won, .. } => a.hedge_wins += u64::from(*hedge_won),
         }

@@ -38,10 +38,7 @@ fn fields(v: &Value, at: &str, known: &[&str]) -> Result<Option<Map<String, Valu
                 .unwrap_or_default();
             return Err(ConfigError::new(
                 format!("{at}.{key}"),
-                format!(
-                    "not a field of {at} (known: {}){hint}",
-                    known.join(", ")
-                ),
+                format!("not a field of {at} (known: {}){hint}", known.join(", ")),
             ));
         }
     }
@@ -62,7 +59,10 @@ fn field<T>(
 }
 
 fn out_of_range(at: &str, key: &str, expected: &str, found: impl std::fmt::Display) -> ConfigError {
-    ConfigError::new(format!("{at}.{key}"), format!("expected {expected}, found {found}"))
+    ConfigError::new(
+        format!("{at}.{key}"),
+        format!("expected {expected}, found {found}"),
+    )
 }
 
 /// `retry_budget: {ratio, min_per_sec, ttl}` (tower's `TpsBudget`).
@@ -76,7 +76,12 @@ pub(super) fn retry_budget(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     let mut s = RetryBudgetSettings::default();
     if let Some(ratio) = field(&map, &at, "ratio", weight)? {
         if ratio > 1000.0 {
-            return Err(out_of_range(&at, "ratio", "a share from 0 to 1000 (tower's bound)", ratio));
+            return Err(out_of_range(
+                &at,
+                "ratio",
+                "a share from 0 to 1000 (tower's bound)",
+                ratio,
+            ));
         }
         s.ratio = ratio;
     }
@@ -112,13 +117,23 @@ pub(super) fn retry_throttling(r: &mut Read<'_>, setting: &Setting) -> Result<()
     let mut s = RetryThrottlingSettings::default();
     if let Some(max) = field(&map, &at, "max_tokens", weight)? {
         if max <= 0.0 || max > 1000.0 {
-            return Err(out_of_range(&at, "max_tokens", "a number in (0, 1000] (gRPC's bound)", max));
+            return Err(out_of_range(
+                &at,
+                "max_tokens",
+                "a number in (0, 1000] (gRPC's bound)",
+                max,
+            ));
         }
         s.max_tokens = max;
     }
     if let Some(ratio) = field(&map, &at, "token_ratio", weight)? {
         if ratio < 0.001 {
-            return Err(out_of_range(&at, "token_ratio", "at least 0.001 (gRPC keeps three decimals)", ratio));
+            return Err(out_of_range(
+                &at,
+                "token_ratio",
+                "at least 0.001 (gRPC keeps three decimals)",
+                ratio,
+            ));
         }
         s.token_ratio = ratio;
     }
@@ -156,7 +171,12 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
     }
     if let Some(p) = field(&map, &at, "max_ejection_percent", uint32)? {
         if p > 100 {
-            return Err(out_of_range(&at, "max_ejection_percent", "a percentage from 0 to 100", p));
+            return Err(out_of_range(
+                &at,
+                "max_ejection_percent",
+                "a percentage from 0 to 100",
+                p,
+            ));
         }
         s.max_ejection_percent = p;
     }

@@ -21,6 +21,13 @@
 //!   (33 % ≥ 10 %); in a group of 20, two may be out at once. (grpc-java changed its own rule
 //!   to match this "at least one" behaviour: grpc/grpc-java#9489.)
 //!
+//! - Envoy's panic threshold (`healthy_panic_threshold`, `common_lb_config`, default 50 %):
+//!   when fewer than half of a cluster's hosts are healthy, Envoy "will disregard health
+//!   status and balance amongst all hosts". With at most 10 % ejected this matters only for a
+//!   group of one deployment, whose ejection Envoy would make and then ignore; routersim does
+//!   not make an ejection that would leave fewer than half of the group's deployments
+//!   (cooldowns aside), which routes the same.
+//!
 //! Not modelled (said in the README): Envoy sweeps every `interval` (10 s) and returns hosts
 //! to service on the sweep after their time is up — here an ejection ends exactly at its
 //! time; Envoy lowers the multiplier again after a host stays healthy — here the count of
@@ -39,6 +46,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::failure::{FailureKind, ProviderFailure};
+
+/// Envoy's `healthy_panic_threshold` default (50 %): when fewer of a cluster's hosts than this
+/// are healthy, Envoy balances across all of them, ejected or not.
+pub const PANIC_THRESHOLD_PERCENT: u64 = 50;
 
 /// `router_settings.outlier_detection` (Envoy's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,6 +175,12 @@ impl OutlierDetector {
         if ejected_now > 0 && !under_max {
             return None;
         }
+        // Envoy's panic threshold: below it the load balancer ignores ejections, so an
+        // ejection that would leave fewer healthy members than that changes no routing.
+        let left = group.len().saturating_sub(ejected_now + 1) as u64;
+        if left * 100 < PANIC_THRESHOLD_PERCENT * group.len() as u64 {
+            return None;
+        }
         let host = &mut hosts[deployment];
         host.ejections += 1;
         let duration = self
@@ -214,19 +231,19 @@ mod tests {
 
     #[test]
     fn a_success_or_a_429_breaks_the_run() {
-        let d = OutlierDetector::new(OutlierSettings::default(), 1);
+        let d = OutlierDetector::new(OutlierSettings::default(), 2);
         let now = Instant::now();
         let rate_limit = ProviderFailure::new(FailureKind::RateLimit);
         for outcome in [Some(&rate_limit), None] {
             for _ in 0..4 {
-                assert!(d.on_attempt_end(0, &[0], Some(&e503()), now).is_none());
+                assert!(d.on_attempt_end(0, &[0, 1], Some(&e503()), now).is_none());
             }
-            assert!(d.on_attempt_end(0, &[0], outcome, now).is_none());
+            assert!(d.on_attempt_end(0, &[0, 1], outcome, now).is_none());
         }
         for _ in 0..4 {
-            assert!(d.on_attempt_end(0, &[0], Some(&e503()), now).is_none());
+            assert!(d.on_attempt_end(0, &[0, 1], Some(&e503()), now).is_none());
         }
-        assert!(d.on_attempt_end(0, &[0], Some(&e503()), now).is_some());
+        assert!(d.on_attempt_end(0, &[0, 1], Some(&e503()), now).is_some());
         assert!(d.is_ejected(0, now));
     }
 
@@ -239,6 +256,12 @@ mod tests {
                 .filter_map(|_| d.on_attempt_end(host, group, Some(&e503()), now))
                 .count()
         };
+        let lone = OutlierDetector::new(OutlierSettings::default(), 1);
+        assert_eq!(
+            eject(&lone, 0, &[0]),
+            0,
+            "a lone deployment: under the panic threshold"
+        );
         assert_eq!(eject(&small, 0, &[0, 1, 2]), 1, "one of three: 0 % < 10 %");
         assert_eq!(eject(&small, 1, &[0, 1, 2]), 0, "33 % is not under 10 %");
         let big = OutlierDetector::new(OutlierSettings::default(), 20);

@@ -503,3 +503,42 @@ async fn p95_waits_for_twenty_samples_then_hedges_at_the_groups_p95() {
     router.completion(stream).await;
     assert_eq!(hedge_ends(&sink.events()).len(), before);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_budgets_and_ejections_work_under_multigrids_candidate_walk() {
+    // Multigrid's walk gives each candidate 3 tries; the bucket (4 tokens, threshold 2)
+    // lets one retry through, then refuses.
+    let settings = RouterSettings {
+        profile: Some(routersim_engine::config::Profile::Multigrid),
+        retry_throttling: Some(RetryThrottlingSettings {
+            max_tokens: 4.0,
+            token_ratio: 1.0,
+        }),
+        outlier_detection: Some(OutlierSettings {
+            consecutive_5xx: 2,
+            ..OutlierSettings::default()
+        }),
+        disable_cooldowns: true,
+        ..RouterSettings::default()
+    };
+    let provider = Scripted::new().always("a0", fail(K::ServiceUnavailable));
+    let (router, sink) = make_router(
+        config(vec![dep("A", "a0"), dep("A", "a1")], settings),
+        provider,
+    );
+    let r = router.completion(Request::new(1, "A")).await;
+    // a0 twice (the retry, then throttled: 2 ≤ 2) and ejected after its 2nd 503; a1 answers.
+    assert_eq!(
+        attempts(&r),
+        ["a0:service_unavailable", "a0:service_unavailable", "a1:ok"]
+    );
+    assert_eq!(give_ups(&sink.events()), [GiveUpReason::RetryThrottled]);
+    let ejected = alternative_events(&sink.events())
+        .iter()
+        .filter(|(_, e)| matches!(e, AlternativeEvent::Ejected { .. }))
+        .count();
+    assert_eq!(ejected, 1);
+    // The next request's walk skips the ejected a0.
+    let next = router.completion(Request::new(2, "A")).await;
+    assert_eq!(attempts(&next), ["a1:ok"]);
+}

@@ -85,6 +85,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Ended::Hedge(Err(_)) => (primary.await, false, None, second),
                 }
             };
+            // A hedge the first attempt beat before its first poll never started: nothing of
+            // it to cancel.
+            let cancelled = cancelled
+                .filter(|&loser| loser != second || hedge_run.last_deployment_index.is_some());
             let now = self.clock.now();
             if let Some(loser) = cancelled {
                 // Its call was dropped and never ends: its load ends here.

@@ -165,6 +165,8 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run.attempts.sort_by_key(|a| (a.end, a.attempt));
         if cancelled {
             run.uncounted_attempts += 1;
+            // A wait before a cancelled first attempt was its own: no later attempt's.
+            run.pending_wait = std::time::Duration::ZERO;
         }
         if hedge_run.last_deployment_index == Some(winner) {
             run.last_deployment_index = Some(winner);

@@ -595,7 +595,36 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
-    print_streams(&s.streams, out)
+    print_streams(&s.streams, out)?;
+    print_alternatives(s.alternatives.as_ref(), out)
+}
+
+/// The alternatives line, only when one acted; counts never seen are left out.
+fn print_alternatives(alt: Option<&AlternativesSummary>, out: &mut impl Write) -> io::Result<()> {
+    let Some(a) = alt else {
+        return Ok(());
+    };
+    let counts = [
+        ("retries denied by the budget", a.retries_denied_by_budget),
+        ("retries throttled", a.retries_denied_by_throttling),
+        ("ejections", a.ejections),
+        ("hedged", a.hedged_requests),
+        ("hedge wins", a.hedge_wins),
+    ];
+    let seen: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{what} {n}"))
+        .collect();
+    write!(out, "  alternatives: {}", seen.join(", "))?;
+    if a.hedged_requests > 0 {
+        write!(
+            out,
+            " ({} extra input tokens, ${:.6})",
+            a.hedge_extra_input_tokens, a.hedge_extra_cost_usd
+        )?;
+    }
+    writeln!(out)
 }
 
 /// The stream line, only when the run streamed anything; outcomes never seen are left out.

@@ -182,6 +182,9 @@ pub enum GiveUpReason {
     RouteIncompatible,
     /// `profile: contract`: the answer was rejected by validation; the walk moves on.
     InvalidResponse,
+    /// `retry_throttling` (gRPC's retry throttling): the token bucket is at most half full,
+    /// so no retry is taken.
+    RetryThrottled,
 }
 
 impl GiveUpReason {
@@ -207,6 +210,7 @@ impl GiveUpReason {
             GiveUpReason::PermanentFailure => "permanent_failure",
             GiveUpReason::RouteIncompatible => "route_incompatible",
             GiveUpReason::InvalidResponse => "invalid_response",
+            GiveUpReason::RetryThrottled => "retry_throttled",
         }
     }
 }
@@ -468,6 +472,9 @@ pub enum EventKind {
         /// Gap between consecutive tokens inside the chunk.
         inner_gap: Duration,
     },
+    /// What an alternative mechanism did (outlier ejection, hedging; see
+    /// [`crate::alternatives`]).
+    Alternative(crate::alternatives::AlternativeEvent),
 }
 
 impl EventKind {
@@ -495,6 +502,7 @@ impl EventKind {
             EventKind::StreamChunk { .. } => "stream_chunk",
             EventKind::RouteFiltered { .. } => "route_filtered",
             EventKind::ValidationRejected { .. } => "validation_rejected",
+            EventKind::Alternative(event) => event.name(),
         }
     }
 }

@@ -24,6 +24,7 @@
     )
 )]
 
+pub mod alternatives;
 pub mod backoff;
 pub mod bundle;
 pub mod classify;

@@ -190,6 +190,17 @@ pub trait RetryBudget {
     fn deposit(&self, now: Instant);
     /// A retry is about to happen; `false` refuses it.
     fn withdraw(&self, now: Instant) -> bool;
+
+    /// A retry is about to happen: `None` lets it, `Some(reason)` refuses it with the reason
+    /// its `give_up` event reports (default: [`RetryBudget::withdraw`], refusing with
+    /// `retry_budget_exhausted`). The router asks this, not `withdraw`.
+    fn admit(&self, now: Instant) -> Option<GiveUpReason> {
+        (!self.withdraw(now)).then_some(GiveUpReason::RetryBudgetExhausted)
+    }
+
+    /// An attempt ended (`None`: it succeeded); a budget that learns from outcomes (gRPC's
+    /// throttling) counts it here (default: nothing).
+    fn on_attempt_end(&self, _failure: Option<&ProviderFailure>) {}
 }
 
 /// No budget: every retry the policy allows happens (LiteLLM's and DeltaLLM's behaviour).

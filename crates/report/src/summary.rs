@@ -87,6 +87,11 @@ pub struct Summary {
     pub run_end_ms: f64,
     /// Every event, counted by name.
     pub events: BTreeMap<String, u64>,
+    /// What the alternatives did (`retry_budget`, `retry_throttling`, `outlier_detection`,
+    /// `hedge_after`); absent when none of them acted (so every summary written before them
+    /// reads the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternatives: Option<AlternativesSummary>,
     /// Where the events came from: absent for a simulation, `"live"` for `routersim drive`
     /// (events translated from what a real router and the fake providers were seen to do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -278,6 +283,36 @@ pub struct InterTokenStats {
     pub max: f64,
 }
 
+/// What the alternatives to LiteLLM's retries and cooldowns did in a run
+/// (`routersim_engine::alternatives`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AlternativesSummary {
+    /// Retries the policy allowed that `retry_budget` (tower's budget) refused.
+    pub retries_denied_by_budget: u64,
+    /// Retries the policy allowed that `retry_throttling` (gRPC's token bucket) refused.
+    pub retries_denied_by_throttling: u64,
+    /// Outlier ejections (`ejected` events).
+    pub ejections: u64,
+    /// Ejections seen to end (`unejected` events; one still running at the end is not).
+    pub unejections: u64,
+    /// Outlier ejections by deployment.
+    pub ejections_by_deployment: BTreeMap<String, u64>,
+    /// Requests whose first attempt was hedged (`hedged` events): each is one extra provider
+    /// call.
+    pub hedged_requests: u64,
+    /// Hedged requests the hedge answered first.
+    pub hedge_wins: u64,
+    /// Input tokens the hedges sent again.
+    pub hedge_extra_input_tokens: u64,
+    /// What those tokens cost at the hedge deployments' `input_cost_per_token`.
+    pub hedge_extra_cost_usd: f64,
+}
+
+/// The alternatives' count `f` (0 when none acted).
+fn alt(s: &Summary, f: fn(&AlternativesSummary) -> f64) -> f64 {
+    s.alternatives.as_ref().map_or(0.0, f)
+}
+
 /// A metric of the summary: its name beside how a summary answers it, so the names `expect`
 /// lines, sweeps and diffs use and the values they read are one list (a new metric is one
 /// line in [`PLAIN_METRICS`]).
@@ -391,6 +426,21 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("routes_filtered", |s| {
         contract_count(s, |c| &c.routes_filtered)
     }),
+    metric("retries_denied_by_budget", |s| {
+        alt(s, |a| a.retries_denied_by_budget as f64)
+    }),
+    metric("retries_denied_by_throttling", |s| {
+        alt(s, |a| a.retries_denied_by_throttling as f64)
+    }),
+    metric("ejections", |s| alt(s, |a| a.ejections as f64)),
+    metric("hedged_requests", |s| alt(s, |a| a.hedged_requests as f64)),
+    metric("hedge_wins", |s| alt(s, |a| a.hedge_wins as f64)),
+    metric("hedge_extra_input_tokens", |s| {
+        alt(s, |a| a.hedge_extra_input_tokens as f64)
+    }),
+    metric("hedge_extra_cost_usd", |s| {
+        alt(s, |a| a.hedge_extra_cost_usd)
+    }),
 ];
 
 /// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.
@@ -423,6 +473,17 @@ const PARAM_METRICS: &[ParamMetric] = &[
                 .by_deployment
                 .get(id)
                 .map_or(0.0, |d| d.total_cooled_ms)
+        },
+    },
+    ParamMetric {
+        name: "ejections.<deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| {
+            s.alternatives
+                .as_ref()
+                .and_then(|a| a.ejections_by_deployment.get(id))
+                .copied()
+                .unwrap_or(0) as f64
         },
     },
     ParamMetric {
@@ -603,7 +664,8 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
     }
     writeln!(out)?;
     print_streams(&s.streams, out)?;
-    print_contract(s.contract.as_ref(), out)
+    print_contract(s.contract.as_ref(), out)?;
+    print_alternatives(s.alternatives.as_ref(), out)
 }
 
 /// The contract line (`profile: contract`): HTTP success beside acceptance, and why answers
@@ -634,6 +696,34 @@ fn print_contract(c: Option<&ContractSummary>, out: &mut impl Write) -> io::Resu
         c.routes_filtered.values().sum::<u64>(),
         seen(&c.routes_filtered)
     )
+}
+
+/// The alternatives line, only when one acted; counts never seen are left out.
+fn print_alternatives(alt: Option<&AlternativesSummary>, out: &mut impl Write) -> io::Result<()> {
+    let Some(a) = alt else {
+        return Ok(());
+    };
+    let counts = [
+        ("retries denied by the budget", a.retries_denied_by_budget),
+        ("retries throttled", a.retries_denied_by_throttling),
+        ("ejections", a.ejections),
+        ("hedged", a.hedged_requests),
+        ("hedge wins", a.hedge_wins),
+    ];
+    let seen: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{what} {n}"))
+        .collect();
+    write!(out, "  alternatives: {}", seen.join(", "))?;
+    if a.hedged_requests > 0 {
+        write!(
+            out,
+            " ({} extra input tokens, ${:.6})",
+            a.hedge_extra_input_tokens, a.hedge_extra_cost_usd
+        )?;
+    }
+    writeln!(out)
 }
 
 /// The stream line, only when the run streamed anything; outcomes never seen are left out.

@@ -74,12 +74,13 @@ pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError
     Ok(())
 }
 
-/// Why a per-deployment metric (`cooldowns.<id>`, `cooled_ms.<id>`) names no deployment of
-/// `router`, listing the ids it could name; `None` when it does, or is not per deployment.
+/// Why a per-deployment metric (`cooldowns.<id>`, `cooled_ms.<id>`, `ejections.<id>`) names no
+/// deployment of `router`, listing the ids it could name; `None` when it does, or is not per
+/// deployment.
 /// (Such a metric reads 0 for any id, so a typo would pass silently.)
 pub fn unknown_deployment(metric: &str, router: &RouterConfig) -> Option<String> {
     let (head, id) = metric.split_once('.')?;
-    if !matches!(head, "cooldowns" | "cooled_ms") || id.is_empty() {
+    if !matches!(head, "cooldowns" | "cooled_ms" | "ejections") || id.is_empty() {
         return None;
     }
     if router.deployments.iter().any(|d| *d.id == *id) {

@@ -93,8 +93,10 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 /// routersim's own `router_settings` keys, which LiteLLM does not have: DeltaLLM's behaviours
 /// (`profile`, `recovery`, `classification`, `health_check_interval`; LiteLLM's proxy wants
 /// its health checks in `general_settings`), Multigrid's candidate walk (`profile:
-/// multigrid`) and the stream watchdog and recovery policy.
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 15] = [
+/// multigrid`), `profile: contract`'s attempt policy and deadline budget, the stream watchdog
+/// and recovery policy, and the alternatives other gateways use (`retry_budget`,
+/// `retry_throttling`, `outlier_detection`, `hedge_after`; see [`crate::alternatives`]).
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 19] = [
     "profile",
     "attempts_per_candidate",
     "allow_fallbacks",
@@ -110,6 +112,10 @@ pub const ROUTERSIM_ROUTER_KEYS: [&str; 15] = [
     "health_check_interval",
     "stream_stall_timeout",
     "stream_recovery",
+    "retry_budget",
+    "retry_throttling",
+    "outlier_detection",
+    "hedge_after",
 ];
 
 /// `router_settings` keys the engine models (LiteLLM's and routersim's own), in the order they

@@ -358,6 +358,14 @@ pub struct RouterSettings {
     pub generation_allowance: Option<Duration>,
     /// `validation_allowance` (`profile: contract`): time validation needs (default 50 ms).
     pub validation_allowance: Duration,
+    /// `retry_budget` (tower's `TpsBudget`; off when `None`).
+    pub retry_budget: Option<crate::alternatives::RetryBudgetSettings>,
+    /// `retry_throttling` (gRPC's retry throttling; off when `None`).
+    pub retry_throttling: Option<crate::alternatives::RetryThrottlingSettings>,
+    /// `outlier_detection` (Envoy's consecutive-5xx ejection; off when `None`).
+    pub outlier_detection: Option<crate::alternatives::OutlierSettings>,
+    /// `hedge_after` (request hedging; off when `None`).
+    pub hedge_after: Option<crate::alternatives::HedgeAfter>,
 }
 
 /// Default `max_attempts` (the contract seed: "one primary attempt plus one fallback").
@@ -514,6 +522,10 @@ impl Default for RouterSettings {
             connect_allowance: crate::contract::budget::DEFAULT_CONNECT_ALLOWANCE,
             generation_allowance: None,
             validation_allowance: crate::contract::budget::DEFAULT_VALIDATION_ALLOWANCE,
+            retry_budget: None,
+            retry_throttling: None,
+            outlier_detection: None,
+            hedge_after: None,
         }
     }
 }

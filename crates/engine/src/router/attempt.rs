@@ -90,7 +90,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 deployment,
                 deployment_index,
                 request,
-                attempt: run.attempts.len() as u32 + 1,
+                attempt: run.next_attempt(),
             };
             // The call is made here, not in a helper future: each nested future would keep
             // its own copy of the call's arguments for the whole attempt. Its result lives in
@@ -203,7 +203,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             g,
             deployment: &self.config.deployments[deployment_index],
             request,
-            attempt: run.attempts.len() as u32 + 1,
+            attempt: run.next_attempt(),
             start,
             end: self.clock.now(),
             wait: std::mem::take(&mut run.pending_wait),
@@ -229,7 +229,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             start,
             Some(request.id),
             EventKind::AttemptStart {
-                attempt: run.attempts.len() as u32 + 1,
+                attempt: run.next_attempt(),
                 model_group: g.name.clone(),
                 deployment_id: self.config.deployments[deployment_index].id.clone(),
                 fallback_depth: depth,
@@ -270,6 +270,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .err()
             .and_then(|f| self.resolve_retry_after(f));
         self.record(facts, &result, retry_after, run);
+        self.learn_alternatives(
+            g,
+            deployment_index,
+            result.as_ref().err(),
+            (end, end - start),
+            request.id,
+        );
         match result {
             Ok(done) => {
                 self.cooldown.on_success(deployment_index, end);

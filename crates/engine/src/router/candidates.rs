@@ -441,10 +441,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
         };
         let max_retries = match self.retry.decide(&failed.failure, &ctx, retries_done) {
             RetryDecision::GiveUp(reason) => return Err(reason),
-            RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
-                return Err(GiveUpReason::RetryBudgetExhausted);
-            }
-            RetryDecision::Retry { max_retries } => max_retries,
+            RetryDecision::Retry { max_retries } => match self.retry_budget.admit(now) {
+                Some(refused) => return Err(refused),
+                None => max_retries,
+            },
         };
         let wait_ctx = WaitContext {
             group_size: g.members.len(),

@@ -71,10 +71,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 
-    /// Whether `deployment` cannot take a request now: cooling, or held back by the recovery
+    /// Whether `deployment` cannot take a request now: cooling, ejected by outlier detection
+    /// (both apply: see [`crate::alternatives::outlier`]), or held back by the recovery
     /// policy (a half-open deployment with its one trial already in flight).
     pub(super) fn is_unavailable(&self, deployment: usize, now: Instant) -> bool {
-        self.is_cooling(deployment, now) || self.recovery.admit(deployment) == Admission::Skip
+        self.is_cooling(deployment, now)
+            || self.is_ejected(deployment, now)
+            || self.recovery.admit(deployment) == Admission::Skip
     }
 
     /// The deployment is healthy again: no cooldown, no recovery state, no failure history.

@@ -40,9 +40,11 @@
 // Deliberate: see "Memory per request in flight" above.
 #![allow(clippy::manual_async_fn)]
 
+mod alternatives;
 mod attempt;
 mod candidates;
 mod health;
+mod hedge;
 mod retry_loop;
 mod stream;
 mod stream_cooldown;
@@ -69,7 +71,7 @@ use crate::pattern::ModelPattern;
 use crate::provider::Provider;
 use crate::recovery::Recovery;
 use crate::request::{AttemptRecord, RouterFailure};
-use crate::retry::{RetryBudget, RetryPolicy, UnlimitedBudget};
+use crate::retry::{RetryBudget, RetryPolicy};
 use crate::retry_after;
 use crate::small::Tried;
 use crate::state::{InMemoryState, StateStore};
@@ -147,7 +149,7 @@ pub struct RouterBuilder<P, C = TokioClock> {
     rng: ChaCha8Rng,
     sink: Arc<dyn EventSink>,
     retry: Option<Box<dyn RetryPolicy>>,
-    retry_budget: Box<dyn RetryBudget>,
+    retry_budget: Option<Box<dyn RetryBudget>>,
     backoff: Option<Box<dyn Backoff>>,
     cooldown: Option<Box<dyn CooldownTrigger>>,
     state: Option<Box<dyn StateStore>>,
@@ -167,7 +169,7 @@ impl<P: Provider> RouterBuilder<P, TokioClock> {
             rng: ChaCha8Rng::seed_from_u64(0),
             sink: Arc::new(NullSink),
             retry: None,
-            retry_budget: Box::new(UnlimitedBudget),
+            retry_budget: None,
             backoff: None,
             cooldown: None,
             state: None,
@@ -224,9 +226,10 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         self
     }
 
-    /// Sets a retry budget shared by every request (default: unlimited).
+    /// Sets a retry budget shared by every request (default: the one the settings'
+    /// `retry_budget` and `retry_throttling` ask for, else unlimited).
     pub fn retry_budget(mut self, budget: impl RetryBudget + 'static) -> Self {
-        self.retry_budget = Box::new(budget);
+        self.retry_budget = Some(Box::new(budget));
         self
     }
 
@@ -299,6 +302,14 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
         let admission = bundle.admission();
         let stream_rules = self.stream_rules.unwrap_or_else(|| bundle.stream_rules());
         let load = LoadTracker::new(deployments, self.clock.now());
+        let retry_budget = self.retry_budget.unwrap_or_else(|| {
+            crate::alternatives::budget_for(
+                settings.retry_budget.as_ref(),
+                settings.retry_throttling.as_ref(),
+                self.clock.now(),
+            )
+        });
+        let alternatives = alternatives::Alternatives::new(settings, deployments);
         Router {
             groups,
             config,
@@ -308,7 +319,8 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             sink: self.sink,
             strategy,
             retry,
-            retry_budget: self.retry_budget,
+            retry_budget,
+            alternatives,
             backoff,
             cooldown,
             fallback_policy,
@@ -334,6 +346,8 @@ pub struct Router<P, C = TokioClock> {
     strategy: Box<dyn SelectionStrategy>,
     retry: Box<dyn RetryPolicy>,
     retry_budget: Box<dyn RetryBudget>,
+    /// Outlier ejection and hedging, when the settings ask for them.
+    alternatives: alternatives::Alternatives,
     backoff: Box<dyn Backoff>,
     cooldown: Box<dyn CooldownTrigger>,
     fallback_policy: Box<dyn crate::fallback::FallbackPolicy>,
@@ -375,9 +389,42 @@ struct RequestRun {
     stream: StreamProgress,
     /// A failure whose cooldown is written later (see [`StreamRules::defers_cooldown`]).
     deferred_failure: Option<Box<stream_cooldown::DeferredFailure>>,
+    /// Provider calls started and cancelled (a hedge race's loser) or still running beside
+    /// this run (a hedge's scratch run counts its first attempt): they have numbers but no
+    /// record, so the next attempt's number counts them.
+    uncounted_attempts: u32,
 }
 
 impl RequestRun {
+    /// The number of the next attempt (from 1, across the request).
+    fn next_attempt(&self) -> u32 {
+        self.attempts.len() as u32 + self.uncounted_attempts + 1
+    }
+
+    /// A run for a hedge racing this run's next attempt: same start and deadline, no records,
+    /// numbered after that attempt.
+    fn scratch(&self) -> Self {
+        RequestRun {
+            attempts: Vec::new(),
+            tried_groups: Tried::new(),
+            retries: 0,
+            fallbacks: 0,
+            attempted_fallbacks: 0,
+            scope_retries: 0,
+            outer_nesting: 0,
+            failover_excluded: None,
+            pending_wait: Duration::ZERO,
+            walk_deadline: self.walk_deadline,
+            last_group: None,
+            last_deployment_index: None,
+            start: self.start,
+            stream: StreamProgress::default(),
+            deferred_failure: None,
+            spent_usd: self.spent_usd,
+            uncounted_attempts: self.next_attempt(),
+        }
+    }
+
     /// A fallback hop to `depth` (1 = from the group asked for): a new retry scope begins.
     /// LiteLLM nests a hop inside the level that failed, and its
     /// `x-litellm-attempted-fallbacks` header counts the hops of the outermost level only:

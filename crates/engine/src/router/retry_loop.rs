@@ -9,7 +9,7 @@ use super::visit::NoCandidate;
 use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
-use crate::event::{EventKind, GiveUpReason};
+use crate::event::EventKind;
 use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::fallback;
 use crate::provider::Provider;
@@ -45,7 +45,22 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                     Ok(deployment) => {
                         tried.insert(deployment);
-                        match self.attempt(g, deployment, request, depth, run).await {
+                        let result = if self.alternatives.hedge_after.is_some() {
+                            // Boxed: only a router that hedges pays for the race's state.
+                            Box::pin(self.attempt_maybe_hedged(
+                                g,
+                                deployment,
+                                request,
+                                depth,
+                                run,
+                                tried,
+                                retries_done == 0,
+                            ))
+                            .await
+                        } else {
+                            self.attempt(g, deployment, request, depth, run).await
+                        };
+                        match result {
                             Ok(done) => return Ok(done),
                             Err(failed) => failed,
                         }
@@ -202,9 +217,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let (healthy_left, group_healthy_left) = (ctx.healthy_left, ctx.group_healthy_left);
         let retries_done = looked.retries_done;
         let decision = match self.retry.decide(&failed.failure, &ctx, retries_done) {
-            RetryDecision::Retry { .. } if !self.retry_budget.withdraw(now) => {
-                RetryDecision::GiveUp(GiveUpReason::RetryBudgetExhausted)
-            }
+            RetryDecision::Retry { max_retries } => match self.retry_budget.admit(now) {
+                Some(refused) => RetryDecision::GiveUp(refused),
+                None => RetryDecision::Retry { max_retries },
+            },
             decision => decision,
         };
         let wait_ctx = WaitContext {

@@ -57,6 +57,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 start: self.clock.now(),
                 stream: StreamProgress::default(),
                 deferred_failure: None,
+                uncounted_attempts: 0,
             };
             self.retry_budget.deposit(run.start);
             // The walk is written out here rather than awaited as its own future, which would

@@ -28,6 +28,8 @@ pub enum Step {
     Complete(Completion),
     /// Fail with this failure after this long (instead of [`LATENCY`]).
     SlowFail(Duration, ProviderFailure),
+    /// Succeed after this long (instead of [`LATENCY`]).
+    SlowOk(Duration),
     /// Open a stream that plays this plan (each entry: delay after the previous one, then what).
     Stream(Vec<(Duration, Play)>),
 }
@@ -141,6 +143,13 @@ impl Provider for Scripted {
             tokio::time::sleep(after).await;
             return Err(failure);
         }
+        if let Step::SlowOk(after) = step {
+            tokio::time::sleep(after).await;
+            return Ok(ProviderResponse::Complete(Completion {
+                output_tokens: 10,
+                ..Completion::default()
+            }));
+        }
         tokio::time::sleep(LATENCY).await;
         match step {
             Step::Ok => Ok(ProviderResponse::Complete(Completion {
@@ -149,7 +158,7 @@ impl Provider for Scripted {
             })),
             Step::Complete(done) => Ok(ProviderResponse::Complete(done)),
             Step::Fail(f) => Err(f),
-            Step::Stream(_) | Step::SlowFail(..) => unreachable!("handled above"),
+            Step::Stream(_) | Step::SlowFail(..) | Step::SlowOk(_) => unreachable!("handled above"),
         }
     }
 }

@@ -7,8 +7,9 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use routersim_engine::alternatives::AlternativeEvent;
 use routersim_engine::contract::{FilterReason, ValidationReason};
-use routersim_engine::event::{EventKind, RoutingEvent};
+use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent};
 use tokio::time::Instant;
 
 use super::State;
@@ -119,8 +120,9 @@ impl State {
                     self.agg.validation_rejections[i] += 1;
                 }
             }
+            EventKind::GiveUp { reason, .. } => self.give_up(*reason),
+            EventKind::Alternative(alt) => self.alternative(alt),
             EventKind::Wait { .. }
-            | EventKind::GiveUp { .. }
             | EventKind::OrderFallback { .. }
             | EventKind::WeightedFailover { .. }
             | EventKind::StreamContinued { .. } => {}
@@ -134,6 +136,43 @@ impl State {
                 | EventKind::StreamChunk { .. }
         ) {
             self.event_row(event, at);
+        }
+    }
+
+    /// A retry refused by a budget is counted under its budget.
+    fn give_up(&mut self, reason: GiveUpReason) {
+        let (budget, throttling) = match reason {
+            GiveUpReason::RetryBudgetExhausted => (1, 0),
+            GiveUpReason::RetryThrottled => (0, 1),
+            _ => return,
+        };
+        let a = self.agg.alternatives.get_or_insert_with(Default::default);
+        a.retries_denied_by_budget += budget;
+        a.retries_denied_by_throttling += throttling;
+    }
+
+    /// An alternative mechanism acted.
+    fn alternative(&mut self, event: &AlternativeEvent) {
+        let a = self.agg.alternatives.get_or_insert_with(Default::default);
+        match event {
+            AlternativeEvent::Ejected { deployment_id, .. } => {
+                a.ejections += 1;
+                *a.ejections_by_deployment
+                    .entry(deployment_id.to_string())
+                    .or_default() += 1;
+            }
+            AlternativeEvent::Unejected { .. } => a.unejections += 1,
+            AlternativeEvent::Hedged {
+                extra_input_tokens,
+                extra_cost_usd,
+                ..
+            } => {
+                a.hedged_requests += 1;
+                a.hedge_extra_input_tokens += u64::from(*extra_input_tokens);
+                a.hedge_extra_cost_usd =
+                    crate::units::round6(a.hedge_extra_cost_usd + extra_cost_usd);
+            }
+            AlternativeEvent::HedgeEnd { hedge_won, .. } => a.hedge_wins += u64::from(*hedge_won),
         }
     }
 
@@ -417,6 +456,7 @@ impl State {
             kind @ (EventKind::RouteFiltered { .. } | EventKind::ValidationRejected { .. }) => {
                 contract_detail(kind, detail)
             }
+            EventKind::Alternative(alt) => alternative_detail(alt, detail, self.start),
             EventKind::AttemptStart { .. }
             | EventKind::AttemptEnd { .. }
             | EventKind::RequestEnd { .. }
@@ -471,6 +511,59 @@ impl std::fmt::Display for OptOrNone {
         match self.0 {
             Some(n) => write!(f, "{n}"),
             None => f.write_str("none"),
+        }
+    }
+}
+
+/// The `detail` (and group, deployment) of an alternative's event in `events.csv`.
+fn alternative_detail<'e>(
+    event: &'e AlternativeEvent,
+    detail: &mut String,
+    start: Instant,
+) -> (&'e str, &'e str) {
+    match event {
+        AlternativeEvent::Ejected {
+            model_group,
+            deployment_id,
+            duration,
+            until,
+            ejections,
+            consecutive_5xx,
+        } => {
+            let _ = write!(
+                detail,
+                "duration_ms={} until_ms={} ejections={ejections} consecutive_5xx={consecutive_5xx}",
+                Ms(micros(*duration)),
+                Ms(micros_since(start, *until))
+            );
+            (model_group, deployment_id)
+        }
+        AlternativeEvent::Unejected {
+            model_group,
+            deployment_id,
+        } => (model_group, deployment_id),
+        AlternativeEvent::Hedged {
+            model_group,
+            primary,
+            hedge,
+            delay,
+            extra_input_tokens,
+            extra_cost_usd,
+        } => {
+            let _ = write!(
+                detail,
+                "primary={primary} delay_ms={} extra_input_tokens={extra_input_tokens} extra_cost_usd={extra_cost_usd}",
+                Ms(micros(*delay))
+            );
+            (model_group, hedge)
+        }
+        AlternativeEvent::HedgeEnd {
+            model_group,
+            winner,
+            hedge_won,
+        } => {
+            let _ = write!(detail, "hedge_won={hedge_won}");
+            (model_group, winner)
         }
     }
 }

@@ -247,6 +247,8 @@ struct Aggregates {
     routes_filtered: [u64; FilterReason::ALL.len()],
     /// `ValidationRejected` events by reason (index in `ValidationReason::ALL`).
     validation_rejections: [u64; ValidationReason::ALL.len()],
+    /// What the alternatives did (`None` until one acts).
+    alternatives: Option<crate::summary::AlternativesSummary>,
 }
 
 #[derive(Debug)]

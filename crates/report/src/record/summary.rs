@@ -288,6 +288,7 @@ impl State {
                 *map.entry((*k).to_string()).or_insert(0) += *n;
                 map
             }),
+            alternatives: agg.alternatives.clone(),
             source: None,
             live: None,
         }

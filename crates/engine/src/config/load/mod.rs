@@ -17,6 +17,7 @@
 //! `max_fallbacks` comes in through [`LoadOptions`], set by the caller (the CLI reads the
 //! environment once), and its use is recorded in the config's warnings.
 
+mod alternatives;
 mod deployment;
 mod fallbacks;
 mod policy;

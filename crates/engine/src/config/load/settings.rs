@@ -60,7 +60,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(in crate::config) const ROUTER_SETTINGS: [Setting; 36] = [
+pub(in crate::config) const ROUTER_SETTINGS: [Setting; 40] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -259,6 +259,10 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 36] = [
         }
         Ok(())
     }),
+    router("retry_budget", super::alternatives::retry_budget),
+    router("retry_throttling", super::alternatives::retry_throttling),
+    router("outlier_detection", super::alternatives::outlier_detection),
+    router("hedge_after", super::alternatives::hedge_after),
     router("model_group_alias", model_group_alias),
     either("fallbacks", |r, k| {
         r.later.fallbacks = r.either(k, fallback_list, |f| !f.is_empty())?;
@@ -326,11 +330,11 @@ pub(in crate::config) const fn litellm_keys() -> [&'static str; litellm_key_coun
 }
 
 /// What the table's readers work on.
-struct Read<'a> {
-    loader: &'a mut Loader,
+pub(super) struct Read<'a> {
+    pub(super) loader: &'a mut Loader,
     router: Option<&'a Map<String, Value>>,
     litellm: Option<&'a Map<String, Value>>,
-    settings: RouterSettings,
+    pub(super) settings: RouterSettings,
     later: Later,
 }
 
@@ -353,7 +357,7 @@ fn get<'m>(section: Option<&'m Map<String, Value>>, key: &str) -> Option<&'m Val
 
 impl<'a> Read<'a> {
     /// The setting's value in `router_settings` (unless null), with its path.
-    fn router(&self, setting: &Setting) -> Option<(&'a Value, String)> {
+    pub(super) fn router(&self, setting: &Setting) -> Option<(&'a Value, String)> {
         get(self.router, setting.key).map(|v| (v, format!("router_settings.{}", setting.key)))
     }
 

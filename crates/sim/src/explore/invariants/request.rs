@@ -4,6 +4,7 @@
 //! Separate because it is one long match over a request's event kinds, each arm an
 //! invariant.
 
+use routersim_engine::alternatives::AlternativeEvent;
 use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent, WaitReason};
 
 use super::bounds::Bounds;
@@ -33,7 +34,11 @@ impl Verdict<'_> {
                 deployment_id,
                 ..
             } => {
-                if let Some((open, _, _)) = &req.open_attempt {
+                // A hedge races the open attempt: the one overlap allowed.
+                let hedge = req.racing && req.open_attempt.is_some() && req.hedge_attempt.is_none();
+                if let Some((open, _, _)) = &req.open_attempt
+                    && !hedge
+                {
                     let detail = format!("attempt {attempt} starts before attempt {open} ended");
                     self.fail(Invariant::EventsConsistent, id, at_opt, detail);
                 }
@@ -45,7 +50,7 @@ impl Verdict<'_> {
                     self.fail(Invariant::EventsConsistent, id, at_opt, detail);
                 }
                 req.attempts += 1;
-                if req.attempts > bounds.max_attempts {
+                if req.attempts > bounds.max_attempts + req.hedges {
                     let detail = format!(
                         "attempt {} on {deployment_id}: the settings allow at most {}",
                         req.attempts, bounds.max_attempts
@@ -77,7 +82,11 @@ impl Verdict<'_> {
                     );
                     self.fail(Invariant::EventsConsistent, id, at_opt, detail);
                 }
-                req.open_attempt = Some((*attempt, at, deployment_id.clone()));
+                if hedge {
+                    req.hedge_attempt = Some((*attempt, at, deployment_id.clone()));
+                } else {
+                    req.open_attempt = Some((*attempt, at, deployment_id.clone()));
+                }
                 req.last_chunk = None;
             }
             EventKind::AttemptEnd {
@@ -86,14 +95,26 @@ impl Verdict<'_> {
                 deployment_id,
                 ..
             } => {
-                match req.open_attempt.take() {
-                    Some((open, open_start, _)) if open == *attempt && open_start == *start => {}
-                    other => {
-                        let detail = format!(
-                            "attempt_end of attempt {attempt}, but the open attempt is {:?}",
-                            other.map(|(n, _, d)| (n, d))
-                        );
-                        self.fail(Invariant::EventsConsistent, id, at_opt, detail);
+                let is = |open: &Option<(u32, tokio::time::Instant, std::sync::Arc<str>)>| {
+                    open.as_ref()
+                        .is_some_and(|(n, s, _)| n == attempt && s == start)
+                };
+                if req.racing && is(&req.hedge_attempt) {
+                    req.hedge_attempt = None;
+                } else if req.racing && is(&req.open_attempt) {
+                    // The hedge, if any, is the race's open attempt now.
+                    req.open_attempt = req.hedge_attempt.take();
+                } else {
+                    match req.open_attempt.take() {
+                        Some((open, open_start, _)) if open == *attempt && open_start == *start => {
+                        }
+                        other => {
+                            let detail = format!(
+                                "attempt_end of attempt {attempt}, but the open attempt is {:?}",
+                                other.map(|(n, _, d)| (n, d))
+                            );
+                            self.fail(Invariant::EventsConsistent, id, at_opt, detail);
+                        }
                     }
                 }
                 let took = at.saturating_duration_since(*start);
@@ -295,7 +316,7 @@ impl Verdict<'_> {
                     let detail = format!("request_end while attempt {open} is open");
                     self.fail(Invariant::EventsConsistent, id, at_opt, detail);
                 }
-                let seen = (req.attempts, req.retries, req.fallbacks);
+                let seen = (req.attempts - req.cancelled, req.retries, req.fallbacks);
                 if (*attempts, *retries, *fallbacks) != seen {
                     let detail = format!(
                         "request_end counts {attempts} attempt(s), {retries} retry(ies), \
@@ -304,7 +325,7 @@ impl Verdict<'_> {
                     );
                     self.fail(Invariant::EventsConsistent, id, at_opt, detail);
                 }
-                if *attempts > bounds.max_attempts {
+                if *attempts > bounds.max_attempts + req.hedges {
                     let detail = format!(
                         "{attempts} attempts: the settings allow at most {}",
                         bounds.max_attempts
@@ -332,6 +353,19 @@ impl Verdict<'_> {
             | EventKind::ProbeFailed { .. }
             | EventKind::RouteFiltered { .. }
             | EventKind::ValidationRejected { .. } => {}
+            EventKind::Alternative(AlternativeEvent::Hedged { .. }) => {
+                req.racing = true;
+                req.hedges += 1;
+            }
+            EventKind::Alternative(AlternativeEvent::HedgeEnd { .. }) => {
+                // The race's loser was cancelled: it never ends.
+                req.cancelled += u32::from(req.open_attempt.take().is_some())
+                    + u32::from(req.hedge_attempt.take().is_some());
+                req.racing = false;
+            }
+            EventKind::Alternative(
+                AlternativeEvent::Ejected { .. } | AlternativeEvent::Unejected { .. },
+            ) => {}
         }
         false
     }

@@ -702,3 +702,60 @@ fn events_consistent_catches_a_break_after_content_with_no_content() {
     };
     assert_eq!(s.check_with(multigrid), None);
 }
+
+fn hedged(s: &mut Script, ms: u64, id: u64) -> &mut Script {
+    s.push(
+        ms,
+        Some(id),
+        EventKind::Alternative(routersim_engine::alternatives::AlternativeEvent::Hedged {
+            model_group: g(),
+            primary: Arc::from("a"),
+            hedge: Arc::from("b"),
+            delay: Duration::from_millis(ms),
+            extra_input_tokens: 0,
+            extra_cost_usd: 0.0,
+        }),
+    )
+}
+
+fn hedge_end<'s>(s: &'s mut Script, ms: u64, id: u64, winner: &str) -> &'s mut Script {
+    s.push(
+        ms,
+        Some(id),
+        EventKind::Alternative(routersim_engine::alternatives::AlternativeEvent::HedgeEnd {
+            model_group: g(),
+            winner: Arc::from(winner),
+            hedge_won: winner == "b",
+        }),
+    )
+}
+
+#[test]
+fn a_hedge_may_overlap_its_first_attempt_and_its_loser_never_ends() {
+    // Request 0: attempt 1 on a, hedged at 300 ms on b (attempt 2), b wins at 400 ms, a is
+    // cancelled: request_end counts 1 attempt (the one that ended). Request 1: both end.
+    let mut s = Script::new();
+    s.start_attempt(0, 0, 1, "a");
+    hedged(&mut s, 300, 0)
+        .start_attempt(300, 0, 2, "b")
+        .end_attempt(400, 0, 2, 300, "b", true);
+    hedge_end(&mut s, 400, 0, "b").end(400, 0, 1, 0, false);
+    s.start_attempt(10, 1, 1, "a");
+    hedged(&mut s, 310, 1)
+        .start_attempt(310, 1, 2, "b")
+        .end_attempt(350, 1, 1, 10, "a", false)
+        .end_attempt(410, 1, 2, 310, "b", true);
+    hedge_end(&mut s, 410, 1, "b").end(410, 1, 2, 0, false);
+    assert_eq!(s.check(), None);
+    // Without the `hedged` event the overlap is still a violation.
+    let mut unannounced = Script::new();
+    unannounced
+        .start_attempt(0, 0, 1, "a")
+        .start_attempt(300, 0, 2, "b")
+        .end_attempt(400, 0, 2, 300, "b", true)
+        .end_attempt(500, 0, 1, 0, "a", true)
+        .end(500, 0, 2, 0, false)
+        .attempt(10, 200, 1, 1, "b", true)
+        .end(200, 1, 1, 0, false);
+    assert_eq!(broken(&unannounced), Invariant::EventsConsistent);
+}

@@ -35,6 +35,14 @@ pub(super) struct RequestState {
     /// The first attempt that outlived its timeout: (attempt, took, limit); a violation
     /// unless the request turns out to be streamed.
     pub(super) over_timeout: Option<(u32, Duration, Duration)>,
+    /// A hedge race (`hedged` seen, `hedge_end` not yet): a second attempt may run beside the
+    /// open one; this is it.
+    pub(super) racing: bool,
+    pub(super) hedge_attempt: Option<(u32, Instant, Arc<str>)>,
+    /// Hedges started (each allows one attempt more than the settings' bound).
+    pub(super) hedges: u32,
+    /// Attempts a hedge race cancelled: started, never ended, not in `request_end`'s count.
+    pub(super) cancelled: u32,
 }
 
 /// Everything the checker keeps.

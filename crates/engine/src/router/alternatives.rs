@@ -1,0 +1,106 @@
+//! The router's side of [`crate::alternatives`]: outlier ejection as part of "unavailable",
+//! what each attempt's outcome teaches the retry budget, the outlier detector and the hedging
+//! latency window. Hedging itself wraps the attempt (`hedge.rs`).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::{Group, Router};
+use crate::alternatives::{AlternativeEvent, HedgeAfter, LatencyWindow, OutlierDetector};
+use crate::clock::Clock;
+use crate::config::RouterSettings;
+use crate::event::EventKind;
+use crate::failure::ProviderFailure;
+use crate::provider::Provider;
+
+/// The alternatives a router's settings turned on.
+#[derive(Debug)]
+pub(super) struct Alternatives {
+    outlier: Option<OutlierDetector>,
+    pub(super) hedge_after: Option<HedgeAfter>,
+    /// Successful latencies by group, keyed by the group's first member (hedging only).
+    latency: Option<LatencyWindow>,
+}
+
+impl Alternatives {
+    pub(super) fn new(settings: &RouterSettings, deployments: usize) -> Self {
+        Self {
+            outlier: settings
+                .outlier_detection
+                .map(|s| OutlierDetector::new(s, deployments)),
+            hedge_after: settings.hedge_after,
+            latency: settings
+                .hedge_after
+                .map(|_| LatencyWindow::new(deployments)),
+        }
+    }
+}
+
+impl<P: Provider, C: Clock> Router<P, C> {
+    /// Whether outlier detection has `deployment` ejected now; an ejection whose time is up
+    /// ends here, reported at the time it ended (`unejected`).
+    pub(super) fn is_ejected(&self, deployment: usize, now: Instant) -> bool {
+        let Some(outlier) = &self.alternatives.outlier else {
+            return false;
+        };
+        if outlier.is_ejected(deployment, now) {
+            return true;
+        }
+        if let Some(until) = outlier.take_if_expired(deployment, now) {
+            let d = &self.config.deployments[deployment];
+            self.emit_at(
+                until,
+                None,
+                EventKind::Alternative(AlternativeEvent::Unejected {
+                    model_group: d.model_name.clone(),
+                    deployment_id: d.id.clone(),
+                }),
+            );
+        }
+        false
+    }
+
+    /// An attempt on `deployment` of `g` ended (`failure`: `None` on success) after `took`.
+    pub(super) fn learn_alternatives(
+        &self,
+        g: &Group,
+        deployment: usize,
+        failure: Option<&ProviderFailure>,
+        (end, took): (Instant, Duration),
+        request_id: u64,
+    ) {
+        self.retry_budget.on_attempt_end(failure);
+        if let Some(outlier) = &self.alternatives.outlier
+            && let Some(e) = outlier.on_attempt_end(deployment, &g.members, failure, end)
+        {
+            let d = &self.config.deployments[deployment];
+            self.emit_at(
+                end,
+                Some(request_id),
+                EventKind::Alternative(AlternativeEvent::Ejected {
+                    model_group: d.model_name.clone(),
+                    deployment_id: d.id.clone(),
+                    duration: e.duration,
+                    until: e.until,
+                    ejections: e.ejections,
+                    consecutive_5xx: e.consecutive_5xx,
+                }),
+            );
+        }
+        if failure.is_none()
+            && let Some(window) = &self.alternatives.latency
+        {
+            window.record(g.members[0], took);
+        }
+    }
+
+    /// The hedge delay for a request of `g` now (`None`: no hedging, or still warming up).
+    pub(super) fn hedge_delay(&self, g: &Group) -> Option<Duration> {
+        let after = self.alternatives.hedge_after?;
+        self.alternatives
+            .latency
+            .as_ref()?
+            .delay(g.members[0], after)
+    }
+}

@@ -82,6 +82,15 @@ pub struct Summary {
     pub run_end_ms: f64,
     /// Every event, counted by name.
     pub events: BTreeMap<String, u64>,
+    /// The reliability metrics of issue 14 (deadline exhaustion, attempts per completed
+    /// request, latency by final route, …), at the top level of the file. Written under the
+    /// profiles that came with them (`multigrid`, and any but `litellm`, `litellm-1.110` and
+    /// `deltallm`), where no profile is named (a live run, an event stream), and under any profile once one says something the older keys cannot (a
+    /// deadline exhausted); otherwise `None` and left out, so older summaries (and the goldens)
+    /// stay as they were: then `deadline_exhausted` reads 0 (those profiles have no deadline)
+    /// and the others have no value.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RoutingMetrics>,
     /// Where the events came from: absent for a simulation, `"live"` for `routersim drive`
     /// (events translated from what a real router and the fake providers were seen to do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +98,45 @@ pub struct Summary {
     /// A live run's target and how it was observed (`routersim drive` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveInfo>,
+}
+
+/// The name `latency_by_final_route` gives requests that never reached a deployment.
+pub const NO_ROUTE: &str = "(none)";
+
+/// The reliability metrics the contracts seed lists (*"fallback rate, attempts per completed
+/// request, deadline exhaustion rate, …, cost per accepted response, and latency by final
+/// route"*) that the older keys do not already give. See [`Summary::routing`] for when they
+/// are written. (Every field is required: a summary without them reads back as `None`.)
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoutingMetrics {
+    /// Failed requests whose walk a `give_up` with reason `deadline_exhausted` cut short
+    /// (`profile: multigrid`'s end-to-end deadline).
+    pub deadline_exhausted: u64,
+    /// `deadline_exhausted ÷ requests`.
+    pub deadline_exhaustion_rate: f64,
+    /// Mean provider attempts of the requests that succeeded (0 when none did).
+    pub attempts_per_completed_request: f64,
+    /// End-to-end latency (ms) of every finished request by the deployment of its final
+    /// attempt (`(none)`: it reached none).
+    pub latency_by_final_route: BTreeMap<String, RouteLatencyStats>,
+}
+
+impl RoutingMetrics {
+    /// Whether one of them says what no older key does, whatever the profile.
+    pub fn says_something_new(&self) -> bool {
+        self.deadline_exhausted > 0
+    }
+}
+
+/// One final route's latencies, ms (percentiles as in [`LatencyStats`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteLatencyStats {
+    /// Requests that ended there.
+    pub count: u64,
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
 }
 
 /// What a live run (`routersim drive`) drove and how its events were obtained.
@@ -333,7 +381,39 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("stream_breaks", |s| {
         s.stream_breaks.values().sum::<u64>() as f64
     }),
+    // 0 where the metrics are left out: those profiles have no end-to-end deadline.
+    metric("deadline_exhausted", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.deadline_exhausted as f64)
+    }),
+    metric("deadline_exhaustion_rate", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.deadline_exhaustion_rate)
+    }),
 ];
+
+/// The metrics without a parameter that have no value in some runs (the reliability metrics
+/// where `summary.json` leaves them out), listed after [`PLAIN_METRICS`].
+const OPTIONAL_METRICS: &[OptionalMetric] = &[OptionalMetric {
+    name: "attempts_per_completed_request",
+    value: |s| s.routing.as_ref().map(|r| r.attempts_per_completed_request),
+}];
+
+/// A metric without a parameter that may have no value.
+struct OptionalMetric {
+    name: &'static str,
+    value: fn(&Summary) -> Option<f64>,
+}
+
+/// A stat of the requests that ended on deployment `id` (0 when none did).
+fn route_stat(s: &Summary, id: &str, stat: fn(&RouteLatencyStats) -> f64) -> f64 {
+    s.routing
+        .as_ref()
+        .and_then(|r| r.latency_by_final_route.get(id))
+        .map_or(0.0, stat)
+}
 
 /// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.
 const PARAM_METRICS: &[ParamMetric] = &[
@@ -368,13 +448,23 @@ const PARAM_METRICS: &[ParamMetric] = &[
         },
     },
     ParamMetric {
+        name: "p50_latency_ms.<final_deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| route_stat(s, id, |r| r.p50),
+    },
+    ParamMetric {
+        name: "p99_latency_ms.<final_deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| route_stat(s, id, |r| r.p99),
+    },
+    ParamMetric {
         name: "stream_breaks.<how>",
         known: is_break_name,
         value: |s, how| s.stream_breaks.get(how).copied().unwrap_or(0) as f64,
     },
 ];
 
-const METRIC_COUNT: usize = PLAIN_METRICS.len() + PARAM_METRICS.len();
+const METRIC_COUNT: usize = PLAIN_METRICS.len() + OPTIONAL_METRICS.len() + PARAM_METRICS.len();
 
 const fn metric_names() -> [&'static str; METRIC_COUNT] {
     let mut names = [""; METRIC_COUNT];
@@ -382,6 +472,12 @@ const fn metric_names() -> [&'static str; METRIC_COUNT] {
     while i < PLAIN_METRICS.len() {
         names[i] = PLAIN_METRICS[i].name;
         i += 1;
+    }
+    let mut k = 0;
+    while k < OPTIONAL_METRICS.len() {
+        names[i] = OPTIONAL_METRICS[k].name;
+        i += 1;
+        k += 1;
     }
     let mut j = 0;
     while j < PARAM_METRICS.len() {
@@ -394,7 +490,8 @@ const fn metric_names() -> [&'static str; METRIC_COUNT] {
 const METRIC_NAMES: [&str; METRIC_COUNT] = metric_names();
 
 /// Metric names [`Summary::metric`] accepts; `<…>` marks a parameter. Built from the tables
-/// above, so a name here always has a value.
+/// above, so a name here always has a value — but those of `OPTIONAL_METRICS` where the
+/// summary leaves the reliability metrics out (see [`Summary::routing`]).
 pub const METRICS: &[&str] = &METRIC_NAMES;
 
 /// The metric with a parameter whose head is `head`, and whether it knows `param`.
@@ -421,7 +518,10 @@ pub fn describe_metrics() -> String {
 pub fn is_known_metric(name: &str) -> bool {
     match name.split_once('.') {
         Some((head, param)) => param_metric(head, param).is_some(),
-        None => PLAIN_METRICS.iter().any(|m| m.name == name),
+        None => {
+            PLAIN_METRICS.iter().any(|m| m.name == name)
+                || OPTIONAL_METRICS.iter().any(|m| m.name == name)
+        }
     }
 }
 
@@ -448,6 +548,16 @@ pub struct RouterProfile {
 }
 
 impl RouterProfile {
+    /// Whether its summaries carry [`RoutingMetrics`] always: every profile but the three
+    /// whose summaries (and goldens) predate them.
+    pub fn reports_routing_metrics(&self) -> bool {
+        self.litellm_version.is_none()
+            && !matches!(
+                self.rules.as_str(),
+                "litellm-documented" | "deltallm-documented"
+            )
+    }
+
     /// How a header names it: `litellm-1.110 (LiteLLM 1.110.2)`.
     pub fn describe(&self) -> String {
         let rules = match (&self.litellm_version, self.rules.as_str()) {
@@ -471,10 +581,13 @@ impl Summary {
     pub fn metric(&self, name: &str) -> Option<f64> {
         match name.split_once('.') {
             Some((head, param)) => param_metric(head, param).map(|m| (m.value)(self, param)),
-            None => PLAIN_METRICS
-                .iter()
-                .find(|m| m.name == name)
-                .map(|m| (m.value)(self)),
+            None => match PLAIN_METRICS.iter().find(|m| m.name == name) {
+                Some(m) => Some((m.value)(self)),
+                None => OPTIONAL_METRICS
+                    .iter()
+                    .find(|m| m.name == name)
+                    .and_then(|m| (m.value)(self)),
+            },
         }
     }
 }
@@ -534,7 +647,30 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
+    if let Some(routing) = &s.routing {
+        print_routing(routing, out)?;
+    }
     print_streams(&s.streams, out)
+}
+
+/// The reliability line, when `summary.json` carries it.
+fn print_routing(r: &RoutingMetrics, out: &mut impl Write) -> io::Result<()> {
+    write!(
+        out,
+        "  deadline exhausted {} ({:.2}%), {:.2} attempts/completed request",
+        r.deadline_exhausted,
+        r.deadline_exhaustion_rate * 100.0,
+        r.attempts_per_completed_request
+    )?;
+    let routes: Vec<String> = r
+        .latency_by_final_route
+        .iter()
+        .map(|(id, l)| format!("{id} {}× p99 {:.3} ms", l.count, l.p99))
+        .collect();
+    if !routes.is_empty() {
+        write!(out, "; by final route: {}", routes.join(", "))?;
+    }
+    writeln!(out)
 }
 
 /// The stream line, only when the run streamed anything; outcomes never seen are left out.
@@ -591,5 +727,6 @@ mod tests {
             );
         }
         assert!(!PLAIN_METRICS.iter().any(|p| p.name.contains('.')));
+        assert!(!OPTIONAL_METRICS.iter().any(|p| p.name.contains('.')));
     }
 }

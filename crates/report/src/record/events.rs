@@ -5,14 +5,16 @@
 //! the end): this is the per-event path.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_engine::event::{EventKind, RoutingEvent};
+use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent};
 use tokio::time::Instant;
 
-use super::State;
 use super::csv::{AttemptRow, RequestRow, write_row};
-use super::summary::record_us;
+use super::routing::{RoutingLine, write_line};
+use super::summary::{new_histogram, record_us};
+use super::{RouteLatency, State};
 use crate::streams::{break_index, outcome_index};
 use crate::timeseries::{Count, DeploymentCooldowns, Lane};
 use crate::units::{Ms, micros, micros_since, second_of};
@@ -108,8 +110,14 @@ impl State {
                 gap_before,
                 inner_gap,
             } => self.stream_chunk(*tokens, *gap_before, *inner_gap),
+            EventKind::GiveUp { reason, .. } => {
+                if *reason == GiveUpReason::DeadlineExhausted {
+                    if let Some(id) = event.request_id {
+                        self.in_flight.deadline_exhausted(id);
+                    }
+                }
+            }
             EventKind::Wait { .. }
-            | EventKind::GiveUp { .. }
             | EventKind::OrderFallback { .. }
             | EventKind::WeightedFailover { .. }
             | EventKind::StreamContinued { .. } => {}
@@ -174,6 +182,9 @@ impl State {
         agg.attempted_differs |= attempted_fallbacks != fallbacks;
         agg.with_retry += u64::from(*retries > 0);
         agg.attempts += u64::from(*attempts);
+        if failure.is_none() {
+            agg.ok_attempts += u64::from(*attempts);
+        }
         agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
         self.plots.request_end(*attempts);
         agg.latency_sum_us += u128::from(latency);
@@ -202,13 +213,28 @@ impl State {
         };
         self.series.count(second_of(at), outcome_count);
 
+        let trace = self.in_flight.take(event.request_id);
+        self.agg.deadline_exhausted += u64::from(failure.is_some() && trace.deadline_exhausted);
+        self.route_latency(final_deployment_id.as_deref().unwrap_or(""), latency);
+        trace.failures_field(&mut self.failures_field);
+        let outcome = failure.map_or("ok", |k| k.as_str());
+        write_line(&mut self.routing, &mut self.error, |w| {
+            w.line(&RoutingLine {
+                id: event.request_id,
+                model,
+                attempts: *attempts,
+                trace: &trace,
+                final_deployment: final_deployment_id.as_deref(),
+                outcome,
+            })
+        });
         let row = RequestRow {
             request_id: event.request_id,
             arrival_us: arrival,
             model,
             final_model_group,
             final_deployment_id: final_deployment_id.as_deref().unwrap_or(""),
-            outcome: failure.map_or("ok", |k| k.as_str()),
+            outcome,
             status: *status,
             attempts: *attempts,
             retries: *retries,
@@ -217,8 +243,29 @@ impl State {
             latency_us: latency,
             stream: *stream,
             ttft_us: ttft,
+            routing_failures: &self.failures_field,
         };
         write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
+    }
+
+    /// One more request ended on `deployment` (`""`: on none) after `latency_us`.
+    fn route_latency(&mut self, deployment: &str, latency_us: u64) {
+        if !self.routes.contains_key(deployment) {
+            let Ok(hist) = new_histogram() else { return };
+            self.routes.insert(
+                Arc::from(deployment),
+                RouteLatency {
+                    count: 0,
+                    max_us: 0,
+                    hist,
+                },
+            );
+        }
+        if let Some(route) = self.routes.get_mut(deployment) {
+            route.count += 1;
+            route.max_us = route.max_us.max(latency_us);
+            record_us(&mut route.hist, latency_us, 1);
+        }
     }
 
     fn attempt_row(&mut self, event: &RoutingEvent, at: u64) {
@@ -236,6 +283,10 @@ impl State {
         else {
             return;
         };
+        if let Some(id) = event.request_id {
+            self.in_flight
+                .attempt_end(id, deployment_id, *failure, *status);
+        }
         let row = AttemptRow {
             request_id: event.request_id,
             attempt: *attempt,

@@ -22,7 +22,8 @@ use crate::plot::collect::RenderInput;
 use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
 use crate::summary::{
     AttemptStats, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats, HalfOpenStats,
-    InterTokenStats, LatencyStats, StreamSummary, Summary, TtftStats,
+    InterTokenStats, LatencyStats, NO_ROUTE, RouteLatencyStats, RouterProfile, RoutingMetrics,
+    StreamSummary, Summary, TtftStats,
 };
 use crate::units::{ms_f64, round6};
 
@@ -59,6 +60,11 @@ impl State {
         for csv in traces.into_iter().flatten() {
             if let Err(e) = csv.out.flush() {
                 self.error.get_or_insert(ReportError::io(&csv.path, e));
+            }
+        }
+        if let Some(jsonl) = self.routing.as_mut() {
+            if let Err(e) = jsonl.out.flush() {
+                self.error.get_or_insert(ReportError::io(&jsonl.path, e));
             }
         }
         if let Some(error) = self.error.take() {
@@ -245,9 +251,48 @@ impl State {
                 *map.entry((*k).to_string()).or_insert(0) += *n;
                 map
             }),
+            routing: self.routing_metrics(),
             source: None,
             live: None,
         }
+    }
+
+    /// The reliability metrics of `summary.json` (see [`RoutingMetrics`]).
+    fn routing_metrics(&self) -> Option<RoutingMetrics> {
+        let agg = &self.agg;
+        let share = |n: u64, of: u64| {
+            if of == 0 {
+                0.0
+            } else {
+                round6(n as f64 / of as f64)
+            }
+        };
+        let metrics = RoutingMetrics {
+            deadline_exhausted: agg.deadline_exhausted,
+            deadline_exhaustion_rate: share(agg.deadline_exhausted, agg.requests),
+            attempts_per_completed_request: share(agg.ok_attempts, agg.ok),
+            latency_by_final_route: self
+                .routes
+                .iter()
+                .map(|(id, r)| {
+                    let name = if id.is_empty() { NO_ROUTE } else { id };
+                    (
+                        name.to_string(),
+                        RouteLatencyStats {
+                            count: r.count,
+                            p50: percentile_ms(&r.hist, 0.5, r.max_us),
+                            p99: percentile_ms(&r.hist, 0.99, r.max_us),
+                        },
+                    )
+                })
+                .collect(),
+        };
+        let shown = self
+            .router_profile
+            .as_ref()
+            .is_none_or(RouterProfile::reports_routing_metrics)
+            || metrics.says_something_new();
+        shown.then_some(metrics)
     }
 }
 impl State {

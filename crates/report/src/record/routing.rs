@@ -1,0 +1,245 @@
+//! The per-request routing trace, like Multigrid's generation record (seed
+//! `multigrid-failover-and-retries.md`, "Reading what happened": *"attempts"* and
+//! *"routing": { "failures": [{ "provider", "status", "reason" }] }*): the `routing_failures`
+//! column of `requests.csv` and one line of `routing.jsonl` per request.
+//!
+//! Built from `AttemptEnd` events only, so every profile gets it. Memory: one small list per
+//! request *in flight* (dropped at its `RequestEnd`), so it stays flat in the number of requests.
+//! The reason is Multigrid's: `http_<status>`, or the failure kind when no status came back
+//! (`api_connection`, `timeout`), with ` (try n)` from the second try of the same deployment in
+//! the request on (the try number is per candidate, as in the seed's example).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use routersim_engine::failure::FailureKind;
+use serde::Serialize;
+
+use crate::error::ReportError;
+
+/// One request per line: `{"id", "model", "attempts", "routing": {"failures": [...]},
+/// "final_deployment", "outcome"}`.
+pub const ROUTING_JSONL: &str = "routing.jsonl";
+
+/// One failed attempt of a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RoutingFailure {
+    provider: Arc<str>,
+    status: Option<u16>,
+    kind: FailureKind,
+    /// The try on this deployment within the request (1 = first).
+    try_number: u32,
+}
+
+impl RoutingFailure {
+    /// Multigrid's reason: `http_503`, `http_503 (try 2)`, `api_connection (try 3)`.
+    fn reason(&self, out: &mut String) {
+        match self.status {
+            Some(status) => {
+                let _ = write!(out, "http_{status}");
+            }
+            None => out.push_str(self.kind.as_str()),
+        }
+        if self.try_number > 1 {
+            let _ = write!(out, " (try {})", self.try_number);
+        }
+    }
+}
+
+/// What is known of a request in flight: its tries per deployment and its failures so far.
+#[derive(Debug, Default)]
+pub(super) struct RequestTrace {
+    tries: Vec<(Arc<str>, u32)>,
+    failures: Vec<RoutingFailure>,
+    /// A `give_up` with reason `deadline_exhausted` cut its walk short.
+    pub(super) deadline_exhausted: bool,
+}
+
+/// Every request in flight, by id.
+#[derive(Debug, Default)]
+pub(super) struct InFlight {
+    requests: BTreeMap<u64, RequestTrace>,
+}
+
+impl InFlight {
+    /// An attempt of request `id` on `deployment` ended, failed with `failure` when `Some`.
+    pub(super) fn attempt_end(
+        &mut self,
+        id: u64,
+        deployment: &Arc<str>,
+        failure: Option<FailureKind>,
+        status: Option<u16>,
+    ) {
+        let trace = self.requests.entry(id).or_default();
+        let try_number = match trace.tries.iter_mut().find(|(d, _)| d == deployment) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                trace.tries.push((deployment.clone(), 1));
+                1
+            }
+        };
+        if let Some(kind) = failure {
+            trace.failures.push(RoutingFailure {
+                provider: deployment.clone(),
+                status,
+                kind,
+                try_number,
+            });
+        }
+    }
+
+    /// Request `id` gave up on a candidate because of its deadline.
+    pub(super) fn deadline_exhausted(&mut self, id: u64) {
+        self.requests.entry(id).or_default().deadline_exhausted = true;
+    }
+
+    /// The request ended: its trace, no longer kept.
+    pub(super) fn take(&mut self, id: Option<u64>) -> RequestTrace {
+        id.and_then(|id| self.requests.remove(&id))
+            .unwrap_or_default()
+    }
+}
+
+impl RequestTrace {
+    /// The `routing_failures` column: `provider:status:reason` per failure, `;` between them
+    /// (`east:503:http_503;east:503:http_503 (try 2)`; the status is empty when none came back:
+    /// `east::api_connection`). Ids are written as they are: one with `:` or `;` reads ambiguously
+    /// here (`routing.jsonl` has the same list unambiguously).
+    pub(super) fn failures_field(&self, out: &mut String) {
+        out.clear();
+        for (i, f) in self.failures.iter().enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            out.push_str(&f.provider);
+            out.push(':');
+            if let Some(status) = f.status {
+                let _ = write!(out, "{status}");
+            }
+            out.push(':');
+            f.reason(out);
+        }
+    }
+}
+
+/// One `routing.jsonl` line.
+pub(super) struct RoutingLine<'a> {
+    pub(super) id: Option<u64>,
+    pub(super) model: &'a str,
+    pub(super) attempts: u32,
+    pub(super) trace: &'a RequestTrace,
+    pub(super) final_deployment: Option<&'a str>,
+    pub(super) outcome: &'a str,
+}
+
+#[derive(Serialize)]
+struct FailureJson<'a> {
+    provider: &'a str,
+    status: Option<u16>,
+    reason: String,
+}
+
+#[derive(Serialize)]
+struct RoutingJson<'a> {
+    failures: Vec<FailureJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct LineJson<'a> {
+    id: Option<u64>,
+    model: &'a str,
+    attempts: u32,
+    routing: RoutingJson<'a>,
+    final_deployment: Option<&'a str>,
+    outcome: &'a str,
+}
+
+/// `routing.jsonl` being written, one line per finished request.
+#[derive(Debug)]
+pub(super) struct JsonlOut {
+    pub(super) path: PathBuf,
+    pub(super) out: BufWriter<File>,
+}
+
+impl JsonlOut {
+    pub(super) fn create(path: PathBuf) -> Result<Self, ReportError> {
+        let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
+        Ok(Self {
+            path,
+            out: BufWriter::with_capacity(64 * 1024, file),
+        })
+    }
+
+    pub(super) fn line(&mut self, line: &RoutingLine<'_>) -> io::Result<()> {
+        let failures = line
+            .trace
+            .failures
+            .iter()
+            .map(|f| {
+                let mut reason = String::new();
+                f.reason(&mut reason);
+                FailureJson {
+                    provider: &f.provider,
+                    status: f.status,
+                    reason,
+                }
+            })
+            .collect();
+        let json = LineJson {
+            id: line.id,
+            model: line.model,
+            attempts: line.attempts,
+            routing: RoutingJson { failures },
+            final_deployment: line.final_deployment,
+            outcome: line.outcome,
+        };
+        serde_json::to_writer(&mut self.out, &json).map_err(io::Error::other)?;
+        self.out.write_all(b"\n")
+    }
+}
+
+/// Runs `write` against `routing.jsonl`; on failure keeps the first error and stops the file.
+pub(super) fn write_line(
+    out: &mut Option<JsonlOut>,
+    error: &mut Option<ReportError>,
+    write: impl FnOnce(&mut JsonlOut) -> io::Result<()>,
+) {
+    let Some(file) = out.as_mut() else { return };
+    if let Err(source) = write(file) {
+        if error.is_none() {
+            *error = Some(ReportError::io(&file.path, source));
+        }
+        *out = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_carry_the_try_number_per_deployment() {
+        let mut flight = InFlight::default();
+        let (east, west) = (Arc::from("east"), Arc::from("west"));
+        flight.attempt_end(1, &east, Some(FailureKind::ServiceUnavailable), Some(503));
+        flight.attempt_end(1, &east, Some(FailureKind::ServiceUnavailable), Some(503));
+        flight.attempt_end(1, &west, Some(FailureKind::ApiConnection), None);
+        flight.attempt_end(1, &east, Some(FailureKind::Timeout), None);
+        flight.attempt_end(1, &west, None, Some(200));
+        let trace = flight.take(Some(1));
+        let mut field = String::new();
+        trace.failures_field(&mut field);
+        assert_eq!(
+            field,
+            "east:503:http_503;east:503:http_503 (try 2);west::api_connection;east::timeout (try 3)"
+        );
+        assert!(flight.requests.is_empty(), "an ended request is not kept");
+    }
+}

@@ -218,6 +218,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 if !wait.is_zero() {
                     self.flush_deferred(run);
                     self.clock.sleep_until(now + wait).await;
+                    // The timer wakes on a millisecond tick: a wait that ended just before the
+                    // deadline may wake at it, and no attempt starts there.
+                    if self.clock.now() >= deadline {
+                        self.give_up(g, request, &failed, GiveUpReason::DeadlineExhausted);
+                        return Err(CandidateFailed { failed, stop: true });
+                    }
                 }
             }
         }

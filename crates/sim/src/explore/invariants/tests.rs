@@ -45,6 +45,7 @@ fn bounds() -> Bounds {
         retry_after_cap: MAX_RETRY_AFTER,
         stall_timeout: Some(Duration::from_secs(1)),
         deployments,
+        walk_deadline: None,
     }
 }
 
@@ -701,4 +702,72 @@ fn events_consistent_catches_a_break_after_content_with_no_content() {
         ..bounds()
     };
     assert_eq!(s.check_with(multigrid), None);
+}
+
+/// Multigrid's deadline: 3 s non-streamed, 10 s streamed.
+fn walking() -> Bounds {
+    Bounds {
+        walk_deadline: Some(WalkDeadline {
+            request: Duration::from_secs(3),
+            stream: Duration::from_secs(10),
+        }),
+        ..bounds()
+    }
+}
+
+#[test]
+fn within_walk_deadline_catches_a_late_attempt_a_long_wait_and_a_late_end() {
+    // Request 0 (arrived at 0) fails on b, waits, and tries again; request 1 is quick.
+    let retried = |wait_ms: u64, second: u64, stream: bool| {
+        let mut s = Script::new();
+        s.attempt(0, 1000, 0, 1, "b", false)
+            .retry(1000, 0, 1, 2)
+            .push(
+                1000,
+                Some(0),
+                EventKind::Wait {
+                    duration: Duration::from_millis(wait_ms),
+                    reason: WaitReason::Backoff,
+                },
+            )
+            .attempt(1000 + wait_ms, 1000 + wait_ms + second, 0, 2, "b", true)
+            .end(1000 + wait_ms + second, 0, 2, 1, stream)
+            .attempt(0, 10, 1, 1, "b", true)
+            .end(10, 1, 1, 0, false);
+        s
+    };
+    // Within the deadline: fine, and the same run without a walk deadline is fine too.
+    assert_eq!(retried(500, 1000, false).check_with(walking()), None);
+    // A wait that reaches the deadline (a broken policy that waits instead of failing over).
+    let late_wait = retried(2000, 0, false);
+    assert_eq!(
+        late_wait.check_with(walking()).map(|v| v.invariant),
+        Some(Invariant::WithinWalkDeadline)
+    );
+    assert_eq!(late_wait.check(), None, "no walk deadline, no check");
+    // A non-streamed request that ends after its deadline (its call was not cut).
+    let v = retried(500, 1600, false).check_with(walking()).unwrap();
+    assert_eq!(v.invariant, Invariant::WithinWalkDeadline);
+    assert!(
+        v.detail.contains("ends 3.100 s after arrival"),
+        "{}",
+        v.detail
+    );
+    // The same, streamed: its body is bounded by the stream timeouts, and its deadline is 10 s.
+    assert_eq!(retried(500, 1600, true).check_with(walking()), None);
+    // An attempt that starts at the deadline.
+    let mut s = Script::new();
+    s.attempt(0, 3000, 0, 1, "b", false)
+        .retry(3000, 0, 1, 2)
+        .attempt(3000, 3000, 0, 2, "b", false)
+        .end(3000, 0, 2, 1, false)
+        .attempt(0, 10, 1, 1, "b", true)
+        .end(10, 1, 1, 0, false);
+    let v = s.check_with(walking()).unwrap();
+    assert_eq!(v.invariant, Invariant::WithinWalkDeadline);
+    assert!(
+        v.detail.contains("attempt 2 starts 3.000 s"),
+        "{}",
+        v.detail
+    );
 }

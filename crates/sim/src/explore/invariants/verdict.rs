@@ -35,6 +35,10 @@ pub(super) struct RequestState {
     /// The first attempt that outlived its timeout: (attempt, took, limit); a violation
     /// unless the request turns out to be streamed.
     pub(super) over_timeout: Option<(u32, Duration, Duration)>,
+    /// The latest attempt to start: (number, when) (see `deadline`).
+    pub(super) last_attempt_start: Option<(u32, Instant)>,
+    /// When the latest wait ends (see `deadline`).
+    pub(super) latest_wait_end: Option<Instant>,
 }
 
 /// Everything the checker keeps.
@@ -283,8 +287,10 @@ impl Verdict<'_> {
             return;
         }
         let mut req = self.state.requests.remove(&id).unwrap_or_default();
+        req.track_walk(event);
         let ended = self.on_request(bounds, id, event, &mut req);
         if ended {
+            self.check_walk_deadline(bounds, id, event, &req);
             self.mark_ended(id);
             self.state.last_request_end = Some(
                 self.state

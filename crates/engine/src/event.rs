@@ -10,6 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::failure::FailureKind;
+use crate::replay::Replay;
 use crate::stream::{BreakKind, StreamStats};
 
 /// Which fallback list a hop came from.
@@ -174,6 +175,9 @@ pub enum GiveUpReason {
     /// `profile: multigrid`: the request's end-to-end deadline is reached, or the wait before
     /// the next try would consume what is left of it (the walk fails over now instead).
     DeadlineExhausted,
+    /// `replay: never`: the attempt's outcome is ambiguous (the provider may have executed
+    /// it), so nothing replays it: no retry, no fallback.
+    AmbiguousNotReplayed,
 }
 
 impl GiveUpReason {
@@ -196,6 +200,7 @@ impl GiveUpReason {
             GiveUpReason::RetryBudgetExhausted => "retry_budget_exhausted",
             GiveUpReason::UnroutableAlias => "unroutable_alias",
             GiveUpReason::DeadlineExhausted => "deadline_exhausted",
+            GiveUpReason::AmbiguousNotReplayed => "ambiguous_not_replayed",
         }
     }
 }
@@ -426,6 +431,22 @@ pub enum EventKind {
         /// Tokens sent as the assistant prefill.
         prefill_tokens: u32,
     },
+    /// An attempt's connection was lost after the request was sent: the provider may have
+    /// executed it (the contracts seed's ambiguous execution; see [`crate::replay`]). Follows
+    /// the attempt's `AttemptEnd`.
+    AmbiguousOutcome {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment called.
+        deployment_id: Arc<str>,
+        /// The operation: the request's id (a client's retries of the same user request keep
+        /// it).
+        operation_id: u64,
+        /// `router_settings.replay`: whether (and how) the operation may be sent again.
+        replay: Replay,
+        /// Whether the provider executed it, when it can say (reported, never decided on).
+        executed: Option<bool>,
+    },
     /// Content reached the caller: `tokens` tokens, the first `gap_before` after the previous
     /// token (`None` for the stream's first chunk), the rest `inner_gap` apart.
     StreamChunk {
@@ -460,6 +481,7 @@ impl EventKind {
             EventKind::RequestEnd { .. } => "request_end",
             EventKind::StreamBreak { .. } => "stream_break",
             EventKind::StreamContinued { .. } => "stream_continued",
+            EventKind::AmbiguousOutcome { .. } => "ambiguous_outcome",
             EventKind::StreamChunk { .. } => "stream_chunk",
         }
     }

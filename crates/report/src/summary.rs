@@ -116,6 +116,15 @@ pub struct RoutingMetrics {
     pub deadline_exhaustion_rate: f64,
     /// Mean provider attempts of the requests that succeeded (0 when none did).
     pub attempts_per_completed_request: f64,
+    /// Attempts whose connection was lost after the request was sent (`ambiguous_outcome`
+    /// events): the provider may have executed them.
+    pub ambiguous_outcomes: u64,
+    /// Ambiguous attempts followed by another attempt of the same operation (a replay).
+    pub ambiguous_replays: u64,
+    /// Executions of an operation after its first (a success, or an ambiguous attempt the
+    /// provider executed, after one that executed), where replays were not deduplicated
+    /// (`replay: always`): work the provider did twice.
+    pub duplicate_executions: u64,
     /// End-to-end latency (ms) of every finished request by the deployment of its final
     /// attempt (`(none)`: it reached none).
     pub latency_by_final_route: BTreeMap<String, RouteLatencyStats>,
@@ -124,7 +133,7 @@ pub struct RoutingMetrics {
 impl RoutingMetrics {
     /// Whether one of them says what no older key does, whatever the profile.
     pub fn says_something_new(&self) -> bool {
-        self.deadline_exhausted > 0
+        self.deadline_exhausted > 0 || self.ambiguous_outcomes > 0
     }
 }
 
@@ -391,6 +400,22 @@ const PLAIN_METRICS: &[Metric] = &[
         s.routing
             .as_ref()
             .map_or(0.0, |r| r.deadline_exhaustion_rate)
+    }),
+    // 0 where left out: no attempt was ambiguous.
+    metric("ambiguous_outcomes", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.ambiguous_outcomes as f64)
+    }),
+    metric("ambiguous_replays", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.ambiguous_replays as f64)
+    }),
+    metric("duplicate_executions", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.duplicate_executions as f64)
     }),
 ];
 
@@ -662,6 +687,13 @@ fn print_routing(r: &RoutingMetrics, out: &mut impl Write) -> io::Result<()> {
         r.deadline_exhaustion_rate * 100.0,
         r.attempts_per_completed_request
     )?;
+    if r.ambiguous_outcomes > 0 {
+        write!(
+            out,
+            "; ambiguous {} (replayed {}, executed twice {})",
+            r.ambiguous_outcomes, r.ambiguous_replays, r.duplicate_executions
+        )?;
+    }
     let routes: Vec<String> = r
         .latency_by_final_route
         .iter()

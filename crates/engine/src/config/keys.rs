@@ -94,7 +94,7 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 /// (`profile`, `recovery`, `classification`, `health_check_interval`; LiteLLM's proxy wants
 /// its health checks in `general_settings`), Multigrid's candidate walk (`profile:
 /// multigrid`) and the stream watchdog and recovery policy.
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 10] = [
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 11] = [
     "profile",
     "attempts_per_candidate",
     "allow_fallbacks",
@@ -105,6 +105,7 @@ pub const ROUTERSIM_ROUTER_KEYS: [&str; 10] = [
     "health_check_interval",
     "stream_stall_timeout",
     "stream_recovery",
+    "replay",
 ];
 
 /// `router_settings` keys the engine models (LiteLLM's and routersim's own), in the order they

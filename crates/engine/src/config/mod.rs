@@ -333,6 +333,9 @@ pub struct RouterSettings {
     /// `stream_deadline` (`profile: multigrid`): the end-to-end deadline of a streamed request
     /// (default 300 s).
     pub stream_deadline: Duration,
+    /// `replay: always | dedupe | never`: what follows an ambiguous attempt (every profile;
+    /// default `always`, see [`crate::replay`]).
+    pub replay: crate::replay::Replay,
 }
 
 /// Default `attempts_per_candidate` (Multigrid: "Three attempts per candidate by default, the
@@ -465,6 +468,7 @@ impl Default for RouterSettings {
             allow_fallbacks: true,
             request_deadline: DEFAULT_REQUEST_DEADLINE,
             stream_deadline: DEFAULT_STREAM_DEADLINE,
+            replay: crate::replay::Replay::default(),
         }
     }
 }

@@ -268,15 +268,44 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     request_id: Some(request.id),
                 };
                 self.report_or_defer(report, broke.is_some(), run);
+                let no_replay = self.ambiguous(g, deployment, request, &failure);
                 Err(Failed {
                     failure,
                     deployment: Some(deployment_index),
                     retry_after: None,
                     committed,
                     retries_closed,
+                    no_replay,
                 })
             }
         }
+    }
+
+    /// An ambiguous attempt (the connection was lost after the request was sent): reported,
+    /// with what `router_settings.replay` allows; true when it forbids any replay. The one
+    /// place the replay policy is read.
+    fn ambiguous(
+        &self,
+        g: &Group,
+        deployment: &Deployment,
+        request: &Request,
+        failure: &ProviderFailure,
+    ) -> bool {
+        let Some(ambiguity) = failure.ambiguous else {
+            return false;
+        };
+        let replay = self.config.settings.replay;
+        self.emit(
+            Some(request.id),
+            EventKind::AmbiguousOutcome {
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                operation_id: request.id,
+                replay,
+                executed: ambiguity.executed,
+            },
+        );
+        !replay.replays()
     }
 
     /// Latency-based routing learns from successes (a stream by its time to first token) and

@@ -168,10 +168,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Err(failed) => failed,
                 };
                 let first = *first_failure.get_or_insert(failed.failure.kind);
-                let stream_reason = failed.stream_give_up_reason();
+                let stream_reason = failed.forced_give_up_reason();
                 if let Some(reason) = stream_reason {
                     self.give_up(g, request, &failed, reason);
-                    let stop = failed.committed;
+                    let stop = failed.committed || failed.no_replay;
                     return Err(CandidateFailed { failed, stop });
                 }
                 let now = self.clock.now();

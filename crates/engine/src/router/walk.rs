@@ -96,7 +96,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     )
                     .await;
                 }
-                if request.disable_fallbacks {
+                if request.disable_fallbacks || original.no_replay {
                     break 'walk Err(original.into_router_failure());
                 }
                 Box::pin(self.fall_back(requested, request, original, &mut run)).await
@@ -187,6 +187,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             retry_after: None,
             committed: false,
             retries_closed: false,
+            no_replay: false,
         })
     }
 
@@ -254,6 +255,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     .await
                 {
                     Ok(done) => return Ok(done),
+                    Err(failed) if failed.no_replay => return Err(failed.into_router_failure()),
                     Err(failed) if failed.committed => {
                         return Box::pin(self.continue_stream(
                             group,

@@ -45,8 +45,25 @@ impl State {
         self.series.touch(second);
 
         match &event.kind {
-            EventKind::AttemptStart { .. } => {}
+            EventKind::AttemptStart { .. } => {
+                if let Some(id) = event.request_id {
+                    self.agg.ambiguous_replays += u64::from(self.in_flight.attempt_start(id));
+                }
+            }
             EventKind::AttemptEnd { .. } => self.attempt_row(event, at),
+            EventKind::AmbiguousOutcome {
+                replay, executed, ..
+            } => {
+                self.agg.ambiguous_outcomes += 1;
+                if let Some(id) = event.request_id {
+                    let duplicate = self.in_flight.ambiguous(
+                        id,
+                        replay.deduplicates(),
+                        *executed == Some(true),
+                    );
+                    self.agg.duplicate_executions += u64::from(duplicate);
+                }
+            }
             EventKind::RequestEnd { .. } => self.request_end(event, at),
             EventKind::Retry { .. } => {
                 self.agg.retries += 1;
@@ -284,8 +301,10 @@ impl State {
             return;
         };
         if let Some(id) = event.request_id {
-            self.in_flight
+            let duplicate = self
+                .in_flight
                 .attempt_end(id, deployment_id, *failure, *status);
+            self.agg.duplicate_executions += u64::from(duplicate);
         }
         let row = AttemptRow {
             request_id: event.request_id,
@@ -436,6 +455,21 @@ impl State {
                     detail,
                     "failure={failure} how={} tokens_so_far={tokens_so_far} after_content={after_content}",
                     how.as_str()
+                );
+                (model_group, deployment_id)
+            }
+            EventKind::AmbiguousOutcome {
+                model_group,
+                deployment_id,
+                operation_id,
+                replay,
+                executed,
+            } => {
+                let executed = executed.map_or("unknown", |e| if e { "true" } else { "false" });
+                let _ = write!(
+                    detail,
+                    "operation={operation_id} replay={} executed={executed}",
+                    replay.as_str()
                 );
                 (model_group, deployment_id)
             }

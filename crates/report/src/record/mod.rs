@@ -259,6 +259,12 @@ struct Aggregates {
     deadline_exhausted: u64,
     /// Attempts of the requests that succeeded.
     ok_attempts: u64,
+    /// `AmbiguousOutcome` events.
+    ambiguous_outcomes: u64,
+    /// Ambiguous attempts followed by another attempt of the same operation.
+    ambiguous_replays: u64,
+    /// Executions of an operation after its first, where replays were not deduplicated.
+    duplicate_executions: u64,
 }
 
 #[derive(Debug)]

@@ -57,6 +57,27 @@ pub(super) struct RequestTrace {
     failures: Vec<RoutingFailure>,
     /// A `give_up` with reason `deadline_exhausted` cut its walk short.
     pub(super) deadline_exhausted: bool,
+    /// What is known of its operation's executions (see [`InFlight::ambiguous`]).
+    executions: Executions,
+}
+
+/// One operation's executions, for `ambiguous_replays` and `duplicate_executions`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Executions {
+    /// Calls known to have run: successes, and ambiguous attempts the provider executed.
+    count: u32,
+    /// An ambiguous attempt not yet followed by another attempt.
+    ambiguous_pending: bool,
+    /// Replays carry the operation id (`replay: dedupe`): the provider runs it once.
+    deduplicated: bool,
+}
+
+impl Executions {
+    /// One more known execution; true when it ran the operation again.
+    fn ran(&mut self) -> bool {
+        self.count += 1;
+        self.count > 1 && !self.deduplicated
+    }
 }
 
 /// Every request in flight, by id.
@@ -66,14 +87,32 @@ pub(super) struct InFlight {
 }
 
 impl InFlight {
-    /// An attempt of request `id` on `deployment` ended, failed with `failure` when `Some`.
+    /// An attempt of request `id` starts: true when it replays an ambiguous one.
+    pub(super) fn attempt_start(&mut self, id: u64) -> bool {
+        self.requests
+            .get_mut(&id)
+            .is_some_and(|trace| std::mem::take(&mut trace.executions.ambiguous_pending))
+    }
+
+    /// An attempt of request `id` was ambiguous (`ambiguous_outcome`): the provider `executed`
+    /// it or not (unknown counts as not); true when that ran the operation a second time.
+    /// (An operation is a request: its id.)
+    pub(super) fn ambiguous(&mut self, id: u64, deduplicated: bool, executed: bool) -> bool {
+        let ops = &mut self.requests.entry(id).or_default().executions;
+        ops.ambiguous_pending = true;
+        ops.deduplicated |= deduplicated;
+        executed && ops.ran()
+    }
+
+    /// An attempt of request `id` on `deployment` ended, failed with `failure` when `Some`;
+    /// true when its success ran the operation again (after an ambiguous execution).
     pub(super) fn attempt_end(
         &mut self,
         id: u64,
         deployment: &Arc<str>,
         failure: Option<FailureKind>,
         status: Option<u16>,
-    ) {
+    ) -> bool {
         let trace = self.requests.entry(id).or_default();
         let try_number = match trace.tries.iter_mut().find(|(d, _)| d == deployment) {
             Some((_, n)) => {
@@ -85,13 +124,17 @@ impl InFlight {
                 1
             }
         };
-        if let Some(kind) = failure {
-            trace.failures.push(RoutingFailure {
-                provider: deployment.clone(),
-                status,
-                kind,
-                try_number,
-            });
+        match failure {
+            Some(kind) => {
+                trace.failures.push(RoutingFailure {
+                    provider: deployment.clone(),
+                    status,
+                    kind,
+                    try_number,
+                });
+                false
+            }
+            None => trace.executions.ran(),
         }
     }
 

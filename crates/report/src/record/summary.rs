@@ -271,6 +271,9 @@ impl State {
             deadline_exhausted: agg.deadline_exhausted,
             deadline_exhaustion_rate: share(agg.deadline_exhausted, agg.requests),
             attempts_per_completed_request: share(agg.ok_attempts, agg.ok),
+            ambiguous_outcomes: agg.ambiguous_outcomes,
+            ambiguous_replays: agg.ambiguous_replays,
+            duplicate_executions: agg.duplicate_executions,
             latency_by_final_route: self
                 .routes
                 .iter()

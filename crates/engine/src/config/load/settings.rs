@@ -60,7 +60,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(in crate::config) const ROUTER_SETTINGS: [Setting; 31] = [
+pub(in crate::config) const ROUTER_SETTINGS: [Setting; 32] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -202,6 +202,20 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 31] = [
                     ConfigError::new(
                         at,
                         format!("expected litellm or multigrid, found {}", describe(v)),
+                    )
+                })?;
+        }
+        Ok(())
+    }),
+    router("replay", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.replay = v
+                .as_str()
+                .and_then(crate::replay::Replay::from_name)
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        at,
+                        format!("expected always, dedupe or never, found {}", describe(v)),
                     )
                 })?;
         }

@@ -324,6 +324,7 @@ impl Verdict<'_> {
                 return true;
             }
             EventKind::AllCooled { .. }
+            | EventKind::AmbiguousOutcome { .. }
             | EventKind::CooldownSet { .. }
             | EventKind::CooldownEnd { .. }
             | EventKind::HalfOpen { .. }

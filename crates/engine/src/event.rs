@@ -431,6 +431,16 @@ pub enum EventKind {
         /// Tokens sent as the assistant prefill.
         prefill_tokens: u32,
     },
+    /// The request is a send by a client that retries failures itself (see
+    /// [`ClientTry`](crate::request::ClientTry)); the request's first event.
+    ClientTry {
+        /// 0 for the first send, then the client's retry number.
+        try_number: u32,
+        /// The client's retries in all.
+        retries: u32,
+        /// Provider calls made for the earlier sends of the same user request.
+        provider_calls_before: u32,
+    },
     /// An attempt's connection was lost after the request was sent: the provider may have
     /// executed it (the contracts seed's ambiguous execution; see [`crate::replay`]). Follows
     /// the attempt's `AttemptEnd`.
@@ -482,6 +492,7 @@ impl EventKind {
             EventKind::StreamBreak { .. } => "stream_break",
             EventKind::StreamContinued { .. } => "stream_continued",
             EventKind::AmbiguousOutcome { .. } => "ambiguous_outcome",
+            EventKind::ClientTry { .. } => "client_try",
             EventKind::StreamChunk { .. } => "stream_chunk",
         }
     }

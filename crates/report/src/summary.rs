@@ -125,6 +125,14 @@ pub struct RoutingMetrics {
     /// provider executed, after one that executed), where replays were not deduplicated
     /// (`replay: always`): work the provider did twice.
     pub duplicate_executions: u64,
+    /// Requests the router served that were a client's retry of a failed one
+    /// (`client_retries`: the retry owner above the router).
+    pub client_retries: u64,
+    /// User requests: `requests` less `client_retries` (each client send is a request).
+    pub user_requests: u64,
+    /// Provider calls per user request, over all the client's sends: the retry
+    /// multiplication of two retry owners.
+    pub provider_calls_per_user_request: AttemptStats,
     /// End-to-end latency (ms) of every finished request by the deployment of its final
     /// attempt (`(none)`: it reached none).
     pub latency_by_final_route: BTreeMap<String, RouteLatencyStats>,
@@ -133,7 +141,7 @@ pub struct RoutingMetrics {
 impl RoutingMetrics {
     /// Whether one of them says what no older key does, whatever the profile.
     pub fn says_something_new(&self) -> bool {
-        self.deadline_exhausted > 0 || self.ambiguous_outcomes > 0
+        self.deadline_exhausted > 0 || self.ambiguous_outcomes > 0 || self.client_retries > 0
     }
 }
 
@@ -201,7 +209,7 @@ pub struct DeploymentHalfOpenStats {
 }
 
 /// Attempts per request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AttemptStats {
     /// Mean.
     pub mean: f64,
@@ -411,6 +419,27 @@ const PLAIN_METRICS: &[Metric] = &[
         s.routing
             .as_ref()
             .map_or(0.0, |r| r.ambiguous_replays as f64)
+    }),
+    // Without client retries every request is a user request.
+    metric("client_retries", |s| {
+        s.routing.as_ref().map_or(0.0, |r| r.client_retries as f64)
+    }),
+    metric("user_requests", |s| {
+        s.routing
+            .as_ref()
+            .map_or(s.requests as f64, |r| r.user_requests as f64)
+    }),
+    metric("provider_calls_per_user_request_mean", |s| {
+        s.routing.as_ref().map_or(s.attempts_per_request.mean, |r| {
+            r.provider_calls_per_user_request.mean
+        })
+    }),
+    metric("provider_calls_per_user_request_max", |s| {
+        s.routing
+            .as_ref()
+            .map_or(s.attempts_per_request.max as f64, |r| {
+                r.provider_calls_per_user_request.max as f64
+            })
     }),
     metric("duplicate_executions", |s| {
         s.routing
@@ -687,6 +716,16 @@ fn print_routing(r: &RoutingMetrics, out: &mut impl Write) -> io::Result<()> {
         r.deadline_exhaustion_rate * 100.0,
         r.attempts_per_completed_request
     )?;
+    if r.client_retries > 0 {
+        write!(
+            out,
+            "; {} user requests, {} client retries, {:.2} provider calls/user request (max {})",
+            r.user_requests,
+            r.client_retries,
+            r.provider_calls_per_user_request.mean,
+            r.provider_calls_per_user_request.max
+        )?;
+    }
     if r.ambiguous_outcomes > 0 {
         write!(
             out,

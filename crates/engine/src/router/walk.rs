@@ -58,6 +58,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 deferred_failure: None,
             };
             self.retry_budget.deposit(run.start);
+            if let Some(client) = request.client {
+                self.emit(
+                    Some(request.id),
+                    EventKind::ClientTry {
+                        try_number: client.try_number,
+                        retries: client.retries,
+                        provider_calls_before: client.provider_calls_before,
+                    },
+                );
+            }
             // The walk is written out here rather than awaited as its own future, which would
             // keep a second copy of `self`, `request` and `run` for the whole request.
             let outcome = 'walk: {

@@ -51,6 +51,17 @@ impl State {
                 }
             }
             EventKind::AttemptEnd { .. } => self.attempt_row(event, at),
+            EventKind::ClientTry {
+                try_number,
+                retries,
+                provider_calls_before,
+            } => {
+                self.agg.client_retries += u64::from(*try_number > 0);
+                if let Some(id) = event.request_id {
+                    self.in_flight
+                        .client_try(id, (*try_number, *retries, *provider_calls_before));
+                }
+            }
             EventKind::AmbiguousOutcome {
                 replay, executed, ..
             } => {
@@ -231,6 +242,14 @@ impl State {
         self.series.count(second_of(at), outcome_count);
 
         let trace = self.in_flight.take(event.request_id);
+        if failure.is_some() && trace.client_retries_left() {
+            self.in_flight.carry(event.request_id, &trace);
+        }
+        let calls_before = trace.client.map_or(0, |(_, _, before)| before);
+        self.agg.user_calls_max = self
+            .agg
+            .user_calls_max
+            .max(u64::from(calls_before) + u64::from(*attempts));
         self.agg.deadline_exhausted += u64::from(failure.is_some() && trace.deadline_exhausted);
         self.route_latency(final_deployment_id.as_deref().unwrap_or(""), latency);
         trace.failures_field(&mut self.failures_field);
@@ -261,6 +280,7 @@ impl State {
             stream: *stream,
             ttft_us: ttft,
             routing_failures: &self.failures_field,
+            client_try: trace.client.map(|(n, _, _)| n),
         };
         write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
     }
@@ -457,6 +477,17 @@ impl State {
                     how.as_str()
                 );
                 (model_group, deployment_id)
+            }
+            EventKind::ClientTry {
+                try_number,
+                retries,
+                provider_calls_before,
+            } => {
+                let _ = write!(
+                    detail,
+                    "try={try_number} retries={retries} provider_calls_before={provider_calls_before}"
+                );
+                ("", "")
             }
             EventKind::AmbiguousOutcome {
                 model_group,

@@ -265,6 +265,10 @@ struct Aggregates {
     ambiguous_replays: u64,
     /// Executions of an operation after its first, where replays were not deduplicated.
     duplicate_executions: u64,
+    /// Requests that were a client's retry (`client_try` with a try number above 0).
+    client_retries: u64,
+    /// The most provider calls one user request took, over all its sends.
+    user_calls_max: u64,
 }
 
 #[derive(Debug)]

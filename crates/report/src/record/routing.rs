@@ -59,12 +59,23 @@ pub(super) struct RequestTrace {
     pub(super) deadline_exhausted: bool,
     /// What is known of its operation's executions (see [`InFlight::ambiguous`]).
     executions: Executions,
+    /// A client's send (`client_try`): (try number, the client's retries, provider calls of
+    /// the earlier sends).
+    pub(super) client: Option<(u32, u32, u32)>,
+}
+
+impl RequestTrace {
+    /// Whether the client sends the same user request again after this one fails.
+    pub(super) fn client_retries_left(&self) -> bool {
+        self.client.is_some_and(|(n, retries, _)| n < retries)
+    }
 }
 
 /// One operation's executions, for `ambiguous_replays` and `duplicate_executions`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Executions {
     /// Calls known to have run: successes, and ambiguous attempts the provider executed.
+    /// (Under a client's retries, across its sends.)
     count: u32,
     /// An ambiguous attempt not yet followed by another attempt.
     ambiguous_pending: bool,
@@ -84,9 +95,31 @@ impl Executions {
 #[derive(Debug, Default)]
 pub(super) struct InFlight {
     requests: BTreeMap<u64, RequestTrace>,
+    /// Operations between a failed send and the client's next send of it: their executions
+    /// so far (only until that send starts, so as many as sends in flight).
+    carried: BTreeMap<u64, Executions>,
 }
 
 impl InFlight {
+    /// Request `id` is the client's send `try_number` of `retries`: its operation's
+    /// executions so far carry over from the earlier send.
+    pub(super) fn client_try(&mut self, id: u64, client: (u32, u32, u32)) {
+        let carried = self.carried.remove(&id);
+        let trace = self.requests.entry(id).or_default();
+        trace.client = Some(client);
+        if let Some(executions) = carried {
+            trace.executions = executions;
+        }
+    }
+
+    /// Request `id` failed and its client sends it again: keep what its operation did.
+    pub(super) fn carry(&mut self, id: Option<u64>, trace: &RequestTrace) {
+        if let Some(id) = id {
+            // A pending ambiguous attempt stays pending: the client's send replays it.
+            self.carried.insert(id, trace.executions);
+        }
+    }
+
     /// An attempt of request `id` starts: true when it replays an ambiguous one.
     pub(super) fn attempt_start(&mut self, id: u64) -> bool {
         self.requests
@@ -182,6 +215,12 @@ pub(super) struct RoutingLine<'a> {
     pub(super) outcome: &'a str,
 }
 
+impl RoutingLine<'_> {
+    fn client_try(&self) -> Option<u32> {
+        self.trace.client.map(|(n, _, _)| n)
+    }
+}
+
 #[derive(Serialize)]
 struct FailureJson<'a> {
     provider: &'a str,
@@ -202,6 +241,9 @@ struct LineJson<'a> {
     routing: RoutingJson<'a>,
     final_deployment: Option<&'a str>,
     outcome: &'a str,
+    /// Only for a client's sends (`client_retries`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_try: Option<u32>,
 }
 
 /// `routing.jsonl` being written, one line per finished request.
@@ -242,6 +284,7 @@ impl JsonlOut {
             routing: RoutingJson { failures },
             final_deployment: line.final_deployment,
             outcome: line.outcome,
+            client_try: line.client_try(),
         };
         serde_json::to_writer(&mut self.out, &json).map_err(io::Error::other)?;
         self.out.write_all(b"\n")

@@ -274,6 +274,15 @@ impl State {
             ambiguous_outcomes: agg.ambiguous_outcomes,
             ambiguous_replays: agg.ambiguous_replays,
             duplicate_executions: agg.duplicate_executions,
+            client_retries: agg.client_retries,
+            user_requests: agg.requests - agg.client_retries.min(agg.requests),
+            provider_calls_per_user_request: AttemptStats {
+                mean: share(
+                    agg.attempts,
+                    agg.requests - agg.client_retries.min(agg.requests),
+                ),
+                max: agg.user_calls_max,
+            },
             latency_by_final_route: self
                 .routes
                 .iter()

@@ -325,6 +325,7 @@ impl Verdict<'_> {
             }
             EventKind::AllCooled { .. }
             | EventKind::AmbiguousOutcome { .. }
+            | EventKind::ClientTry { .. }
             | EventKind::CooldownSet { .. }
             | EventKind::CooldownEnd { .. }
             | EventKind::HalfOpen { .. }

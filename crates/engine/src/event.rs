@@ -431,6 +431,20 @@ pub enum EventKind {
         /// Tokens sent as the assistant prefill.
         prefill_tokens: u32,
     },
+    /// A successful attempt on a deployment with prices (`input_cost_per_token`,
+    /// `output_cost_per_token`; one not set counts 0): what the accepted response cost.
+    ResponseCost {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment called.
+        deployment_id: Arc<str>,
+        /// Prompt tokens.
+        input_tokens: u32,
+        /// Output tokens produced.
+        output_tokens: u32,
+        /// `input_tokens × input price + output_tokens × output price`, USD.
+        usd: f64,
+    },
     /// The request is a send by a client that retries failures itself (see
     /// [`ClientTry`](crate::request::ClientTry)); the request's first event.
     ClientTry {
@@ -493,6 +507,7 @@ impl EventKind {
             EventKind::StreamContinued { .. } => "stream_continued",
             EventKind::AmbiguousOutcome { .. } => "ambiguous_outcome",
             EventKind::ClientTry { .. } => "client_try",
+            EventKind::ResponseCost { .. } => "response_cost",
             EventKind::StreamChunk { .. } => "stream_chunk",
         }
     }

@@ -125,6 +125,12 @@ pub struct RoutingMetrics {
     /// provider executed, after one that executed), where replays were not deduplicated
     /// (`replay: always`): work the provider did twice.
     pub duplicate_executions: u64,
+    /// Accepted responses' cost (USD) over the requests that succeeded: the `response_cost`
+    /// of each successful attempt (input and output tokens at the deployment's prices; an
+    /// unpriced deployment's responses count 0), ÷ `ok`. `null` when no deployment has a
+    /// price. Failed attempts are not priced (an ambiguous one the provider executed was
+    /// billed too: see `duplicate_executions`).
+    pub cost_per_accepted_response: Option<f64>,
     /// Requests the router served that were a client's retry of a failed one
     /// (`client_retries`: the retry owner above the router).
     pub client_retries: u64,
@@ -450,10 +456,20 @@ const PLAIN_METRICS: &[Metric] = &[
 
 /// The metrics without a parameter that have no value in some runs (the reliability metrics
 /// where `summary.json` leaves them out), listed after [`PLAIN_METRICS`].
-const OPTIONAL_METRICS: &[OptionalMetric] = &[OptionalMetric {
-    name: "attempts_per_completed_request",
-    value: |s| s.routing.as_ref().map(|r| r.attempts_per_completed_request),
-}];
+const OPTIONAL_METRICS: &[OptionalMetric] = &[
+    OptionalMetric {
+        name: "attempts_per_completed_request",
+        value: |s| s.routing.as_ref().map(|r| r.attempts_per_completed_request),
+    },
+    OptionalMetric {
+        name: "cost_per_accepted_response",
+        value: |s| {
+            s.routing
+                .as_ref()
+                .and_then(|r| r.cost_per_accepted_response)
+        },
+    },
+];
 
 /// A metric without a parameter that may have no value.
 struct OptionalMetric {
@@ -716,6 +732,9 @@ fn print_routing(r: &RoutingMetrics, out: &mut impl Write) -> io::Result<()> {
         r.deadline_exhaustion_rate * 100.0,
         r.attempts_per_completed_request
     )?;
+    if let Some(usd) = r.cost_per_accepted_response {
+        write!(out, "; ${usd:.6}/accepted response")?;
+    }
     if r.client_retries > 0 {
         write!(
             out,

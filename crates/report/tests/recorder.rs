@@ -280,9 +280,9 @@ fn read(dir: &Path, file: &str) -> Result<String, Box<dyn Error>> {
 }
 
 const REQUESTS: &str = "\
-request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks,routing_failures
-1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,,0,a:429:http_429
-2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,,1,b:503:http_503;c::timeout
+request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks,routing_failures,client_try
+1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,,0,a:429:http_429,
+2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,,1,b:503:http_503;c::timeout,
 ";
 
 const ATTEMPTS: &str = "\
@@ -427,6 +427,16 @@ const SUMMARY: &str = r#"{
   "deadline_exhausted": 0,
   "deadline_exhaustion_rate": 0.0,
   "attempts_per_completed_request": 2.0,
+  "ambiguous_outcomes": 0,
+  "ambiguous_replays": 0,
+  "duplicate_executions": 0,
+  "cost_per_accepted_response": null,
+  "client_retries": 0,
+  "user_requests": 2,
+  "provider_calls_per_user_request": {
+    "mean": 2.0,
+    "max": 2
+  },
   "latency_by_final_route": {
     "b": {
       "count": 1,
@@ -551,10 +561,11 @@ fn metrics_answer_expect_lines() -> TestResult {
     assert_eq!(m("continuation_rate"), Some(0.0));
     assert_eq!(m("p99_ttft_ms"), Some(0.0));
     assert_eq!(m("stream_breaks"), Some(0.0));
-    // Every plain listed name is answered.
+    // Every plain listed name is answered (but the cost of a run without prices: none).
+    assert_eq!(m("cost_per_accepted_response"), None);
     for name in routersim_report::METRICS
         .iter()
-        .filter(|n| !n.contains('<'))
+        .filter(|n| !n.contains('<') && **n != "cost_per_accepted_response")
     {
         assert!(m(name).is_some(), "{name}");
         assert!(routersim_report::is_known_metric(name), "{name}");

@@ -127,7 +127,7 @@ fn every_request_carries_its_routing_failures_like_multigrids_generation_record(
     let requests = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
     let header = requests.lines().next().unwrap();
     assert!(
-        header.ends_with(",attempted_fallbacks,routing_failures"),
+        header.ends_with(",attempted_fallbacks,routing_failures,client_try"),
         "appended at the end: {header}"
     );
     let walked = "a:503:http_503;a:503:http_503 (try 2);a:503:http_503 (try 3);\
@@ -161,6 +161,8 @@ fn every_request_carries_its_routing_failures_like_multigrids_generation_record(
     assert!((s.routing.as_ref().unwrap().attempts_per_completed_request - 7.0).abs() < 1e-9);
     let routes: Vec<(&str, u64)> = s
         .routing
+        .as_ref()
+        .unwrap()
         .latency_by_final_route
         .iter()
         .map(|(id, r)| (id.as_str(), r.count))
@@ -212,4 +214,41 @@ traffic:
     assert!(s.latency_ms.max <= 2000.0, "{}", s.latency_ms.max);
     let json = std::fs::read_to_string(dir.join("summary.json")).unwrap();
     assert!(json.contains("\"deadline_exhausted\": 3"), "{json}");
+}
+
+#[test]
+fn cost_per_accepted_response_prices_the_successful_attempts() {
+    let yaml = "duration: 1m
+seed: 2
+router:
+  model_list:
+    - {model_name: g, litellm_params: {model: openai/a, input_cost_per_token: 0.000002, output_cost_per_token: 0.00001}, model_info: {id: a}}
+    - {model_name: g, litellm_params: {model: openai/b}, model_info: {id: b}}
+  router_settings: {profile: multigrid, disable_cooldowns: true}
+providers:
+  a: {latency: 100ms, output_tokens: 50}
+  b: {latency: 100ms, output_tokens: 50}
+faults:
+  - {deployment: a, from: 0s, to: 10s, error: service_unavailable}
+traffic:
+  - {at: 1s, model: g, count: 2, input_tokens: 1000}
+  - {at: 20s, model: g, count: 2, input_tokens: 1000}
+";
+    let parsed = parse_scenario(yaml, Path::new("cost.yaml")).unwrap();
+    let report = run(
+        &parsed,
+        &RunOptions {
+            out_dir: Some(out_dir("cost")),
+            ..RunOptions::default()
+        },
+    )
+    .expect("runs");
+    let s = &report.summary;
+    // The first two fail over to unpriced b (0 each); the last two cost 1000 × 2e-6 + 50 × 1e-5
+    // = 0.0025 each on a: 0.005 over 4 accepted responses.
+    assert_eq!(s.ok, 4);
+    let r = s.routing.as_ref().unwrap();
+    assert_eq!(r.cost_per_accepted_response, Some(0.00125));
+    assert_eq!(s.metric("cost_per_accepted_response"), Some(0.00125));
+    assert_eq!(s.events.get("response_cost"), Some(&2));
 }

@@ -242,6 +242,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         self.record(facts, &result, retry_after, run);
         match result {
             Ok(done) => {
+                self.price(g, deployment, request, &done);
                 self.cooldown.on_success(deployment_index, end);
                 if trial {
                     self.recovery.on_trial_result(deployment_index, true);
@@ -279,6 +280,29 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 })
             }
         }
+    }
+
+    /// A success on a priced deployment: its cost, reported.
+    fn price(&self, g: &Group, deployment: &Deployment, request: &Request, done: &Completion) {
+        let (input, output) = (
+            deployment.input_cost_per_token,
+            deployment.output_cost_per_token,
+        );
+        if input.is_none() && output.is_none() {
+            return;
+        }
+        let usd = input.unwrap_or(0.0) * f64::from(request.input_tokens)
+            + output.unwrap_or(0.0) * f64::from(done.output_tokens);
+        self.emit(
+            Some(request.id),
+            EventKind::ResponseCost {
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                input_tokens: request.input_tokens,
+                output_tokens: done.output_tokens,
+                usd,
+            },
+        );
     }
 
     /// An ambiguous attempt (the connection was lost after the request was sent): reported,

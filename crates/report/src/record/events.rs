@@ -51,6 +51,10 @@ impl State {
                 }
             }
             EventKind::AttemptEnd { .. } => self.attempt_row(event, at),
+            EventKind::ResponseCost { usd, .. } => {
+                self.agg.accepted_cost_usd += *usd;
+                self.agg.priced_responses += 1;
+            }
             EventKind::ClientTry {
                 try_number,
                 retries,
@@ -475,6 +479,20 @@ impl State {
                     detail,
                     "failure={failure} how={} tokens_so_far={tokens_so_far} after_content={after_content}",
                     how.as_str()
+                );
+                (model_group, deployment_id)
+            }
+            EventKind::ResponseCost {
+                model_group,
+                deployment_id,
+                input_tokens,
+                output_tokens,
+                usd,
+            } => {
+                let _ = write!(
+                    detail,
+                    "input_tokens={input_tokens} output_tokens={output_tokens} usd={}",
+                    crate::units::round6(*usd * 1000.0) / 1000.0
                 );
                 (model_group, deployment_id)
             }

@@ -269,6 +269,9 @@ struct Aggregates {
     client_retries: u64,
     /// The most provider calls one user request took, over all its sends.
     user_calls_max: u64,
+    /// `ResponseCost` events: their USD summed, and how many.
+    accepted_cost_usd: f64,
+    priced_responses: u64,
 }
 
 #[derive(Debug)]

@@ -275,6 +275,8 @@ impl State {
             ambiguous_replays: agg.ambiguous_replays,
             duplicate_executions: agg.duplicate_executions,
             client_retries: agg.client_retries,
+            cost_per_accepted_response: (agg.priced_responses > 0)
+                .then(|| round9(agg.accepted_cost_usd / agg.ok.max(1) as f64)),
             user_requests: agg.requests - agg.client_retries.min(agg.requests),
             provider_calls_per_user_request: AttemptStats {
                 mean: share(
@@ -340,6 +342,11 @@ impl State {
             },
         }
     }
+}
+
+/// USD per response are small: 9 decimals (a nano-dollar), not the summary's usual 6.
+fn round9(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
 }
 
 /// Creates `path`, lets `write` fill it through a buffer, and flushes; errors name the file.

@@ -326,6 +326,7 @@ impl Verdict<'_> {
             EventKind::AllCooled { .. }
             | EventKind::AmbiguousOutcome { .. }
             | EventKind::ClientTry { .. }
+            | EventKind::ResponseCost { .. }
             | EventKind::CooldownSet { .. }
             | EventKind::CooldownEnd { .. }
             | EventKind::HalfOpen { .. }

@@ -150,15 +150,6 @@ impl Explorer {
         }
         let scenario = crate::scenario::load_scenario(path)
             .map_err(|e| ExploreError::Scenario(Box::new(e)))?;
-        if scenario.client_retries > 0 {
-            // A client's retry is a second request with the same id: `ends_once` would call
-            // it a second end.
-            return Err(ExploreError::Usage(format!(
-                "{}: client_retries: explore does not model a client's retries (each send \
-                 reuses its request's id); remove the key to explore the router alone",
-                path.display()
-            )));
-        }
         let tree = read_tree(path)?;
         if !tree.is_object() {
             return Err(ExploreError::Usage(format!(

@@ -62,6 +62,9 @@ pub struct Bounds {
     pub deployments: BTreeMap<Arc<str>, DeploymentLimits>,
     /// The walk's end-to-end deadline, under a profile that walks candidates.
     pub walk_deadline: Option<WalkDeadline>,
+    /// `client_retries`: a client's sends of one user request after the first (each a router
+    /// request with the same id, announced by a `client_try` event).
+    pub client_retries: u32,
 }
 
 impl Bounds {
@@ -133,6 +136,7 @@ impl Bounds {
                     request: settings.request_deadline,
                     stream: settings.stream_deadline,
                 }),
+            client_retries: scenario.client_retries,
         }
     }
 }

@@ -46,6 +46,7 @@ fn bounds() -> Bounds {
         stall_timeout: Some(Duration::from_secs(1)),
         deployments,
         walk_deadline: None,
+        client_retries: 0,
     }
 }
 
@@ -770,4 +771,41 @@ fn within_walk_deadline_catches_a_late_attempt_a_long_wait_and_a_late_end() {
         "{}",
         v.detail
     );
+}
+
+#[test]
+fn ends_once_lets_a_client_send_a_request_again_up_to_client_retries() {
+    let send = |s: &mut Script, ms: u64, n: u32| {
+        s.push(
+            ms,
+            Some(0),
+            EventKind::ClientTry {
+                try_number: n,
+                retries: 1,
+                provider_calls_before: n,
+            },
+        );
+    };
+    let mut s = Script::new();
+    send(&mut s, 0, 0);
+    s.attempt(0, 100, 0, 1, "b", false).end(100, 0, 1, 0, false);
+    send(&mut s, 100, 1);
+    s.attempt(100, 200, 0, 1, "b", true)
+        .end(200, 0, 1, 0, false)
+        .attempt(0, 10, 1, 1, "b", true)
+        .end(10, 1, 1, 0, false);
+    let client = Bounds {
+        client_retries: 1,
+        ..bounds()
+    };
+    assert_eq!(s.check_with(client.clone()), None);
+    // Without client retries, the second send is a second end of request 0.
+    assert_eq!(broken(&s), Invariant::EndsOnce);
+    // A send beyond the client's retries.
+    send(&mut s, 300, 2);
+    s.attempt(300, 400, 0, 1, "b", true)
+        .end(400, 0, 1, 0, false);
+    let v = s.check_with(client).unwrap();
+    assert_eq!(v.invariant, Invariant::EndsOnce);
+    assert!(v.detail.contains("client send 2"), "{}", v.detail);
 }

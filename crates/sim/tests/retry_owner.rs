@@ -98,7 +98,7 @@ fn a_client_retrying_above_the_router_multiplies_provider_calls() {
     let text = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let header = reader.headers().unwrap().clone();
-    assert_eq!(header.iter().last(), Some("client_try"));
+    assert_eq!(header.iter().next_back(), Some("client_try"));
     let (id, try_col) = (
         header.iter().position(|h| h == "request_id").unwrap(),
         header.iter().position(|h| h == "client_try").unwrap(),

@@ -143,10 +143,10 @@ impl State {
                 inner_gap,
             } => self.stream_chunk(*tokens, *gap_before, *inner_gap),
             EventKind::GiveUp { reason, .. } => {
-                if *reason == GiveUpReason::DeadlineExhausted {
-                    if let Some(id) = event.request_id {
-                        self.in_flight.deadline_exhausted(id);
-                    }
+                if *reason == GiveUpReason::DeadlineExhausted
+                    && let Some(id) = event.request_id
+                {
+                    self.in_flight.deadline_exhausted(id);
                 }
             }
             EventKind::Wait { .. }
@@ -482,46 +482,9 @@ impl State {
                 );
                 (model_group, deployment_id)
             }
-            EventKind::ResponseCost {
-                model_group,
-                deployment_id,
-                input_tokens,
-                output_tokens,
-                usd,
-            } => {
-                let _ = write!(
-                    detail,
-                    "input_tokens={input_tokens} output_tokens={output_tokens} usd={}",
-                    crate::units::round6(*usd * 1000.0) / 1000.0
-                );
-                (model_group, deployment_id)
-            }
-            EventKind::ClientTry {
-                try_number,
-                retries,
-                provider_calls_before,
-            } => {
-                let _ = write!(
-                    detail,
-                    "try={try_number} retries={retries} provider_calls_before={provider_calls_before}"
-                );
-                ("", "")
-            }
-            EventKind::AmbiguousOutcome {
-                model_group,
-                deployment_id,
-                operation_id,
-                replay,
-                executed,
-            } => {
-                let executed = executed.map_or("unknown", |e| if e { "true" } else { "false" });
-                let _ = write!(
-                    detail,
-                    "operation={operation_id} replay={} executed={executed}",
-                    replay.as_str()
-                );
-                (model_group, deployment_id)
-            }
+            EventKind::ResponseCost { .. }
+            | EventKind::ClientTry { .. }
+            | EventKind::AmbiguousOutcome { .. } => reliability_detail(detail, &event.kind),
             EventKind::StreamContinued {
                 from_group,
                 from_deployment,
@@ -566,5 +529,53 @@ impl std::fmt::Display for OptOrNone {
             Some(n) => write!(f, "{n}"),
             None => f.write_str("none"),
         }
+    }
+}
+
+/// The `detail` (and group, deployment) of the reliability events: `response_cost`,
+/// `client_try`, `ambiguous_outcome`.
+fn reliability_detail<'k>(detail: &mut String, kind: &'k EventKind) -> (&'k str, &'k str) {
+    match kind {
+        EventKind::ResponseCost {
+            model_group,
+            deployment_id,
+            input_tokens,
+            output_tokens,
+            usd,
+        } => {
+            let _ = write!(
+                detail,
+                "input_tokens={input_tokens} output_tokens={output_tokens} usd={}",
+                crate::units::round6(*usd * 1000.0) / 1000.0
+            );
+            (model_group, deployment_id)
+        }
+        EventKind::ClientTry {
+            try_number,
+            retries,
+            provider_calls_before,
+        } => {
+            let _ = write!(
+                detail,
+                "try={try_number} retries={retries} provider_calls_before={provider_calls_before}"
+            );
+            ("", "")
+        }
+        EventKind::AmbiguousOutcome {
+            model_group,
+            deployment_id,
+            operation_id,
+            replay,
+            executed,
+        } => {
+            let executed = executed.map_or("unknown", |e| if e { "true" } else { "false" });
+            let _ = write!(
+                detail,
+                "operation={operation_id} replay={} executed={executed}",
+                replay.as_str()
+            );
+            (model_group, deployment_id)
+        }
+        _ => ("", ""),
     }
 }

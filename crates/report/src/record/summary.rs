@@ -62,10 +62,10 @@ impl State {
                 self.error.get_or_insert(ReportError::io(&csv.path, e));
             }
         }
-        if let Some(jsonl) = self.routing.as_mut() {
-            if let Err(e) = jsonl.out.flush() {
-                self.error.get_or_insert(ReportError::io(&jsonl.path, e));
-            }
+        if let Some(jsonl) = self.routing.as_mut()
+            && let Err(e) = jsonl.out.flush()
+        {
+            self.error.get_or_insert(ReportError::io(&jsonl.path, e));
         }
         if let Some(error) = self.error.take() {
             return Err(error);

@@ -39,12 +39,15 @@ impl RoutingFailure {
     fn reason(&self, out: &mut String) {
         match self.status {
             Some(status) => {
-                let _ = write!(out, "http_{status}");
+                out.push_str("http_");
+                push_u64(out, u64::from(status));
             }
             None => out.push_str(self.kind.as_str()),
         }
         if self.try_number > 1 {
-            let _ = write!(out, " (try {})", self.try_number);
+            out.push_str(" (try ");
+            push_u64(out, u64::from(self.try_number));
+            out.push(')');
         }
     }
 }
@@ -251,9 +254,7 @@ impl JsonlOut {
         out.clear();
         out.push_str("{\"id\":");
         match line.id {
-            Some(id) => {
-                let _ = write!(out, "{id}");
-            }
+            Some(id) => push_u64(out, id),
             None => out.push_str("null"),
         }
         out.push_str(",\"model\":");
@@ -269,11 +270,10 @@ impl JsonlOut {
             }
             out.push_str("{\"provider\":");
             json_str(out, &f.provider);
+            out.push_str(",\"status\":");
             match f.status {
-                Some(status) => {
-                    let _ = write!(out, ",\"status\":{status}");
-                }
-                None => out.push_str(",\"status\":null"),
+                Some(status) => push_u64(out, u64::from(status)),
+                None => out.push_str("null"),
             }
             out.push_str(",\"reason\":\"");
             // A reason is `http_<digits>` or a kind name, then ` (try n)`: nothing to escape.
@@ -288,11 +288,20 @@ impl JsonlOut {
         out.push_str(",\"outcome\":");
         json_str(out, line.outcome);
         if let Some(n) = line.client_try() {
-            let _ = write!(out, ",\"client_try\":{n}");
+            out.push_str(",\"client_try\":");
+            push_u64(out, u64::from(n));
         }
         out.push_str("}\n");
         self.out.write_all(out.as_bytes())
     }
+}
+
+/// `n` in decimal, without `core::fmt` (once per request and failure: see `csv::Field`).
+fn push_u64(out: &mut String, n: u64) {
+    let mut buf = [0u8; 32];
+    let start = super::csv::digits(&mut buf, 32, n);
+    // Digits are ASCII.
+    out.extend(buf[start..].iter().map(|&b| char::from(b)));
 }
 
 /// `text` as a JSON string: as is when nothing needs escaping (ids and names almost never

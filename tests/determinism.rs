@@ -97,6 +97,7 @@ fn same_seed_same_bytes(
         "inter_token.hgrm",
         "latency.hgrm",
         "requests.csv",
+        "routing.jsonl",
         "summary.json",
         "timeseries.csv",
         "ttft.hgrm",

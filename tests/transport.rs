@@ -40,6 +40,11 @@ const ROW_ORDER: [&str; 2] = [
 /// Scenarios where a same-millisecond pair swaps two seeded draws over http.
 const DRAW_ORDER: [&str; 1] = ["scenarios/seed-example.yaml"];
 
+/// Scenarios whose fault the wire cannot carry: `connection_lost_after_send` (the wire has
+/// no way to say "sent, then lost", so the router sees a plain `api_connection` and `replay`
+/// does nothing; the loader warns). Only their traffic is compared.
+const MEMORY_ONLY: [&str; 1] = ["scenarios/retry-owner.yaml"];
+
 /// The traces compared.
 const TRACES: [&str; 4] = [
     "requests.csv",
@@ -133,6 +138,20 @@ fn every_shipped_scenario_gives_the_same_report_over_http() {
             "{name}: {http_summary}"
         );
         let http_summary = http_summary.replacen(marker, "", 1);
+        if MEMORY_ONLY.contains(&name.as_str()) {
+            let requests = (read(&m, "requests.csv"), read(&h, "requests.csv"));
+            let first_sends = |text: &str| {
+                let mut rows = arrivals(text);
+                rows.dedup_by_key(|r| r.0);
+                rows
+            };
+            assert_eq!(
+                first_sends(&requests.0),
+                first_sends(&requests.1),
+                "{name}: traffic"
+            );
+            continue;
+        }
         let verdicts = |r: &RunReport| r.expectations.iter().map(|e| e.passed).collect::<Vec<_>>();
         assert_eq!(
             verdicts(&memory),

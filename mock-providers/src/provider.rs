@@ -66,7 +66,7 @@ use std::time::Duration;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use routersim_engine::config::{Deployment, RouterConfig};
-use routersim_engine::failure::{FailureKind, ProviderFailure};
+use routersim_engine::failure::{Ambiguity, FailureKind, ProviderFailure};
 use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::{Completion, Request};
 
@@ -194,6 +194,18 @@ struct Window {
 impl Window {
     fn fires(&self, t: Duration) -> bool {
         self.fault.active_at(t) && self.rng.borrow_mut().random_bool(self.fault.probability)
+    }
+
+    /// The failure `spec` gives now; a connection lost after the send draws, from this
+    /// window's generator, whether the provider executed the request.
+    fn failure(&self, spec: &ErrorSpec, now_unix_ms: i64) -> ProviderFailure {
+        let failure = spec.failure(now_unix_ms);
+        match spec.lost_after_send {
+            Some(p) => failure.with_ambiguity(Ambiguity {
+                executed: Some(self.rng.borrow_mut().random_bool(p)),
+            }),
+            None => failure,
+        }
     }
 }
 
@@ -409,10 +421,10 @@ impl FakeProviders {
                 .errors
                 .iter()
                 .find_map(|w| match &w.fault.effect {
-                    FaultEffect::Error(spec) if w.fires(t) => Some(spec),
+                    FaultEffect::Error(spec) if w.fires(t) => Some((w, spec)),
                     _ => None,
                 })
-                .map(|spec| (spec.failure(now_unix_ms), spec.latency.as_ref()))
+                .map(|(w, spec)| (w.failure(spec, now_unix_ms), spec.latency.as_ref()))
         };
         let own_latency = match (&up_front_error, scripted) {
             (Some((_, own)), _) => *own,

@@ -100,6 +100,7 @@ fn every_outcome_form_parses() {
                 retry_after: Some(ms(2000)),
                 retry_after_format: RetryAfterFormat::HttpDate,
                 latency: Some(LatencySpec::Fixed(ms(10))),
+                lost_after_send: None,
             }),
         ]
     );

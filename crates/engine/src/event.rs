@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use crate::contract::{FilterReason, ValidationReason};
 use crate::failure::FailureKind;
+use crate::replay::Replay;
 use crate::stream::{BreakKind, StreamStats};
 
 /// Which fallback list a hop came from.
@@ -185,6 +186,9 @@ pub enum GiveUpReason {
     /// `retry_throttling` (gRPC's retry throttling): the token bucket is at most half full,
     /// so no retry is taken.
     RetryThrottled,
+    /// `replay: never`: the attempt's outcome is ambiguous (the provider may have executed
+    /// it), so nothing replays it: no retry, no fallback.
+    AmbiguousNotReplayed,
 }
 
 impl GiveUpReason {
@@ -211,6 +215,7 @@ impl GiveUpReason {
             GiveUpReason::RouteIncompatible => "route_incompatible",
             GiveUpReason::InvalidResponse => "invalid_response",
             GiveUpReason::RetryThrottled => "retry_throttled",
+            GiveUpReason::AmbiguousNotReplayed => "ambiguous_not_replayed",
         }
     }
 }
@@ -462,6 +467,46 @@ pub enum EventKind {
         /// Why it was rejected.
         reason: ValidationReason,
     },
+    /// A successful attempt on a deployment with prices (`input_cost_per_token`,
+    /// `output_cost_per_token`; one not set counts 0): what the accepted response cost.
+    ResponseCost {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment called.
+        deployment_id: Arc<str>,
+        /// Prompt tokens.
+        input_tokens: u32,
+        /// Output tokens produced.
+        output_tokens: u32,
+        /// `input_tokens × input price + output_tokens × output price`, USD.
+        usd: f64,
+    },
+    /// The request is a send by a client that retries failures itself (see
+    /// [`ClientTry`](crate::request::ClientTry)); the request's first event.
+    ClientTry {
+        /// 0 for the first send, then the client's retry number.
+        try_number: u32,
+        /// The client's retries in all.
+        retries: u32,
+        /// Provider calls made for the earlier sends of the same user request.
+        provider_calls_before: u32,
+    },
+    /// An attempt's connection was lost after the request was sent: the provider may have
+    /// executed it (the contracts seed's ambiguous execution; see [`crate::replay`]). Follows
+    /// the attempt's `AttemptEnd`.
+    AmbiguousOutcome {
+        /// Model group.
+        model_group: Arc<str>,
+        /// Deployment called.
+        deployment_id: Arc<str>,
+        /// The operation: the request's id (a client's retries of the same user request keep
+        /// it).
+        operation_id: u64,
+        /// `router_settings.replay`: whether (and how) the operation may be sent again.
+        replay: Replay,
+        /// Whether the provider executed it, when it can say (reported, never decided on).
+        executed: Option<bool>,
+    },
     /// Content reached the caller: `tokens` tokens, the first `gap_before` after the previous
     /// token (`None` for the stream's first chunk), the rest `inner_gap` apart.
     StreamChunk {
@@ -499,6 +544,9 @@ impl EventKind {
             EventKind::RequestEnd { .. } => "request_end",
             EventKind::StreamBreak { .. } => "stream_break",
             EventKind::StreamContinued { .. } => "stream_continued",
+            EventKind::AmbiguousOutcome { .. } => "ambiguous_outcome",
+            EventKind::ClientTry { .. } => "client_try",
+            EventKind::ResponseCost { .. } => "response_cost",
             EventKind::StreamChunk { .. } => "stream_chunk",
             EventKind::RouteFiltered { .. } => "route_filtered",
             EventKind::ValidationRejected { .. } => "validation_rejected",

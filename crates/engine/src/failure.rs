@@ -246,6 +246,17 @@ pub struct ProviderFailure {
     pub retry_after: Option<RetryAfter>,
     /// Output tokens already delivered to the caller before the failure (streams).
     pub tokens_delivered: u32,
+    /// The connection was lost after the request was sent: the provider may have executed it
+    /// (see [`crate::replay`]); `None` for every other failure.
+    pub ambiguous: Option<Ambiguity>,
+}
+
+/// What is known of an ambiguous attempt (a connection lost after the request was sent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ambiguity {
+    /// Whether the provider did execute it, when the provider can say (a simulated one
+    /// knows; over a real connection nobody does: `None`). Reported, never decided on.
+    pub executed: Option<bool>,
 }
 
 impl ProviderFailure {
@@ -256,7 +267,14 @@ impl ProviderFailure {
             status: kind.default_status(),
             retry_after: None,
             tokens_delivered: 0,
+            ambiguous: None,
         }
+    }
+
+    /// Marks it ambiguous: the connection was lost after the request was sent.
+    pub fn with_ambiguity(mut self, ambiguity: Ambiguity) -> Self {
+        self.ambiguous = Some(ambiguity);
+        self
     }
 
     /// Sets the status.

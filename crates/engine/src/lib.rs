@@ -41,6 +41,7 @@ pub mod multigrid;
 pub mod pattern;
 pub mod provider;
 pub mod recovery;
+pub mod replay;
 pub mod request;
 pub mod retry;
 pub mod retry_after;

@@ -52,6 +52,23 @@ pub struct Request {
     /// The workload's routing contract (`profile: contract`; shared by every request of the
     /// workload).
     pub contract: Option<Arc<Contract>>,
+    /// The caller retries failed requests itself (a retry owner above the router, the
+    /// contracts seed's *"retry policies at several application layers can multiply the
+    /// resulting load"*): which send of the same user request this is. Reported (a
+    /// `client_try` event), never decided on. The id stays the user request's (its operation
+    /// id) across the client's sends.
+    pub client: Option<ClientTry>,
+}
+
+/// One send of a user request by a client that retries failures itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClientTry {
+    /// 0 for the first send, then 1, 2, … for the client's retries.
+    pub try_number: u32,
+    /// The client's retries in all (`client_retries`).
+    pub retries: u32,
+    /// Provider calls the router made for the earlier sends of the same user request.
+    pub provider_calls_before: u32,
 }
 
 impl Request {

@@ -330,6 +330,29 @@ async fn no_attempt_starts_past_the_deadline() {
     assert_eq!(give_ups(&sink), [GiveUpReason::DeadlineExhausted]);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_wait_that_ends_just_before_the_deadline_starts_no_attempt_at_it() {
+    // Found by `explore` (`within_walk_deadline`): a wait that ends 0.5 ms before the deadline
+    // is allowed, but the timer wakes on the next millisecond tick, at the deadline itself.
+    let provider = Scripted::new()
+        .always(
+            "a1",
+            fail_after(K::ServiceUnavailable, Duration::from_micros(1_899_500)),
+        )
+        .always("b1", Step::Ok);
+    let s = RouterSettings {
+        request_deadline: Duration::from_secs(2),
+        ..settings()
+    };
+    let (router, sink) = make_router(config(vec![dep("A", "a1"), dep("B", "b1")], s), provider);
+    let result = router.completion(with_models(1, "A", &["B"])).await;
+    // 0.1 s: fail, wait until 1.9995 s; the clock then reads 2 s: no attempt, on any candidate.
+    assert_eq!(attempts(&result), ["a1:service_unavailable"]);
+    assert_eq!(outcome(&result), "service_unavailable");
+    assert_eq!(result.latency(), Duration::from_secs(2));
+    assert_eq!(give_ups(&sink), [GiveUpReason::DeadlineExhausted]);
+}
+
 #[test]
 fn the_profile_and_its_keys_load_and_say_when_they_do_nothing() {
     use routersim_engine::config::load_router_config_str;

@@ -23,6 +23,7 @@ pub mod hgrm;
 pub mod html;
 pub mod plot;
 pub mod record;
+mod routing_metrics;
 mod streams;
 pub mod summary;
 mod timeseries;

@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use routersim_engine::stream::StreamOutcome;
 
+use crate::routing_metrics::print_routing;
+pub use crate::routing_metrics::{NO_ROUTE, RouteLatencyStats, RoutingMetrics};
 use crate::streams::{BREAKS, is_break_name};
 
 /// The run's summary, as written to `summary.json`.
@@ -92,6 +94,15 @@ pub struct Summary {
     /// reads the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alternatives: Option<AlternativesSummary>,
+    /// The reliability metrics of issue 14 (deadline exhaustion, attempts per completed
+    /// request, latency by final route, …), at the top level of the file. Written under the
+    /// profiles that came with them (`multigrid`, and any but `litellm`, `litellm-1.110` and
+    /// `deltallm`), where no profile is named (a live run, an event stream), and under any profile once one says something the older keys cannot (a
+    /// deadline exhausted); otherwise `None` and left out, so older summaries (and the goldens)
+    /// stay as they were: then `deadline_exhausted` reads 0 (those profiles have no deadline)
+    /// and the others have no value.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RoutingMetrics>,
     /// Where the events came from: absent for a simulation, `"live"` for `routersim drive`
     /// (events translated from what a real router and the fake providers were seen to do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,7 +165,7 @@ pub struct DeploymentHalfOpenStats {
 }
 
 /// Attempts per request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AttemptStats {
     /// Mean.
     pub mean: f64,
@@ -441,7 +452,86 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("hedge_extra_cost_usd", |s| {
         alt(s, |a| a.hedge_extra_cost_usd)
     }),
+    // 0 where the metrics are left out: those profiles have no end-to-end deadline.
+    metric("deadline_exhausted", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.deadline_exhausted as f64)
+    }),
+    metric("deadline_exhaustion_rate", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.deadline_exhaustion_rate)
+    }),
+    // 0 where left out: no attempt was ambiguous.
+    metric("ambiguous_outcomes", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.ambiguous_outcomes as f64)
+    }),
+    metric("ambiguous_replays", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.ambiguous_replays as f64)
+    }),
+    // Without client retries every request is a user request.
+    metric("client_retries", |s| {
+        s.routing.as_ref().map_or(0.0, |r| r.client_retries as f64)
+    }),
+    metric("user_requests", |s| {
+        s.routing
+            .as_ref()
+            .map_or(s.requests as f64, |r| r.user_requests as f64)
+    }),
+    metric("provider_calls_per_user_request_mean", |s| {
+        s.routing.as_ref().map_or(s.attempts_per_request.mean, |r| {
+            r.provider_calls_per_user_request.mean
+        })
+    }),
+    metric("provider_calls_per_user_request_max", |s| {
+        s.routing
+            .as_ref()
+            .map_or(s.attempts_per_request.max as f64, |r| {
+                r.provider_calls_per_user_request.max as f64
+            })
+    }),
+    metric("duplicate_executions", |s| {
+        s.routing
+            .as_ref()
+            .map_or(0.0, |r| r.duplicate_executions as f64)
+    }),
 ];
+
+/// The metrics without a parameter that have no value in some runs (the reliability metrics
+/// where `summary.json` leaves them out), listed after [`PLAIN_METRICS`].
+const OPTIONAL_METRICS: &[OptionalMetric] = &[
+    OptionalMetric {
+        name: "attempts_per_completed_request",
+        value: |s| s.routing.as_ref().map(|r| r.attempts_per_completed_request),
+    },
+    OptionalMetric {
+        name: "cost_per_accepted_response",
+        value: |s| {
+            s.routing
+                .as_ref()
+                .and_then(|r| r.cost_per_accepted_response)
+        },
+    },
+];
+
+/// A metric without a parameter that may have no value.
+struct OptionalMetric {
+    name: &'static str,
+    value: fn(&Summary) -> Option<f64>,
+}
+
+/// A stat of the requests that ended on deployment `id` (0 when none did).
+fn route_stat(s: &Summary, id: &str, stat: fn(&RouteLatencyStats) -> f64) -> f64 {
+    s.routing
+        .as_ref()
+        .and_then(|r| r.latency_by_final_route.get(id))
+        .map_or(0.0, stat)
+}
 
 /// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.
 const PARAM_METRICS: &[ParamMetric] = &[
@@ -487,6 +577,16 @@ const PARAM_METRICS: &[ParamMetric] = &[
         },
     },
     ParamMetric {
+        name: "p50_latency_ms.<final_deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| route_stat(s, id, |r| r.p50),
+    },
+    ParamMetric {
+        name: "p99_latency_ms.<final_deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| route_stat(s, id, |r| r.p99),
+    },
+    ParamMetric {
         name: "stream_breaks.<how>",
         known: is_break_name,
         value: |s, how| s.stream_breaks.get(how).copied().unwrap_or(0) as f64,
@@ -503,7 +603,7 @@ const PARAM_METRICS: &[ParamMetric] = &[
     },
 ];
 
-const METRIC_COUNT: usize = PLAIN_METRICS.len() + PARAM_METRICS.len();
+const METRIC_COUNT: usize = PLAIN_METRICS.len() + OPTIONAL_METRICS.len() + PARAM_METRICS.len();
 
 const fn metric_names() -> [&'static str; METRIC_COUNT] {
     let mut names = [""; METRIC_COUNT];
@@ -511,6 +611,12 @@ const fn metric_names() -> [&'static str; METRIC_COUNT] {
     while i < PLAIN_METRICS.len() {
         names[i] = PLAIN_METRICS[i].name;
         i += 1;
+    }
+    let mut k = 0;
+    while k < OPTIONAL_METRICS.len() {
+        names[i] = OPTIONAL_METRICS[k].name;
+        i += 1;
+        k += 1;
     }
     let mut j = 0;
     while j < PARAM_METRICS.len() {
@@ -523,7 +629,8 @@ const fn metric_names() -> [&'static str; METRIC_COUNT] {
 const METRIC_NAMES: [&str; METRIC_COUNT] = metric_names();
 
 /// Metric names [`Summary::metric`] accepts; `<…>` marks a parameter. Built from the tables
-/// above, so a name here always has a value.
+/// above, so a name here always has a value — but those of `OPTIONAL_METRICS` where the
+/// summary leaves the reliability metrics out (see [`Summary::routing`]).
 pub const METRICS: &[&str] = &METRIC_NAMES;
 
 /// The metric with a parameter whose head is `head`, and whether it knows `param`.
@@ -550,7 +657,10 @@ pub fn describe_metrics() -> String {
 pub fn is_known_metric(name: &str) -> bool {
     match name.split_once('.') {
         Some((head, param)) => param_metric(head, param).is_some(),
-        None => PLAIN_METRICS.iter().any(|m| m.name == name),
+        None => {
+            PLAIN_METRICS.iter().any(|m| m.name == name)
+                || OPTIONAL_METRICS.iter().any(|m| m.name == name)
+        }
     }
 }
 
@@ -577,6 +687,16 @@ pub struct RouterProfile {
 }
 
 impl RouterProfile {
+    /// Whether its summaries carry [`RoutingMetrics`] always: every profile but the three
+    /// whose summaries (and goldens) predate them.
+    pub fn reports_routing_metrics(&self) -> bool {
+        self.litellm_version.is_none()
+            && !matches!(
+                self.rules.as_str(),
+                "litellm-documented" | "deltallm-documented"
+            )
+    }
+
     /// How a header names it: `litellm-1.110 (LiteLLM 1.110.2)`.
     pub fn describe(&self) -> String {
         let rules = match (&self.litellm_version, self.rules.as_str()) {
@@ -600,10 +720,13 @@ impl Summary {
     pub fn metric(&self, name: &str) -> Option<f64> {
         match name.split_once('.') {
             Some((head, param)) => param_metric(head, param).map(|m| (m.value)(self, param)),
-            None => PLAIN_METRICS
-                .iter()
-                .find(|m| m.name == name)
-                .map(|m| (m.value)(self)),
+            None => match PLAIN_METRICS.iter().find(|m| m.name == name) {
+                Some(m) => Some((m.value)(self)),
+                None => OPTIONAL_METRICS
+                    .iter()
+                    .find(|m| m.name == name)
+                    .and_then(|m| (m.value)(self)),
+            },
         }
     }
 }
@@ -663,6 +786,9 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
+    if let Some(routing) = &s.routing {
+        print_routing(routing, out)?;
+    }
     print_streams(&s.streams, out)?;
     print_contract(s.contract.as_ref(), out)?;
     print_alternatives(s.alternatives.as_ref(), out)
@@ -780,5 +906,6 @@ mod tests {
             );
         }
         assert!(!PLAIN_METRICS.iter().any(|p| p.name.contains('.')));
+        assert!(!OPTIONAL_METRICS.iter().any(|p| p.name.contains('.')));
     }
 }

@@ -197,7 +197,7 @@ fn details_of_the_other_event_kinds() -> TestResult {
     );
     assert_eq!(
         fs::read_to_string(dir.join("requests.csv"))?,
-        "request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks\n"
+        "request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks,routing_failures,client_try\n"
     );
     Ok(())
 }

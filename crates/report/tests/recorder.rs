@@ -280,9 +280,9 @@ fn read(dir: &Path, file: &str) -> Result<String, Box<dyn Error>> {
 }
 
 const REQUESTS: &str = "\
-request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks
-1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,,0
-2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,,1
+request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks,routing_failures,client_try
+1,0.000,gpt-4o,gpt-4o,b,ok,200,2,1,0,1500.000,false,,,,,0,a:429:http_429,
+2,900.000,gpt-4o,claude,c,timeout,,2,0,1,1700.000,false,,,,,1,b:503:http_503;c::timeout,
 ";
 
 const ATTEMPTS: &str = "\
@@ -423,12 +423,43 @@ const SUMMARY: &str = r#"{
     "request_end": 2,
     "retry": 1,
     "wait": 1
+  },
+  "deadline_exhausted": 0,
+  "deadline_exhaustion_rate": 0.0,
+  "attempts_per_completed_request": 2.0,
+  "ambiguous_outcomes": 0,
+  "ambiguous_replays": 0,
+  "duplicate_executions": 0,
+  "cost_per_accepted_response": null,
+  "client_retries": 0,
+  "user_requests": 2,
+  "provider_calls_per_user_request": {
+    "mean": 2.0,
+    "max": 2
+  },
+  "latency_by_final_route": {
+    "b": {
+      "count": 1,
+      "p50": 1500.0,
+      "p99": 1500.0
+    },
+    "c": {
+      "count": 1,
+      "p50": 1700.0,
+      "p99": 1700.0
+    }
   }
 }
 "#;
 
-const ALL_FILES: [&str; 8] = [
+/// One line per request, in `RequestEnd` order.
+const ROUTING: &str = r#"{"id":1,"model":"gpt-4o","attempts":2,"routing":{"failures":[{"provider":"a","status":429,"reason":"http_429"}]},"final_deployment":"b","outcome":"ok"}
+{"id":2,"model":"gpt-4o","attempts":2,"routing":{"failures":[{"provider":"b","status":503,"reason":"http_503"},{"provider":"c","status":null,"reason":"timeout"}]},"final_deployment":"c","outcome":"timeout"}
+"#;
+
+const ALL_FILES: [&str; 9] = [
     "requests.csv",
+    "routing.jsonl",
     "attempts.csv",
     "events.csv",
     "timeseries.csv",
@@ -452,6 +483,7 @@ fn trace_files_are_exact() -> TestResult {
     assert_eq!(read(&dir, "requests.csv")?, REQUESTS);
     assert_eq!(read(&dir, "attempts.csv")?, ATTEMPTS);
     assert_eq!(read(&dir, "events.csv")?, EVENTS);
+    assert_eq!(read(&dir, "routing.jsonl")?, ROUTING);
     Ok(())
 }
 
@@ -529,10 +561,11 @@ fn metrics_answer_expect_lines() -> TestResult {
     assert_eq!(m("continuation_rate"), Some(0.0));
     assert_eq!(m("p99_ttft_ms"), Some(0.0));
     assert_eq!(m("stream_breaks"), Some(0.0));
-    // Every plain listed name is answered.
+    // Every plain listed name is answered (but the cost of a run without prices: none).
+    assert_eq!(m("cost_per_accepted_response"), None);
     for name in routersim_report::METRICS
         .iter()
-        .filter(|n| !n.contains('<'))
+        .filter(|n| !n.contains('<') && **n != "cost_per_accepted_response")
     {
         assert!(m(name).is_some(), "{name}");
         assert!(routersim_report::is_known_metric(name), "{name}");
@@ -558,6 +591,7 @@ fn print_summary_is_short() -> TestResult {
   fallback rate 50.00% (1 hops), retry rate 50.00% (1 retries), 2.00 attempts/request (max 2)
   latency p50 1500.159 ms, p99 1700.000 ms, max 1700.000 ms
   cooldowns 1 (5000.000 ms cooled), all-cooled picks 0: a 1×/5000.000 ms
+  deadline exhausted 0 (0.00%), 2.00 attempts/completed request; by final route: b 1× p99 1500.000 ms, c 1× p99 1700.000 ms
 "
     );
     Ok(())
@@ -568,6 +602,7 @@ fn trace_none_skips_request_and_attempt_files() -> TestResult {
     let (dir, summary) = run("notrace", false)?;
     assert!(!dir.join("requests.csv").exists());
     assert!(!dir.join("attempts.csv").exists());
+    assert!(!dir.join("routing.jsonl").exists());
     assert_eq!(read(&dir, "events.csv")?, EVENTS);
     assert_eq!(read(&dir, "timeseries.csv")?, TIMESERIES);
     assert_eq!(read(&dir, "latency.hgrm")?, HGRM);

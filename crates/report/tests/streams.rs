@@ -227,12 +227,12 @@ fn requests_csv_appends_the_stream_columns() -> TestResult {
     assert_eq!(
         read(&dir, "requests.csv")?,
         "\
-request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks
-1,0.000,gpt-4o,gpt-4o,a,ok,200,1,0,0,210.000,true,completed,100.000,6,6,0
-3,0.000,gpt-4o,gpt-4o,b,internal_server,,1,0,0,300.000,true,broken_after_content,50.000,2,0,0
-4,0.000,gpt-4o,gpt-4o,a,service_unavailable,,1,0,0,400.000,true,,,0,0,0
-5,0.000,gpt-4o,gpt-4o,a,ok,200,1,0,0,500.000,false,,,,,0
-2,0.000,gpt-4o,gpt-4o,c,ok,200,1,0,0,640.000,true,continued,250.000,8,8,0
+request_id,arrival_ms,model,final_model_group,final_deployment_id,outcome,status,attempts,retries,fallbacks,latency_ms,stream,stream_outcome,ttft_ms,tokens_delivered,tokens_billed,attempted_fallbacks,routing_failures,client_try
+1,0.000,gpt-4o,gpt-4o,a,ok,200,1,0,0,210.000,true,completed,100.000,6,6,0,,
+3,0.000,gpt-4o,gpt-4o,b,internal_server,,1,0,0,300.000,true,broken_after_content,50.000,2,0,0,,
+4,0.000,gpt-4o,gpt-4o,a,service_unavailable,,1,0,0,400.000,true,,,0,0,0,,
+5,0.000,gpt-4o,gpt-4o,a,ok,200,1,0,0,500.000,false,,,,,0,,
+2,0.000,gpt-4o,gpt-4o,c,ok,200,1,0,0,640.000,true,continued,250.000,8,8,0,,
 "
     );
     Ok(())

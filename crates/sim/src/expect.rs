@@ -80,7 +80,11 @@ pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError
 /// (Such a metric reads 0 for any id, so a typo would pass silently.)
 pub fn unknown_deployment(metric: &str, router: &RouterConfig) -> Option<String> {
     let (head, id) = metric.split_once('.')?;
-    if !matches!(head, "cooldowns" | "cooled_ms" | "ejections") || id.is_empty() {
+    if !matches!(
+        head,
+        "cooldowns" | "cooled_ms" | "ejections" | "p50_latency_ms" | "p99_latency_ms"
+    ) || id.is_empty()
+    {
         return None;
     }
     if router.deployments.iter().any(|d| *d.id == *id) {

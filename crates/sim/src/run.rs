@@ -24,6 +24,7 @@ use routersim_engine::clock::TokioClock;
 use routersim_engine::config::Profile;
 use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_engine::provider::Provider;
+use routersim_engine::request::{ClientTry, CompletionResult};
 use routersim_mock_providers::provider::FakeProviders;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
@@ -438,13 +439,32 @@ impl Simulation<'_> {
                 tokio::task::yield_now().await;
             }
             let (router, task) = (router.clone(), InFlight::enter(&in_flight));
-            let request = arrival.request;
+            let mut request = arrival.request;
+            let client_retries = scenario.client_retries;
+            if client_retries > 0 {
+                request.client = Some(ClientTry {
+                    retries: client_retries,
+                    ..ClientTry::default()
+                });
+            }
             // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a
             // pointer, and the request's state is one allocation of its own size.
             tokio::task::spawn_local(Box::pin(async move {
                 // By reference: the task holds the only copy of the request while it is in
                 // flight.
-                router.completion_of(&request).await;
+                // Only a failure's provider calls outlive the result (the task stays small).
+                let failed_calls =
+                    |r: CompletionResult| r.outcome.is_err().then_some(r.attempts.len());
+                let mut failed = failed_calls(router.completion_of(&request).await);
+                // `client_retries`: the client sends a failed request again at once, same id.
+                while let Some(calls) = failed
+                    && let Some(client) = request.client.as_mut()
+                    && client.try_number < client.retries
+                {
+                    client.try_number += 1;
+                    client.provider_calls_before += calls as u32;
+                    failed = failed_calls(router.completion_of(&request).await);
+                }
                 task.finished();
             }));
         }

@@ -100,3 +100,155 @@ fn the_same_traffic_under_litellm_says_models_does_nothing_and_fails() {
     .expect("runs");
     assert_eq!(report.summary.ok, 0);
 }
+
+/// A column of `requests.csv` by name, for every row.
+fn column(csv: &str, name: &str) -> Vec<String> {
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = header.iter().position(|h| h == name).unwrap();
+    reader
+        .records()
+        .map(|r| r.unwrap()[col].to_string())
+        .collect()
+}
+
+#[test]
+fn every_request_carries_its_routing_failures_like_multigrids_generation_record() {
+    let parsed = parse_scenario(&scenario("multigrid"), Path::new("multigrid.yaml")).unwrap();
+    let dir = out_dir("trace");
+    let report = run(
+        &parsed,
+        &RunOptions {
+            out_dir: Some(dir.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .expect("runs");
+    let requests = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
+    let header = requests.lines().next().unwrap();
+    assert!(
+        header.ends_with(",attempted_fallbacks,routing_failures,client_try"),
+        "appended at the end: {header}"
+    );
+    let walked = "a:503:http_503;a:503:http_503 (try 2);a:503:http_503 (try 3);\
+                  b:503:http_503;b:503:http_503 (try 2);b:503:http_503 (try 3)";
+    let stopped = "a:503:http_503;a:503:http_503 (try 2);a:503:http_503 (try 3)";
+    assert_eq!(
+        column(&requests, "routing_failures"),
+        [walked, walked, walked, walked, stopped]
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("routing.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    let first = lines.iter().find(|l| l["id"] == 0).unwrap();
+    assert_eq!(first["model"], "g");
+    assert_eq!(first["attempts"], 7);
+    assert_eq!(first["final_deployment"], "c");
+    assert_eq!(first["outcome"], "ok");
+    let failures = first["routing"]["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 6);
+    assert_eq!(
+        failures[1],
+        serde_json::json!({"provider": "a", "status": 503, "reason": "http_503 (try 2)"})
+    );
+    assert_eq!(lines[4]["outcome"], "service_unavailable");
+    assert_eq!(lines[4]["final_deployment"], "a");
+    // The reliability metrics: 4 completed requests of 7 attempts each; by final route.
+    let s = &report.summary;
+    assert!((s.routing.as_ref().unwrap().attempts_per_completed_request - 7.0).abs() < 1e-9);
+    let routes: Vec<(&str, u64)> = s
+        .routing
+        .as_ref()
+        .unwrap()
+        .latency_by_final_route
+        .iter()
+        .map(|(id, r)| (id.as_str(), r.count))
+        .collect();
+    assert_eq!(routes, [("a", 1), ("c", 4)]);
+    let json = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    assert!(
+        json.contains("\"attempts_per_completed_request\": 7.0"),
+        "{json}"
+    );
+    assert_eq!(s.metric("attempts_per_completed_request"), Some(7.0));
+}
+
+#[test]
+fn a_walk_out_of_time_counts_as_deadline_exhausted() {
+    let yaml = "duration: 1m
+seed: 5
+router:
+  model_list:
+    - {model_name: g, litellm_params: {model: openai/a}, model_info: {id: a}}
+    - {model_name: g, litellm_params: {model: openai/b}, model_info: {id: b}}
+  router_settings: {profile: multigrid, disable_cooldowns: true, request_deadline: 2s}
+providers:
+  a: {latency: 700ms}
+  b: {latency: 700ms}
+faults:
+  - {model_group: g, from: 0s, to: 10s, error: service_unavailable}
+traffic:
+  - {at: 1s, model: g, count: 3}
+  - {at: 30s, model: g, count: 2}
+";
+    let parsed = parse_scenario(yaml, Path::new("deadline.yaml")).unwrap();
+    let dir = out_dir("deadline");
+    let report = run(
+        &parsed,
+        &RunOptions {
+            out_dir: Some(dir.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .expect("runs");
+    let s = &report.summary;
+    assert_eq!((s.requests, s.ok, s.failed), (5, 2, 3));
+    assert_eq!(s.routing.as_ref().unwrap().deadline_exhausted, 3);
+    assert!((s.routing.as_ref().unwrap().deadline_exhaustion_rate - 0.6).abs() < 1e-9);
+    assert_eq!(s.metric("deadline_exhausted"), Some(3.0));
+    assert_eq!(s.metric("deadline_exhaustion_rate"), Some(0.6));
+    // No request outlives its deadline.
+    assert!(s.latency_ms.max <= 2000.0, "{}", s.latency_ms.max);
+    let json = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    assert!(json.contains("\"deadline_exhausted\": 3"), "{json}");
+}
+
+#[test]
+fn cost_per_accepted_response_prices_the_successful_attempts() {
+    let yaml = "duration: 1m
+seed: 2
+router:
+  model_list:
+    - {model_name: g, litellm_params: {model: openai/a, input_cost_per_token: 0.000002, output_cost_per_token: 0.00001}, model_info: {id: a}}
+    - {model_name: g, litellm_params: {model: openai/b}, model_info: {id: b}}
+  router_settings: {profile: multigrid, disable_cooldowns: true}
+providers:
+  a: {latency: 100ms, output_tokens: 50}
+  b: {latency: 100ms, output_tokens: 50}
+faults:
+  - {deployment: a, from: 0s, to: 10s, error: service_unavailable}
+traffic:
+  - {at: 1s, model: g, count: 2, input_tokens: 1000}
+  - {at: 20s, model: g, count: 2, input_tokens: 1000}
+";
+    let parsed = parse_scenario(yaml, Path::new("cost.yaml")).unwrap();
+    let report = run(
+        &parsed,
+        &RunOptions {
+            out_dir: Some(out_dir("cost")),
+            ..RunOptions::default()
+        },
+    )
+    .expect("runs");
+    let s = &report.summary;
+    // The first two fail over to unpriced b (0 each); the last two cost 1000 × 2e-6 + 50 × 1e-5
+    // = 0.0025 each on a: 0.005 over 4 accepted responses.
+    assert_eq!(s.ok, 4);
+    let r = s.routing.as_ref().unwrap();
+    assert_eq!(r.cost_per_accepted_response, Some(0.00125));
+    assert_eq!(s.metric("cost_per_accepted_response"), Some(0.00125));
+    assert_eq!(s.events.get("response_cost"), Some(&2));
+}

@@ -304,7 +304,7 @@ fn an_unknown_key_at_a_nested_path() {
         "durationn: 1m\n",
         "s.yaml:10:1: durationn: unknown field `durationn`, expected one of \
         name, description, seed, duration, epoch, router, router_file, set, providers, faults, traffic, \
-        traffic_file, expect, transport, contracts",
+        traffic_file, expect, transport, contracts, client_retries",
     );
 }
 
@@ -574,6 +574,49 @@ fn router_file_is_read_relative_to_the_scenario_and_its_errors_name_that_file() 
     assert_eq!((e.line, e.path.as_str()), (None, ""));
     assert!(
         e.to_string().contains("nope.yaml: cannot read the file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_connection_lost_after_send_takes_executed_and_nothing_of_an_answer() {
+    let s = parse_scenario(
+        &with(
+            "faults:\n  - {deployment: gpt-a, error: connection_lost_after_send, executed: 0.25}\n",
+        ),
+        Path::new("s.yaml"),
+    )
+    .unwrap();
+    let FaultEffect::Error(spec) = &s.faults[0].effect else {
+        panic!("an error fault: {:?}", s.faults[0]);
+    };
+    assert_eq!(spec.kind, FailureKind::ApiConnection);
+    assert_eq!(spec.lost_after_send, Some(0.25));
+    let s = parse_scenario(
+        &with("faults:\n  - {deployment: gpt-a, error: connection_lost_after_send}\n"),
+        Path::new("s.yaml"),
+    )
+    .unwrap();
+    let FaultEffect::Error(spec) = &s.faults[0].effect else {
+        panic!("an error fault");
+    };
+    assert_eq!(spec.lost_after_send, Some(1.0), "executed defaults to 1");
+    check(
+        "faults:\n  - {deployment: gpt-a, error: connection_lost_after_send, executed: 2}\n",
+        "s.yaml:11:5: faults[0]: executed must be between 0 and 1, found 2",
+    );
+    check(
+        "faults:\n  - {deployment: gpt-a, error: timeout, executed: 0.5}\n",
+        "s.yaml:11:5: faults[0]: executed belongs to `error: connection_lost_after_send`",
+    );
+    check(
+        "faults:\n  - {deployment: gpt-a, error: connection_lost_after_send, status: 503}\n",
+        "s.yaml:11:5: faults[0]: connection_lost_after_send has no status and no retry_after: \
+         the connection is lost before any answer",
+    );
+    let e = error(&with("faults:\n  - {deployment: gpt-a, error: lost}\n")).to_string();
+    assert!(
+        e.contains("unknown error `lost`") && e.contains("connection_lost_after_send"),
         "{e}"
     );
 }

@@ -64,6 +64,36 @@ impl FaultSpec {
     }
 }
 
+/// A fault's `error`: a failure kind, or `connection_lost_after_send`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ErrorName {
+    /// A failure kind (`rate_limit`, …).
+    Kind(FailureKind),
+    /// The connection is lost after the request was sent: ambiguous execution.
+    LostAfterSend,
+}
+
+/// The `error` name of an ambiguous fault.
+pub const LOST_AFTER_SEND: &str = "connection_lost_after_send";
+
+impl<'de> Deserialize<'de> for ErrorName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        if name == LOST_AFTER_SEND {
+            return Ok(ErrorName::LostAfterSend);
+        }
+        FailureKind::from_name(&name)
+            .map(ErrorName::Kind)
+            .ok_or_else(|| {
+                let kinds: Vec<&str> = FailureKind::ALL.iter().map(|k| k.as_str()).collect();
+                de::Error::custom(format!(
+                    "unknown error `{name}`, expected one of {}, {LOST_AFTER_SEND}",
+                    kinds.join(", ")
+                ))
+            })
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFault {
@@ -72,7 +102,9 @@ pub(super) struct RawFault {
     from: Option<HumanDuration>,
     to: Option<HumanDuration>,
     probability: Option<f64>,
-    error: Option<FailureKind>,
+    error: Option<ErrorName>,
+    /// With `error: connection_lost_after_send`: the chance the provider executed it.
+    executed: Option<f64>,
     status: Option<u16>,
     retry_after: Option<HumanDuration>,
     retry_after_format: Option<RetryAfterFormat>,
@@ -128,6 +160,7 @@ impl TryFrom<RawFault> for FaultSpec {
                 || raw.retry_after.is_some()
                 || raw.retry_after_format.is_some()
                 || raw.latency.is_some()
+                || raw.executed.is_some()
             {
                 return Err(
                     "an invalid_response fault takes no other effect: no error, \
@@ -143,7 +176,30 @@ impl TryFrom<RawFault> for FaultSpec {
                 effect: FaultEffect::InvalidResponse(defect),
             });
         }
-        let effect = match (raw.error, stream) {
+        let lost_after_send = match (raw.error, raw.executed) {
+            (Some(ErrorName::LostAfterSend), executed) => {
+                let p = executed.unwrap_or(1.0);
+                if !(0.0..=1.0).contains(&p) {
+                    return Err(format!("executed must be between 0 and 1, found {p}"));
+                }
+                if raw.status.is_some() || raw.retry_after.is_some() {
+                    return Err(format!(
+                        "{LOST_AFTER_SEND} has no status and no retry_after: the connection \
+                         is lost before any answer"
+                    ));
+                }
+                Some(p)
+            }
+            (_, Some(_)) => {
+                return Err(format!("executed belongs to `error: {LOST_AFTER_SEND}`"));
+            }
+            (_, None) => None,
+        };
+        let error = raw.error.map(|e| match e {
+            ErrorName::Kind(kind) => kind,
+            ErrorName::LostAfterSend => FailureKind::ApiConnection,
+        });
+        let effect = match (error, stream) {
             (Some(_), Some(_)) => {
                 return Err(
                     "a fault is an error (`error`), a slowdown (`latency`) or a \
@@ -163,13 +219,16 @@ impl TryFrom<RawFault> for FaultSpec {
                 }
                 FaultEffect::Stream(fault)
             }
-            (Some(kind), None) => FaultEffect::Error(ErrorSpec::from_keys(
-                kind,
-                raw.status,
-                raw.retry_after,
-                raw.retry_after_format,
-                raw.latency,
-            )?),
+            (Some(kind), None) => FaultEffect::Error(ErrorSpec {
+                lost_after_send,
+                ..ErrorSpec::from_keys(
+                    kind,
+                    raw.status,
+                    raw.retry_after,
+                    raw.retry_after_format,
+                    raw.latency,
+                )?
+            }),
             (None, None) => {
                 if raw.status.is_some()
                     || raw.retry_after.is_some()

@@ -44,6 +44,10 @@ pub struct ErrorSpec {
     pub retry_after_format: RetryAfterFormat,
     /// How long the error takes to arrive; `None` means the usual latency rules.
     pub latency: Option<LatencySpec>,
+    /// `error: connection_lost_after_send` (a fault's): the connection is lost after the
+    /// request was sent — an `api_connection` failure marked ambiguous — and the provider
+    /// executed it with this probability (`executed`, default 1).
+    pub lost_after_send: Option<f64>,
 }
 
 impl ErrorSpec {
@@ -64,6 +68,7 @@ impl ErrorSpec {
             retry_after: retry_after.map(|d| d.0),
             retry_after_format: retry_after_format.unwrap_or_default(),
             latency,
+            lost_after_send: None,
         };
         spec.check()?;
         Ok(spec)
@@ -77,6 +82,7 @@ impl ErrorSpec {
             retry_after: None,
             retry_after_format: RetryAfterFormat::Seconds,
             latency: None,
+            lost_after_send: None,
         }
     }
 

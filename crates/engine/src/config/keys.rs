@@ -94,9 +94,9 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 /// (`profile`, `recovery`, `classification`, `health_check_interval`; LiteLLM's proxy wants
 /// its health checks in `general_settings`), Multigrid's candidate walk (`profile:
 /// multigrid`), `profile: contract`'s attempt policy and deadline budget, the stream watchdog
-/// and recovery policy, and the alternatives other gateways use (`retry_budget`,
+/// and recovery policy, `replay`, and the alternatives other gateways use (`retry_budget`,
 /// `retry_throttling`, `outlier_detection`, `hedge_after`; see [`crate::alternatives`]).
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 19] = [
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 20] = [
     "profile",
     "attempts_per_candidate",
     "allow_fallbacks",
@@ -116,6 +116,7 @@ pub const ROUTERSIM_ROUTER_KEYS: [&str; 19] = [
     "retry_throttling",
     "outlier_detection",
     "hedge_after",
+    "replay",
 ];
 
 /// `router_settings` keys the engine models (LiteLLM's and routersim's own), in the order they

@@ -366,6 +366,9 @@ pub struct RouterSettings {
     pub outlier_detection: Option<crate::alternatives::OutlierSettings>,
     /// `hedge_after` (request hedging; off when `None`).
     pub hedge_after: Option<crate::alternatives::HedgeAfter>,
+    /// `replay: always | dedupe | never`: what follows an ambiguous attempt (every profile;
+    /// default `always`, see [`crate::replay`]).
+    pub replay: crate::replay::Replay,
 }
 
 /// Default `max_attempts` (the contract seed: "one primary attempt plus one fallback").
@@ -526,6 +529,7 @@ impl Default for RouterSettings {
             retry_throttling: None,
             outlier_detection: None,
             hedge_after: None,
+            replay: crate::replay::Replay::default(),
         }
     }
 }

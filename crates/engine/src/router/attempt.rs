@@ -279,6 +279,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         );
         match result {
             Ok(done) => {
+                self.price(g, deployment, request, &done);
                 self.cooldown.on_success(deployment_index, end);
                 if trial {
                     self.recovery.on_trial_result(deployment_index, true);
@@ -311,15 +312,67 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 if !is_validation_rejection(&failure) {
                     self.report_or_defer(report, broke.is_some(), run);
                 }
+                let no_replay = self.ambiguous(g, deployment, request, &failure);
                 Err(Failed {
                     failure,
                     deployment: Some(deployment_index),
                     retry_after: None,
                     committed,
                     retries_closed,
+                    no_replay,
                 })
             }
         }
+    }
+
+    /// A success on a priced deployment: its cost, reported.
+    fn price(&self, g: &Group, deployment: &Deployment, request: &Request, done: &Completion) {
+        let (input, output) = (
+            deployment.input_cost_per_token,
+            deployment.output_cost_per_token,
+        );
+        if input.is_none() && output.is_none() {
+            return;
+        }
+        let usd = input.unwrap_or(0.0) * f64::from(request.input_tokens)
+            + output.unwrap_or(0.0) * f64::from(done.output_tokens);
+        self.emit(
+            Some(request.id),
+            EventKind::ResponseCost {
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                input_tokens: request.input_tokens,
+                output_tokens: done.output_tokens,
+                usd,
+            },
+        );
+    }
+
+    /// An ambiguous attempt (the connection was lost after the request was sent): reported,
+    /// with what `router_settings.replay` allows; true when it forbids any replay. The one
+    /// place the replay policy is read.
+    fn ambiguous(
+        &self,
+        g: &Group,
+        deployment: &Deployment,
+        request: &Request,
+        failure: &ProviderFailure,
+    ) -> bool {
+        let Some(ambiguity) = failure.ambiguous else {
+            return false;
+        };
+        let replay = self.config.settings.replay;
+        self.emit(
+            Some(request.id),
+            EventKind::AmbiguousOutcome {
+                model_group: g.name.clone(),
+                deployment_id: deployment.id.clone(),
+                operation_id: request.id,
+                replay,
+                executed: ambiguity.executed,
+            },
+        );
+        !replay.replays()
     }
 
     /// Latency-based routing learns from successes (a stream by its time to first token) and

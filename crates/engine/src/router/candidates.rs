@@ -334,10 +334,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Err(failed) => failed,
                 };
                 let first = *first_failure.get_or_insert(failed.failure.kind);
-                let stream_reason = failed.stream_give_up_reason();
+                let stream_reason = failed.forced_give_up_reason();
                 if let Some(reason) = stream_reason {
                     self.give_up(g, request, &failed, reason);
-                    let stop = failed.committed;
+                    let stop = failed.committed || failed.no_replay;
                     return Err(CandidateFailed { failed, stop });
                 }
                 let now = self.clock.now();
@@ -391,6 +391,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 if !wait.is_zero() {
                     self.flush_deferred(run);
                     self.clock.sleep_until(now + wait).await;
+                    // The timer wakes on a millisecond tick: a wait that ended just before the
+                    // deadline may wake at it, and no attempt starts there.
+                    if self.clock.now() >= deadline {
+                        self.give_up(g, request, &failed, GiveUpReason::DeadlineExhausted);
+                        return Err(CandidateFailed { failed, stop: true });
+                    }
                 }
             }
         }

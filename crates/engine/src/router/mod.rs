@@ -461,13 +461,19 @@ struct Failed {
     /// A stream broke after its first chunk under rules where that ends the group's retries
     /// ([`StreamRules::first_chunk_ends_retries`]): only the fallbacks may go on.
     retries_closed: bool,
+    /// An ambiguous attempt under `replay: never`: nothing may send the operation again (no
+    /// retry, no fallback); the request fails with it.
+    no_replay: bool,
 }
 
 impl Failed {
-    /// Why a stream's failure ends the group's retries whatever the retry policy says: content
-    /// reached the caller, or (LiteLLM 1.110.2) the first chunk was read inside the attempt.
-    fn stream_give_up_reason(&self) -> Option<crate::event::GiveUpReason> {
-        if self.committed {
+    /// Why a failure ends the group's retries whatever the retry policy says: an ambiguous
+    /// attempt that may not be replayed, content reached the caller, or (LiteLLM 1.110.2) the
+    /// first chunk was read inside the attempt.
+    fn forced_give_up_reason(&self) -> Option<crate::event::GiveUpReason> {
+        if self.no_replay {
+            Some(crate::event::GiveUpReason::AmbiguousNotReplayed)
+        } else if self.committed {
             Some(crate::event::GiveUpReason::StreamContentDelivered)
         } else if self.retries_closed {
             Some(crate::event::GiveUpReason::StreamFirstChunkRead)

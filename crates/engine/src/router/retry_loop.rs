@@ -185,6 +185,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             retry_after,
             committed: false,
             retries_closed: false,
+            no_replay: false,
         }
     }
 
@@ -199,7 +200,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         failed: Failed,
         looked: &Looked<'_>,
     ) -> Next {
-        let stream_reason = failed.stream_give_up_reason();
+        let stream_reason = failed.forced_give_up_reason();
         if let Some(reason) = stream_reason {
             self.emit(
                 Some(request.id),

@@ -57,7 +57,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Ok(done) => return Ok(done),
                     Err(failed) => failed,
                 };
-                if failed.committed || failed.retries_closed {
+                if failed.committed || failed.retries_closed || failed.no_replay {
                     return Err(failed);
                 }
                 let skips_walk = failed.failure.kind.has_dedicated_fallback_list()
@@ -146,7 +146,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 self.flush_deferred(run);
                 match self.attempt(g, deployment, request, depth, run).await {
                     Ok(done) => return Ok(done),
-                    Err(f) if f.committed || f.retries_closed => return Err(f),
+                    Err(f) if f.committed || f.retries_closed || f.no_replay => return Err(f),
                     Err(f) => {
                         let stop =
                             self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;
@@ -203,7 +203,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 run.failover_excluded = None;
                 match result {
                     Ok(done) => return Ok(done),
-                    Err(f) if f.committed => return Err(f),
+                    Err(f) if f.committed || f.no_replay => return Err(f),
                     Err(f) => {
                         let stop =
                             self.classifier.scope(&f.failure) == RecoveryScope::GeneralFallbacks;

@@ -60,6 +60,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 uncounted_attempts: 0,
             };
             self.retry_budget.deposit(run.start);
+            if let Some(client) = request.client {
+                self.emit(
+                    Some(request.id),
+                    EventKind::ClientTry {
+                        try_number: client.try_number,
+                        retries: client.retries,
+                        provider_calls_before: client.provider_calls_before,
+                    },
+                );
+            }
             // The walk is written out here rather than awaited as its own future, which would
             // keep a second copy of `self`, `request` and `run` for the whole request.
             let outcome = 'walk: {
@@ -98,7 +108,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     )
                     .await;
                 }
-                if request.disable_fallbacks {
+                if request.disable_fallbacks || original.no_replay {
                     break 'walk Err(original.into_router_failure());
                 }
                 Box::pin(self.fall_back(requested, request, original, &mut run)).await
@@ -189,6 +199,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             retry_after: None,
             committed: false,
             retries_closed: false,
+            no_replay: false,
         })
     }
 
@@ -256,6 +267,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     .await
                 {
                     Ok(done) => return Ok(done),
+                    Err(failed) if failed.no_replay => return Err(failed.into_router_failure()),
                     Err(failed) if failed.committed => {
                         return Box::pin(self.continue_stream(
                             group,

@@ -47,6 +47,10 @@ pub(super) struct RequestRow<'a> {
     pub(super) latency_us: u64,
     pub(super) stream: Option<StreamStats>,
     pub(super) ttft_us: Option<u64>,
+    /// `provider:status:reason;…` (see `routing`).
+    pub(super) routing_failures: &'a str,
+    /// A client's send number (`client_retries`); `None` without client retries.
+    pub(super) client_try: Option<u32>,
 }
 
 pub(super) type RequestField = fn(&mut CsvOut, &RequestRow<'_>) -> io::Result<()>;
@@ -84,6 +88,8 @@ pub(super) const REQUESTS_COLUMNS: &[Column<RequestField>] = &[
         w.opt(r.stream.map(|st| st.tokens_billed))
     }),
     col("attempted_fallbacks", |w, r| w.fmt(r.attempted_fallbacks)),
+    col("routing_failures", |w, r| w.str(r.routing_failures)),
+    col("client_try", |w, r| w.opt(r.client_try)),
 ];
 
 /// One `attempts.csv` row, read off an `AttemptEnd` event (times in µs since the run start).
@@ -372,6 +378,8 @@ mod tests {
             latency_us: 2_000_001,
             stream: None,
             ttft_us: None,
+            routing_failures: "a:429:http_429",
+            client_try: None,
         };
         let streamed = RequestRow {
             request_id: None,
@@ -440,9 +448,9 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,false,,,,,0",
-                ",1.500,gpt-4o,gpt-4o,,ok,,2,1,0,2000.001,true,completed,3.000,10,12,0",
-                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,true,,,0,0,0",
+                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,false,,,,,0,a:429:http_429,",
+                ",1.500,gpt-4o,gpt-4o,,ok,,2,1,0,2000.001,true,completed,3.000,10,12,0,a:429:http_429,",
+                "7,1.500,gpt-4o,gpt-4o,\"a,b\",ok,200,2,1,0,2000.001,true,,,0,0,0,a:429:http_429,",
             ]
         );
         // The csv crate refuses a record whose length differs from the header's.

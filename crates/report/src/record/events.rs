@@ -5,6 +5,7 @@
 //! the end): this is the per-event path.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::alternatives::AlternativeEvent;
@@ -12,9 +13,10 @@ use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent};
 use tokio::time::Instant;
 
-use super::State;
 use super::csv::{AttemptRow, RequestRow, write_row};
-use super::summary::record_us;
+use super::routing::{RoutingLine, write_line};
+use super::summary::{new_histogram, record_us};
+use super::{RouteLatency, State};
 use crate::streams::{break_index, outcome_index};
 use crate::timeseries::{Count, DeploymentCooldowns, Lane};
 use crate::units::{Ms, micros, micros_since, second_of};
@@ -45,8 +47,40 @@ impl State {
         self.series.touch(second);
 
         match &event.kind {
-            EventKind::AttemptStart { .. } => {}
+            EventKind::AttemptStart { .. } => {
+                if let Some(id) = event.request_id {
+                    self.agg.ambiguous_replays += u64::from(self.in_flight.attempt_start(id));
+                }
+            }
             EventKind::AttemptEnd { .. } => self.attempt_row(event, at),
+            EventKind::ResponseCost { usd, .. } => {
+                self.agg.accepted_cost_usd += *usd;
+                self.agg.priced_responses += 1;
+            }
+            EventKind::ClientTry {
+                try_number,
+                retries,
+                provider_calls_before,
+            } => {
+                self.agg.client_retries += u64::from(*try_number > 0);
+                if let Some(id) = event.request_id {
+                    self.in_flight
+                        .client_try(id, (*try_number, *retries, *provider_calls_before));
+                }
+            }
+            EventKind::AmbiguousOutcome {
+                replay, executed, ..
+            } => {
+                self.agg.ambiguous_outcomes += 1;
+                if let Some(id) = event.request_id {
+                    let duplicate = self.in_flight.ambiguous(
+                        id,
+                        replay.deduplicates(),
+                        *executed == Some(true),
+                    );
+                    self.agg.duplicate_executions += u64::from(duplicate);
+                }
+            }
             EventKind::RequestEnd { .. } => self.request_end(event, at),
             EventKind::Retry { .. } => {
                 self.agg.retries += 1;
@@ -120,8 +154,15 @@ impl State {
                     self.agg.validation_rejections[i] += 1;
                 }
             }
-            EventKind::GiveUp { reason, .. } => self.give_up(*reason),
             EventKind::Alternative(alt) => self.alternative(alt),
+            EventKind::GiveUp { reason, .. } => {
+                self.give_up(*reason);
+                if *reason == GiveUpReason::DeadlineExhausted
+                    && let Some(id) = event.request_id
+                {
+                    self.in_flight.deadline_exhausted(id);
+                }
+            }
             EventKind::Wait { .. }
             | EventKind::OrderFallback { .. }
             | EventKind::WeightedFailover { .. }
@@ -225,6 +266,9 @@ impl State {
         agg.attempted_differs |= attempted_fallbacks != fallbacks;
         agg.with_retry += u64::from(*retries > 0);
         agg.attempts += u64::from(*attempts);
+        if failure.is_none() {
+            agg.ok_attempts += u64::from(*attempts);
+        }
         agg.attempts_max = agg.attempts_max.max(u64::from(*attempts));
         self.plots.request_end(*attempts);
         agg.latency_sum_us += u128::from(latency);
@@ -253,13 +297,36 @@ impl State {
         };
         self.series.count(second_of(at), outcome_count);
 
+        let trace = self.in_flight.take(event.request_id);
+        if failure.is_some() && trace.client_retries_left() {
+            self.in_flight.carry(event.request_id, &trace);
+        }
+        let calls_before = trace.client.map_or(0, |(_, _, before)| before);
+        self.agg.user_calls_max = self
+            .agg
+            .user_calls_max
+            .max(u64::from(calls_before) + u64::from(*attempts));
+        self.agg.deadline_exhausted += u64::from(failure.is_some() && trace.deadline_exhausted);
+        self.route_latency(final_deployment_id.as_deref().unwrap_or(""), latency);
+        trace.failures_field(&mut self.failures_field);
+        let outcome = failure.map_or("ok", |k| k.as_str());
+        write_line(&mut self.routing, &mut self.error, |w| {
+            w.line(&RoutingLine {
+                id: event.request_id,
+                model,
+                attempts: *attempts,
+                trace: &trace,
+                final_deployment: final_deployment_id.as_deref(),
+                outcome,
+            })
+        });
         let row = RequestRow {
             request_id: event.request_id,
             arrival_us: arrival,
             model,
             final_model_group,
             final_deployment_id: final_deployment_id.as_deref().unwrap_or(""),
-            outcome: failure.map_or("ok", |k| k.as_str()),
+            outcome,
             status: *status,
             attempts: *attempts,
             retries: *retries,
@@ -268,8 +335,30 @@ impl State {
             latency_us: latency,
             stream: *stream,
             ttft_us: ttft,
+            routing_failures: &self.failures_field,
+            client_try: trace.client.map(|(n, _, _)| n),
         };
         write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
+    }
+
+    /// One more request ended on `deployment` (`""`: on none) after `latency_us`.
+    fn route_latency(&mut self, deployment: &str, latency_us: u64) {
+        if !self.routes.contains_key(deployment) {
+            let Ok(hist) = new_histogram() else { return };
+            self.routes.insert(
+                Arc::from(deployment),
+                RouteLatency {
+                    count: 0,
+                    max_us: 0,
+                    hist,
+                },
+            );
+        }
+        if let Some(route) = self.routes.get_mut(deployment) {
+            route.count += 1;
+            route.max_us = route.max_us.max(latency_us);
+            record_us(&mut route.hist, latency_us, 1);
+        }
     }
 
     fn attempt_row(&mut self, event: &RoutingEvent, at: u64) {
@@ -288,6 +377,12 @@ impl State {
             return;
         };
         self.agg.http_ok_attempts += u64::from(*status == Some(200));
+        if let Some(id) = event.request_id {
+            let duplicate = self
+                .in_flight
+                .attempt_end(id, deployment_id, *failure, *status);
+            self.agg.duplicate_executions += u64::from(duplicate);
+        }
         let row = AttemptRow {
             request_id: event.request_id,
             attempt: *attempt,
@@ -440,6 +535,9 @@ impl State {
                 );
                 (model_group, deployment_id)
             }
+            EventKind::ResponseCost { .. }
+            | EventKind::ClientTry { .. }
+            | EventKind::AmbiguousOutcome { .. } => reliability_detail(detail, &event.kind),
             EventKind::StreamContinued {
                 from_group,
                 from_deployment,
@@ -565,5 +663,53 @@ fn alternative_detail<'e>(
             let _ = write!(detail, "hedge_won={hedge_won}");
             (model_group, winner)
         }
+    }
+}
+
+/// The `detail` (and group, deployment) of the reliability events: `response_cost`,
+/// `client_try`, `ambiguous_outcome`.
+fn reliability_detail<'k>(detail: &mut String, kind: &'k EventKind) -> (&'k str, &'k str) {
+    match kind {
+        EventKind::ResponseCost {
+            model_group,
+            deployment_id,
+            input_tokens,
+            output_tokens,
+            usd,
+        } => {
+            let _ = write!(
+                detail,
+                "input_tokens={input_tokens} output_tokens={output_tokens} usd={}",
+                crate::units::round6(*usd * 1000.0) / 1000.0
+            );
+            (model_group, deployment_id)
+        }
+        EventKind::ClientTry {
+            try_number,
+            retries,
+            provider_calls_before,
+        } => {
+            let _ = write!(
+                detail,
+                "try={try_number} retries={retries} provider_calls_before={provider_calls_before}"
+            );
+            ("", "")
+        }
+        EventKind::AmbiguousOutcome {
+            model_group,
+            deployment_id,
+            operation_id,
+            replay,
+            executed,
+        } => {
+            let executed = executed.map_or("unknown", |e| if e { "true" } else { "false" });
+            let _ = write!(
+                detail,
+                "operation={operation_id} replay={} executed={executed}",
+                replay.as_str()
+            );
+            (model_group, deployment_id)
+        }
+        _ => ("", ""),
     }
 }

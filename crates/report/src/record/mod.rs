@@ -36,6 +36,7 @@
 
 mod csv;
 mod events;
+mod routing;
 mod summary;
 
 use std::collections::BTreeMap;
@@ -56,6 +57,8 @@ use crate::summary::{RouterProfile, Summary};
 use crate::timeseries::{DeploymentCooldowns, Timeseries};
 
 use self::csv::{ATTEMPTS_COLUMNS, CsvOut, EVENTS_HEADER, REQUESTS_COLUMNS, header};
+pub use self::routing::ROUTING_JSONL;
+use self::routing::{InFlight, JsonlOut};
 use self::summary::new_histogram;
 
 /// One row per finished request.
@@ -78,7 +81,8 @@ pub const SUMMARY_JSON: &str = "summary.json";
 /// How much the recorder writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecorderOptions {
-    /// Write `requests.csv` and `attempts.csv` (`--trace none` turns this off for huge runs).
+    /// Write `requests.csv`, `attempts.csv` and `routing.jsonl` (`--trace none` turns this off
+    /// for huge runs).
     pub trace: bool,
 }
 
@@ -117,7 +121,7 @@ impl Recorder {
     ) -> Result<Self, ReportError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|e| ReportError::io(&dir, e))?;
-        let (requests, attempts) = if options.trace {
+        let (requests, attempts, routing) = if options.trace {
             (
                 Some(CsvOut::create(
                     dir.join(REQUESTS_CSV),
@@ -127,9 +131,10 @@ impl Recorder {
                     dir.join(ATTEMPTS_CSV),
                     &header(ATTEMPTS_COLUMNS),
                 )?),
+                Some(JsonlOut::create(dir.join(ROUTING_JSONL))?),
             )
         } else {
-            (None, None)
+            (None, None, None)
         };
         let events = Some(CsvOut::create(dir.join(EVENTS_CSV), EVENTS_HEADER)?);
         let latency = new_histogram()?;
@@ -142,6 +147,9 @@ impl Recorder {
                 requests,
                 attempts,
                 events,
+                routing,
+                in_flight: InFlight::default(),
+                failures_field: String::new(),
                 error: None,
                 detail: String::new(),
                 agg: Aggregates::default(),
@@ -151,6 +159,7 @@ impl Recorder {
                 latency,
                 ttft,
                 inter_token,
+                routes: BTreeMap::new(),
                 plots: PlotRecorder::default(),
                 transport: None,
                 router_profile: None,
@@ -204,6 +213,14 @@ impl EventSink for Recorder {
     }
 }
 
+/// One final route's latencies.
+#[derive(Debug)]
+struct RouteLatency {
+    count: u64,
+    max_us: u64,
+    hist: Histogram<u64>,
+}
+
 /// Counters for the summary.
 #[derive(Debug, Default)]
 struct Aggregates {
@@ -249,6 +266,23 @@ struct Aggregates {
     validation_rejections: [u64; ValidationReason::ALL.len()],
     /// What the alternatives did (`None` until one acts).
     alternatives: Option<crate::summary::AlternativesSummary>,
+    /// Failed requests whose walk a `deadline_exhausted` give-up cut short.
+    deadline_exhausted: u64,
+    /// Attempts of the requests that succeeded.
+    ok_attempts: u64,
+    /// `AmbiguousOutcome` events.
+    ambiguous_outcomes: u64,
+    /// Ambiguous attempts followed by another attempt of the same operation.
+    ambiguous_replays: u64,
+    /// Executions of an operation after its first, where replays were not deduplicated.
+    duplicate_executions: u64,
+    /// Requests that were a client's retry (`client_try` with a try number above 0).
+    client_retries: u64,
+    /// The most provider calls one user request took, over all its sends.
+    user_calls_max: u64,
+    /// `ResponseCost` events: their USD summed, and how many.
+    accepted_cost_usd: f64,
+    priced_responses: u64,
 }
 
 #[derive(Debug)]
@@ -258,6 +292,12 @@ struct State {
     requests: Option<CsvOut>,
     attempts: Option<CsvOut>,
     events: Option<CsvOut>,
+    /// `routing.jsonl` (with the traces: not under `--trace none`).
+    routing: Option<JsonlOut>,
+    /// Each request in flight's failures so far (see `routing`).
+    in_flight: InFlight,
+    /// Scratch for the `routing_failures` column.
+    failures_field: String,
     /// The first error; `finish` returns it.
     error: Option<ReportError>,
     /// Scratch for the `detail` column.
@@ -274,6 +314,8 @@ struct State {
     ttft: Histogram<u64>,
     /// Gaps between consecutive streamed tokens, µs.
     inter_token: Histogram<u64>,
+    /// End-to-end latency per final deployment (`""`: none), µs; one entry per deployment.
+    routes: BTreeMap<Arc<str>, RouteLatency>,
     /// What the plots need beyond the above.
     plots: PlotRecorder,
     /// `summary.json`'s `transport`, when not the default.

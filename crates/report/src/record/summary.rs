@@ -23,7 +23,8 @@ use crate::plot::collect::RenderInput;
 use crate::streams::{BREAKS, OUTCOMES, break_index, outcome_index};
 use crate::summary::{
     AttemptStats, ContractSummary, CooldownStats, DeploymentCooldownStats, DeploymentHalfOpenStats,
-    HalfOpenStats, InterTokenStats, LatencyStats, StreamSummary, Summary, TtftStats,
+    HalfOpenStats, InterTokenStats, LatencyStats, NO_ROUTE, RouteLatencyStats, RouterProfile,
+    RoutingMetrics, StreamSummary, Summary, TtftStats,
 };
 use crate::units::{ms_f64, round6};
 
@@ -102,6 +103,11 @@ impl State {
             if let Err(e) = csv.out.flush() {
                 self.error.get_or_insert(ReportError::io(&csv.path, e));
             }
+        }
+        if let Some(jsonl) = self.routing.as_mut()
+            && let Err(e) = jsonl.out.flush()
+        {
+            self.error.get_or_insert(ReportError::io(&jsonl.path, e));
         }
         if let Some(error) = self.error.take() {
             return Err(error);
@@ -289,9 +295,62 @@ impl State {
                 map
             }),
             alternatives: agg.alternatives.clone(),
+            routing: self.routing_metrics(),
             source: None,
             live: None,
         }
+    }
+
+    /// The reliability metrics of `summary.json` (see [`RoutingMetrics`]).
+    fn routing_metrics(&self) -> Option<RoutingMetrics> {
+        let agg = &self.agg;
+        let share = |n: u64, of: u64| {
+            if of == 0 {
+                0.0
+            } else {
+                round6(n as f64 / of as f64)
+            }
+        };
+        let metrics = RoutingMetrics {
+            deadline_exhausted: agg.deadline_exhausted,
+            deadline_exhaustion_rate: share(agg.deadline_exhausted, agg.requests),
+            attempts_per_completed_request: share(agg.ok_attempts, agg.ok),
+            ambiguous_outcomes: agg.ambiguous_outcomes,
+            ambiguous_replays: agg.ambiguous_replays,
+            duplicate_executions: agg.duplicate_executions,
+            client_retries: agg.client_retries,
+            cost_per_accepted_response: (agg.priced_responses > 0)
+                .then(|| round9(agg.accepted_cost_usd / agg.ok.max(1) as f64)),
+            user_requests: agg.requests - agg.client_retries.min(agg.requests),
+            provider_calls_per_user_request: AttemptStats {
+                mean: share(
+                    agg.attempts,
+                    agg.requests - agg.client_retries.min(agg.requests),
+                ),
+                max: agg.user_calls_max,
+            },
+            latency_by_final_route: self
+                .routes
+                .iter()
+                .map(|(id, r)| {
+                    let name = if id.is_empty() { NO_ROUTE } else { id };
+                    (
+                        name.to_string(),
+                        RouteLatencyStats {
+                            count: r.count,
+                            p50: percentile_ms(&r.hist, 0.5, r.max_us),
+                            p99: percentile_ms(&r.hist, 0.99, r.max_us),
+                        },
+                    )
+                })
+                .collect(),
+        };
+        let shown = self
+            .router_profile
+            .as_ref()
+            .is_none_or(RouterProfile::reports_routing_metrics)
+            || metrics.says_something_new();
+        shown.then_some(metrics)
     }
 }
 impl State {
@@ -327,6 +386,11 @@ impl State {
             },
         }
     }
+}
+
+/// USD per response are small: 9 decimals (a nano-dollar), not the summary's usual 6.
+fn round9(x: f64) -> f64 {
+    (x * 1e9).round() / 1e9
 }
 
 /// Creates `path`, lets `write` fill it through a buffer, and flushes; errors name the file.

@@ -187,6 +187,21 @@ fn parse_with_extra_set(
     router
         .warnings
         .extend(crate::traffic::unread_models(&router, &traffic));
+    if raw.transport == Some(Transport::Http) {
+        // The wire has no way to say "sent, then lost": the router sees a plain connection
+        // error there.
+        for (i, fault) in raw.faults.iter().enumerate() {
+            if let routersim_mock_providers::spec::FaultEffect::Error(spec) = &fault.effect
+                && spec.lost_after_send.is_some()
+            {
+                router.warnings.push(format!(
+                    "faults[{i}].error: connection_lost_after_send is modelled in memory only; \
+                     over transport: http the router sees a plain api_connection error (not \
+                     ambiguous, so `replay` does nothing)"
+                ));
+            }
+        }
+    }
     let traffic_file = match raw.traffic_file {
         None => None,
         Some(relative) => {
@@ -274,6 +289,7 @@ fn parse_with_extra_set(
         traffic_file,
         expect,
         transport: raw.transport.unwrap_or_default(),
+        client_retries: raw.client_retries.unwrap_or(0),
     })
 }
 
@@ -343,6 +359,7 @@ pub(super) struct RawScenario {
     transport: Option<Transport>,
     #[serde(default)]
     contracts: Vec<RawContract>,
+    client_retries: Option<u32>,
 }
 
 #[derive(Deserialize)]

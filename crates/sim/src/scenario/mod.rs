@@ -166,6 +166,9 @@ pub struct Scenario {
     pub expect: Vec<Expectation>,
     /// `transport` (default `memory`): how the router reaches the fake providers.
     pub transport: Transport,
+    /// `client_retries` (default 0): a client above the router sends a failed user request
+    /// again, at once and with the same id (its operation id), up to this many times.
+    pub client_retries: u32,
 }
 
 impl Scenario {

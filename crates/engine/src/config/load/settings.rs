@@ -60,7 +60,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(in crate::config) const ROUTER_SETTINGS: [Setting; 40] = [
+pub(in crate::config) const ROUTER_SETTINGS: [Setting; 41] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -263,6 +263,20 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 40] = [
     router("retry_throttling", super::alternatives::retry_throttling),
     router("outlier_detection", super::alternatives::outlier_detection),
     router("hedge_after", super::alternatives::hedge_after),
+    router("replay", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.replay = v
+                .as_str()
+                .and_then(crate::replay::Replay::from_name)
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        at,
+                        format!("expected always, dedupe or never, found {}", describe(v)),
+                    )
+                })?;
+        }
+        Ok(())
+    }),
     router("model_group_alias", model_group_alias),
     either("fallbacks", |r, k| {
         r.later.fallbacks = r.either(k, fallback_list, |f| !f.is_empty())?;

@@ -25,6 +25,15 @@ pub struct DeploymentLimits {
     pub stream_timeout: Option<Duration>,
 }
 
+/// The end-to-end deadline of a profile that walks candidates (`profile: multigrid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkDeadline {
+    /// `request_deadline`: a non-streamed request's.
+    pub request: Duration,
+    /// `stream_deadline`: a streamed request's.
+    pub stream: Duration,
+}
+
 /// What the settings allow, derived once per scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bounds {
@@ -51,6 +60,11 @@ pub struct Bounds {
     pub stall_timeout: Option<Duration>,
     /// By deployment id.
     pub deployments: BTreeMap<Arc<str>, DeploymentLimits>,
+    /// The walk's end-to-end deadline, under a profile that walks candidates.
+    pub walk_deadline: Option<WalkDeadline>,
+    /// `client_retries`: a client's sends of one user request after the first (each a router
+    /// request with the same id, announced by a `client_try` event).
+    pub client_retries: u32,
 }
 
 impl Bounds {
@@ -115,6 +129,14 @@ impl Bounds {
             retry_after_cap: MAX_RETRY_AFTER,
             stall_timeout: settings.stream_stall_timeout,
             deployments,
+            walk_deadline: settings
+                .profile
+                .is_some_and(|p| p.walks_candidates())
+                .then_some(WalkDeadline {
+                    request: settings.request_deadline,
+                    stream: settings.stream_deadline,
+                }),
+            client_retries: scenario.client_retries,
         }
     }
 }

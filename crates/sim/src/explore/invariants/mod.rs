@@ -41,6 +41,11 @@
 //!   exceeds `stream_stall_timeout`. Each timer-enforced deadline gets [`TIMER_SLACK`]. A
 //!   streamed attempt as a whole has no deadline in the engine, so none is checked.
 //!
+//! - [`Invariant::WithinWalkDeadline`] (profiles that walk candidates, `profile: multigrid`):
+//!   *"a retried request never takes longer than one that failed outright would have"* — no
+//!   attempt starts at or past the request's end-to-end deadline, no wait ends at or past it,
+//!   and a non-streamed request ends by it (+ [`TIMER_SLACK`]); see `deadline`.
+//!
 //! [`Invariant::NoPanic`] and [`Invariant::Deterministic`] are checked around the run (see
 //! the parent module).
 //!
@@ -49,10 +54,11 @@
 //! checks background events and the end of the run; `request` checks one request's events.
 
 mod bounds;
+mod deadline;
 mod request;
 mod verdict;
 
-pub use self::bounds::{Bounds, DeploymentLimits};
+pub use self::bounds::{Bounds, DeploymentLimits, WalkDeadline};
 use self::verdict::{State, Verdict};
 
 use std::fmt;
@@ -86,6 +92,8 @@ pub enum Invariant {
     CooldownEnds,
     /// No wait, attempt or stream gap runs past its deadline.
     NoWaitPastDeadline,
+    /// A retried request never takes longer than its end-to-end deadline allows.
+    WithinWalkDeadline,
     /// The same seed twice gives the same report bytes.
     Deterministic,
     /// The generated scenario loads and runs (a failure here is explore's own bug).
@@ -94,7 +102,7 @@ pub enum Invariant {
 
 impl Invariant {
     /// Every invariant, in report order.
-    pub const ALL: [Invariant; 9] = [
+    pub const ALL: [Invariant; 10] = [
         Invariant::NoPanic,
         Invariant::EndsOnce,
         Invariant::EventsConsistent,
@@ -102,6 +110,7 @@ impl Invariant {
         Invariant::NoRetryAfterCommit,
         Invariant::CooldownEnds,
         Invariant::NoWaitPastDeadline,
+        Invariant::WithinWalkDeadline,
         Invariant::Deterministic,
         Invariant::Runs,
     ];
@@ -116,6 +125,7 @@ impl Invariant {
             Invariant::NoRetryAfterCommit => "no_retry_after_commit",
             Invariant::CooldownEnds => "cooldown_ends",
             Invariant::NoWaitPastDeadline => "no_wait_past_deadline",
+            Invariant::WithinWalkDeadline => "within_walk_deadline",
             Invariant::Deterministic => "deterministic",
             Invariant::Runs => "runs",
         }

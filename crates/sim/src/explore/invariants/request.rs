@@ -345,6 +345,9 @@ impl Verdict<'_> {
                 return true;
             }
             EventKind::AllCooled { .. }
+            | EventKind::AmbiguousOutcome { .. }
+            | EventKind::ClientTry { .. }
+            | EventKind::ResponseCost { .. }
             | EventKind::CooldownSet { .. }
             | EventKind::CooldownEnd { .. }
             | EventKind::HalfOpen { .. }

@@ -43,6 +43,10 @@ pub(super) struct RequestState {
     pub(super) hedges: u32,
     /// Attempts a hedge race cancelled: started, never ended, not in `request_end`'s count.
     pub(super) cancelled: u32,
+    /// The latest attempt to start: (number, when) (see `deadline`).
+    pub(super) last_attempt_start: Option<(u32, Instant)>,
+    /// When the latest wait ends (see `deadline`).
+    pub(super) latest_wait_end: Option<Instant>,
 }
 
 /// Everything the checker keeps.
@@ -271,6 +275,11 @@ impl Verdict<'_> {
             );
             return;
         }
+        if let EventKind::ClientTry { try_number, .. } = event.kind
+            && try_number > 0
+        {
+            self.client_send(bounds, id, try_number, at);
+        }
         if self.has_ended(id) {
             self.fail(
                 Invariant::EndsOnce,
@@ -291,8 +300,10 @@ impl Verdict<'_> {
             return;
         }
         let mut req = self.state.requests.remove(&id).unwrap_or_default();
+        req.track_walk(event);
         let ended = self.on_request(bounds, id, event, &mut req);
         if ended {
+            self.check_walk_deadline(bounds, id, event, &req);
             self.mark_ended(id);
             self.state.last_request_end = Some(
                 self.state
@@ -302,6 +313,27 @@ impl Verdict<'_> {
         } else {
             self.state.requests.insert(id, req);
         }
+    }
+
+    /// A client's send `try_number` of request `id` (`client_retries`): it starts the request
+    /// again, so the earlier send's end no longer counts as its end.
+    fn client_send(&mut self, bounds: &Bounds, id: u64, try_number: u32, at: Instant) {
+        if try_number > bounds.client_retries || !self.has_ended(id) {
+            let detail = format!(
+                "client send {try_number} of request {id}: client_retries is {}{}",
+                bounds.client_retries,
+                if self.has_ended(id) {
+                    ""
+                } else {
+                    ", and the earlier send has not ended"
+                }
+            );
+            self.fail(Invariant::EndsOnce, Some(id), Some(at), detail);
+            return;
+        }
+        let (word, bit) = ((id / 64) as usize, id % 64);
+        self.state.ended[word] &= !(1 << bit);
+        self.state.ended_count -= 1;
     }
 
     pub(super) fn finish(&mut self, bounds: &Bounds, summary: Option<&Summary>) {
@@ -318,15 +350,18 @@ impl Verdict<'_> {
             );
             self.fail(Invariant::EndsOnce, missing, None, detail);
         }
+        // A client's sends are requests of their own; its user requests are the arrivals.
+        let users = |s: &Summary| s.routing.as_ref().map_or(s.requests, |r| r.user_requests);
         if let Some(s) = summary
-            && (s.ok + s.failed != bounds.arrivals || s.requests != bounds.arrivals)
+            && (s.ok + s.failed != s.requests || users(s) != bounds.arrivals)
         {
             let detail = format!(
-                "summary: requests {}, ok {} + failed {} = {}; arrivals {}",
+                "summary: requests {}, ok {} + failed {} = {}, user requests {}; arrivals {}",
                 s.requests,
                 s.ok,
                 s.failed,
                 s.ok + s.failed,
+                users(s),
                 bounds.arrivals
             );
             self.fail(Invariant::EndsOnce, None, None, detail);

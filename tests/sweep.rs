@@ -66,7 +66,7 @@ fn read(path: PathBuf) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const METRICS: [&str; 7] = [
+const METRICS: [&str; 9] = [
     "fallback_rate",
     "failed_rate",
     "retry_rate",
@@ -74,6 +74,8 @@ const METRICS: [&str; 7] = [
     "p99_latency_ms",
     "cooled_ms_total",
     "attempts_per_request_mean",
+    "deadline_exhaustion_rate",
+    "validation_rejection_rate",
 ];
 
 #[test]

@@ -32,9 +32,12 @@ use routersim_sim::scenario::load_scenario;
 use routersim_sim::transport::Transport;
 
 /// Scenarios whose same-millisecond rows may come in another order over http.
-const ROW_ORDER: [&str; 2] = [
+const ROW_ORDER: [&str; 5] = [
     "scenarios/ci/content-policy-fallback.yaml",
     "scenarios/context-window-overflow.yaml",
+    "scenarios/profiles/incident-deltallm.yaml",
+    "scenarios/profiles/incident-multigrid.yaml",
+    "scenarios/profiles/incident.yaml",
 ];
 
 /// Scenarios where a same-millisecond pair swaps two seeded draws over http.
@@ -42,8 +45,13 @@ const DRAW_ORDER: [&str; 1] = ["scenarios/seed-example.yaml"];
 
 /// Scenarios whose fault the wire cannot carry: `connection_lost_after_send` (the wire has
 /// no way to say "sent, then lost", so the router sees a plain `api_connection` and `replay`
-/// does nothing; the loader warns). Only their traffic is compared.
-const MEMORY_ONLY: [&str; 1] = ["scenarios/retry-owner.yaml"];
+/// does nothing; the loader warns), and `profile: contract`'s validation of structured answers
+/// (an answer over the wire carries no body, so only its finish reason is checked; see the
+/// README's limits of `profile: contract`). Only their traffic is compared.
+const MEMORY_ONLY: [&str; 2] = [
+    "scenarios/profiles/incident-contract.yaml",
+    "scenarios/retry-owner.yaml",
+];
 
 /// The traces compared.
 const TRACES: [&str; 4] = [
@@ -63,9 +71,12 @@ fn shipped() -> Vec<PathBuf> {
     ] {
         for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
             let path = entry.unwrap().path();
-            // `router.yaml` is the folder's shared router config, not a scenario.
+            // A folder's shared router config (`router.yaml`, `incident-router.yaml`) is not
+            // a scenario.
             if path.extension().is_some_and(|e| e == "yaml")
-                && path.file_name().is_some_and(|n| n != "router.yaml")
+                && !routersim_sim::discover::is_router_config(
+                    &std::fs::read_to_string(&path).unwrap(),
+                )
             {
                 files.push(path);
             }

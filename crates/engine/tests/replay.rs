@@ -133,3 +133,26 @@ fn replay_loads_and_a_wrong_value_names_its_path() {
     assert!(err.contains("router_settings.replay"), "{err}");
     assert!(err.contains("expected always, dedupe or never"), "{err}");
 }
+
+/// `profile: contract` presets `replay: dedupe` (the contracts seed: "Deduplicate before
+/// replaying"); every other profile `always`; an explicit `replay` wins either way.
+#[test]
+fn profile_contract_presets_dedupe_and_an_explicit_replay_wins() {
+    let model_list = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\n";
+    let load = |settings: &str| {
+        load_router_config_str(&format!("{model_list}router_settings: {{{settings}}}\n"))
+            .unwrap()
+            .settings
+            .replay
+    };
+    assert_eq!(load("profile: contract"), Replay::Dedupe);
+    assert_eq!(load("profile: contract, replay: always"), Replay::Always);
+    assert_eq!(load("replay: never, profile: contract"), Replay::Never);
+    for profile in ["litellm", "deltallm", "litellm-1.110", "multigrid"] {
+        assert_eq!(
+            load(&format!("profile: {profile}")),
+            Replay::Always,
+            "{profile}"
+        );
+    }
+}

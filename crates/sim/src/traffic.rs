@@ -270,7 +270,7 @@ pub(crate) fn unread_models(
         !template.models.is_empty()
     })?;
     Some(format!(
-        "traffic[{i}].models: read by profile: multigrid only; it does nothing here"
+        "traffic[{i}].models: read by profile: multigrid and contract only; it does nothing here"
     ))
 }
 

@@ -252,3 +252,55 @@ traffic:
     assert_eq!(s.metric("cost_per_accepted_response"), Some(0.00125));
     assert_eq!(s.events.get("response_cost"), Some(&2));
 }
+
+/// `routing.jsonl` holds the requests something went wrong for (Multigrid's detail behind
+/// `attempts`): one line per request with a failed attempt, in `requests.csv`'s order; a
+/// request that succeeded at once is only a `requests.csv` row (attempts 1, no failures).
+#[test]
+fn routing_jsonl_holds_exactly_the_requests_with_a_failed_attempt() {
+    let yaml = "duration: 1m
+seed: 4
+router:
+  model_list:
+    - {model_name: g, litellm_params: {model: openai/a}, model_info: {id: a}}
+    - {model_name: g, litellm_params: {model: openai/b}, model_info: {id: b}}
+  router_settings: {profile: multigrid, disable_cooldowns: true}
+providers:
+  a: {latency: 100ms}
+  b: {latency: 100ms}
+faults:
+  - {deployment: a, from: 0s, to: 1m, error: service_unavailable, probability: 0.5}
+traffic:
+  - {model: g, rate: 2/s, to: 30s}
+";
+    let parsed = parse_scenario(yaml, Path::new("sparse.yaml")).unwrap();
+    let dir = out_dir("sparse");
+    let report = run(
+        &parsed,
+        &RunOptions {
+            out_dir: Some(dir.clone()),
+            ..RunOptions::default()
+        },
+    )
+    .expect("runs");
+    let requests = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
+    let ids = column(&requests, "request_id");
+    let failures = column(&requests, "routing_failures");
+    let with_failures: Vec<u64> = ids
+        .iter()
+        .zip(&failures)
+        .filter(|(_, f)| !f.is_empty())
+        .map(|(id, _)| id.parse().unwrap())
+        .collect();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("routing.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let listed: Vec<u64> = lines.iter().map(|l| l["id"].as_u64().unwrap()).collect();
+    assert_eq!(listed, with_failures);
+    // Both kinds happened: some requests failed over from a, some went straight through.
+    assert!(!listed.is_empty());
+    assert!((listed.len() as u64) < report.summary.requests);
+    assert!(lines.iter().all(|l| l["attempts"].as_u64().unwrap() > 1));
+}

@@ -464,6 +464,18 @@ impl Profile {
         }
     }
 
+    /// The `replay` the profile presets (an explicit `replay` still wins): `dedupe` under
+    /// `contract` (the contracts seed: *"Ambiguous execution … Deduplicate before
+    /// replaying"*), else `always` (what LiteLLM, DeltaLLM and Multigrid do).
+    pub fn replay(self) -> crate::replay::Replay {
+        match self {
+            Profile::Contract => crate::replay::Replay::Dedupe,
+            Profile::LiteLlm | Profile::DeltaLlm | Profile::LiteLlm110 | Profile::Multigrid => {
+                crate::replay::Replay::Always
+            }
+        }
+    }
+
     /// Whether the profile reads the candidate-walk keys (`attempts_per_candidate`,
     /// `allow_fallbacks`, `request_deadline`, `stream_deadline`, a request's `models`).
     pub fn walks_candidates(self) -> bool {

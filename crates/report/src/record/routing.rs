@@ -1,7 +1,9 @@
 //! The per-request routing trace, like Multigrid's generation record (seed
 //! `multigrid-failover-and-retries.md`, "Reading what happened": *"attempts"* and
 //! *"routing": { "failures": [{ "provider", "status", "reason" }] }*): the `routing_failures`
-//! column of `requests.csv` and one line of `routing.jsonl` per request.
+//! column of `requests.csv` (every request) and one line of `routing.jsonl` per request with a
+//! failed attempt (Multigrid's `attempts` says whether anything went wrong; the detail is
+//! written only where something did).
 //!
 //! Built from `AttemptEnd` events only, so every profile gets it. Memory: one small list per
 //! request *in flight* (dropped at its `RequestEnd`), so it stays flat in the number of requests.
@@ -20,8 +22,8 @@ use routersim_engine::failure::FailureKind;
 
 use crate::error::ReportError;
 
-/// One request per line: `{"id", "model", "attempts", "routing": {"failures": [...]},
-/// "final_deployment", "outcome"}`.
+/// One request with a failed attempt per line: `{"id", "model", "attempts", "routing":
+/// {"failures": [...]}, "final_deployment", "outcome"}`.
 pub const ROUTING_JSONL: &str = "routing.jsonl";
 
 /// One failed attempt of a request.
@@ -67,6 +69,11 @@ pub(super) struct RequestTrace {
 }
 
 impl RequestTrace {
+    /// Whether an attempt of the request failed (it has a `routing.jsonl` line).
+    pub(super) fn has_failures(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
     /// Whether the client sends the same user request again after this one fails.
     pub(super) fn client_retries_left(&self) -> bool {
         self.client.is_some_and(|(n, retries, _)| n < retries)

@@ -72,7 +72,7 @@ use crate::scenario::ScenarioError;
 
 /// The metrics a sweep records per run, in column order (names of
 /// [`Summary::metric`](routersim_report::Summary::metric)).
-pub const METRICS: [&str; 7] = [
+pub const METRICS: [&str; 9] = [
     "fallback_rate",
     "failed_rate",
     "retry_rate",
@@ -80,6 +80,8 @@ pub const METRICS: [&str; 7] = [
     "p99_latency_ms",
     "cooled_ms_total",
     "attempts_per_request_mean",
+    "deadline_exhaustion_rate",
+    "validation_rejection_rate",
 ];
 
 /// The manifest's file name.

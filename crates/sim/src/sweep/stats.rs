@@ -129,15 +129,35 @@ pub fn combo_stats(manifest: &Manifest, rows: &[RunRow]) -> Vec<ComboStats> {
     out
 }
 
-/// A one-line-per-combination text table of the main metrics, for the terminal.
+/// A one-line-per-combination text table of the main metrics, for the terminal. The deadline
+/// exhaustion and validation rejection columns appear when some combination has one (they
+/// are 0 wherever no deadline or contract applies).
 pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
-    let shown = [
+    let mut shown = vec![
         ("failed_rate", "failed", 4),
         ("fallback_rate", "fallback", 4),
         ("retry_rate", "retry", 4),
+        ("attempts_per_request_mean", "attempts/req", 3),
         ("p99_latency_ms", "p99 ms", 1),
         ("cooled_ms_total", "cooled ms", 0),
     ];
+    for (name, label) in [
+        ("deadline_exhaustion_rate", "deadline exh."),
+        ("validation_rejection_rate", "rejected"),
+    ] {
+        let seen = manifest
+            .metrics
+            .iter()
+            .position(|x| x == name)
+            .is_some_and(|m| {
+                stats
+                    .iter()
+                    .any(|c| c.metrics.get(m).is_some_and(|i| i.mean != 0.0))
+            });
+        if seen {
+            shown.push((name, label, 4));
+        }
+    }
     let combos = manifest.combinations();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["settings".to_string(), "runs".to_string()];
@@ -145,7 +165,7 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
     rows.push(header);
     for c in stats {
         let mut row = vec![manifest.describe(&combos[c.combo]), c.runs.to_string()];
-        for (name, _, decimals) in shown {
+        for &(name, _, decimals) in &shown {
             let Some(m) = manifest.metrics.iter().position(|x| x == name) else {
                 row.push(String::new());
                 continue;

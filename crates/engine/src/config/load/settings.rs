@@ -128,6 +128,7 @@ pub(in crate::config) const ROUTER_SETTINGS: [Setting; 41] = [
         if let Some(profile) = r.named(k, Profile::choices, Profile::from_name)? {
             (r.settings.recovery, r.settings.classification) = profile.bundle();
             r.settings.stream_recovery = profile.stream_recovery();
+            r.settings.replay = profile.replay();
             r.settings.profile = Some(profile);
         }
         Ok(())
@@ -381,7 +382,7 @@ impl<'a> Read<'a> {
         let read = self.settings.profile.is_some_and(Profile::walks_candidates);
         if !read && self.router(setting).is_some() {
             self.loader.warn(format!(
-                "router_settings.{}: read by profile: multigrid only; it does nothing here",
+                "router_settings.{}: read by profile: multigrid and contract only; it does nothing here",
                 setting.key
             ));
         }

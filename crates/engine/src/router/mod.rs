@@ -401,9 +401,8 @@ impl RequestRun {
         self.attempts.len() as u32 + self.uncounted_attempts + 1
     }
 
-    /// A run for a hedge racing this run's next attempt: same start and deadline, no records,
-    /// numbered after that attempt.
-    fn scratch(&self) -> Self {
+    /// A request's run, begun at `start`: nothing attempted yet.
+    fn new(start: Instant) -> Self {
         RequestRun {
             attempts: Vec::new(),
             tried_groups: Tried::new(),
@@ -414,14 +413,25 @@ impl RequestRun {
             outer_nesting: 0,
             failover_excluded: None,
             pending_wait: Duration::ZERO,
-            walk_deadline: self.walk_deadline,
+            walk_deadline: None,
+            spent_usd: 0.0,
             last_group: None,
             last_deployment_index: None,
-            start: self.start,
+            start,
             stream: StreamProgress::default(),
             deferred_failure: None,
+            uncounted_attempts: 0,
+        }
+    }
+
+    /// A run for a hedge racing this run's next attempt: same start and deadline, no records,
+    /// numbered after that attempt.
+    fn scratch(&self) -> Self {
+        RequestRun {
+            walk_deadline: self.walk_deadline,
             spent_usd: self.spent_usd,
             uncounted_attempts: self.next_attempt(),
+            ..RequestRun::new(self.start)
         }
     }
 

@@ -4,9 +4,7 @@
 //! goes to a continuation instead.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::stream::StreamProgress;
 use super::{Failed, RequestRun, Router};
 use crate::clock::Clock;
 use crate::config::FallbackTarget;
@@ -15,7 +13,6 @@ use crate::failure::{FailureKind, ProviderFailure};
 use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, CompletionResult, Request, RouterFailure};
-use crate::small::Tried;
 
 /// One fallback list being walked.
 struct Frame {
@@ -40,25 +37,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         request: &'a Request,
     ) -> impl Future<Output = CompletionResult> + 'a {
         async move {
-            let mut run = RequestRun {
-                attempts: Vec::new(),
-                tried_groups: Tried::new(),
-                retries: 0,
-                fallbacks: 0,
-                attempted_fallbacks: 0,
-                scope_retries: 0,
-                outer_nesting: 0,
-                failover_excluded: None,
-                pending_wait: Duration::ZERO,
-                walk_deadline: None,
-                spent_usd: 0.0,
-                last_group: None,
-                last_deployment_index: None,
-                start: self.clock.now(),
-                stream: StreamProgress::default(),
-                deferred_failure: None,
-                uncounted_attempts: 0,
-            };
+            let mut run = RequestRun::new(self.clock.now());
             self.retry_budget.deposit(run.start);
             if let Some(client) = request.client {
                 self.emit(

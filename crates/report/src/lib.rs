@@ -26,6 +26,7 @@ pub mod record;
 mod routing_metrics;
 mod streams;
 pub mod summary;
+mod summary_print;
 mod timeseries;
 mod units;
 

@@ -1,0 +1,153 @@
+//! The summary as a few lines for the terminal (`routersim run`, `check`): the figures of
+//! `summary.json` a person reads first, and a line per feature only when it acted.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use crate::routing_metrics::print_routing;
+use crate::summary::{AlternativesSummary, ContractSummary, StreamSummary, Summary};
+
+/// A short human summary for the terminal.
+pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
+    let s = summary;
+    writeln!(
+        out,
+        "{} (seed {}): {} requests in {:.3} s virtual{}",
+        s.scenario,
+        s.seed,
+        s.requests,
+        s.duration_ms / 1000.0,
+        s.transport
+            .as_deref()
+            .map(|t| format!(", transport {t}"))
+            .unwrap_or_default()
+    )?;
+    write!(out, "  ok {}, failed {}", s.ok, s.failed)?;
+    if !s.failed_by_kind.is_empty() {
+        let kinds: Vec<String> = s
+            .failed_by_kind
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect();
+        write!(out, " ({})", kinds.join(", "))?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "  fallback rate {:.2}% ({} hops), retry rate {:.2}% ({} retries), {:.2} attempts/request (max {})",
+        s.fallback_rate * 100.0,
+        s.fallbacks,
+        s.retry_rate * 100.0,
+        s.retries,
+        s.attempts_per_request.mean,
+        s.attempts_per_request.max
+    )?;
+    writeln!(
+        out,
+        "  latency p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.max
+    )?;
+    write!(
+        out,
+        "  cooldowns {} ({:.3} ms cooled), all-cooled picks {}",
+        s.cooldowns.total, s.cooldowns.cooled_ms_total, s.all_cooled
+    )?;
+    if !s.cooldowns.by_deployment.is_empty() {
+        let parts: Vec<String> = s
+            .cooldowns
+            .by_deployment
+            .iter()
+            .map(|(id, d)| format!("{id} {}×/{:.3} ms", d.count, d.total_cooled_ms))
+            .collect();
+        write!(out, ": {}", parts.join(", "))?;
+    }
+    writeln!(out)?;
+    if let Some(routing) = &s.routing {
+        print_routing(routing, out)?;
+    }
+    print_streams(&s.streams, out)?;
+    print_contract(s.contract.as_ref(), out)?;
+    print_alternatives(s.alternatives.as_ref(), out)
+}
+
+/// The contract line (`profile: contract`): HTTP success beside acceptance, and why answers
+/// and routes were turned down (reasons never seen are left out).
+fn print_contract(c: Option<&ContractSummary>, out: &mut impl Write) -> io::Result<()> {
+    let Some(c) = c else {
+        return Ok(());
+    };
+    let seen = |m: &BTreeMap<String, u64>| {
+        let parts: Vec<String> = m
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
+    };
+    writeln!(
+        out,
+        "  contract: http success {:.2}%, accepted {:.2}%, validation rejections {:.2}%{}, routes filtered {}{}",
+        c.http_success_rate * 100.0,
+        c.accepted_rate * 100.0,
+        c.validation_rejection_rate * 100.0,
+        seen(&c.validation_rejections),
+        c.routes_filtered.values().sum::<u64>(),
+        seen(&c.routes_filtered)
+    )
+}
+
+/// The alternatives line, only when one acted; counts never seen are left out.
+fn print_alternatives(alt: Option<&AlternativesSummary>, out: &mut impl Write) -> io::Result<()> {
+    let Some(a) = alt else {
+        return Ok(());
+    };
+    let counts = [
+        ("retries denied by the budget", a.retries_denied_by_budget),
+        ("retries throttled", a.retries_denied_by_throttling),
+        ("ejections", a.ejections),
+        ("hedged", a.hedged_requests),
+        ("hedge wins", a.hedge_wins),
+    ];
+    let seen: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{what} {n}"))
+        .collect();
+    write!(out, "  alternatives: {}", seen.join(", "))?;
+    if a.hedged_requests > 0 {
+        write!(
+            out,
+            " ({} extra input tokens, ${:.6})",
+            a.hedge_extra_input_tokens, a.hedge_extra_cost_usd
+        )?;
+    }
+    writeln!(out)
+}
+
+/// The stream line, only when the run streamed anything; outcomes never seen are left out.
+fn print_streams(st: &StreamSummary, out: &mut impl Write) -> io::Result<()> {
+    if st.requests == 0 {
+        return Ok(());
+    }
+    write!(out, "  streams {}", st.requests)?;
+    let seen: Vec<String> = st
+        .outcomes
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    if !seen.is_empty() {
+        write!(out, " ({})", seen.join(", "))?;
+    }
+    writeln!(
+        out,
+        ", continuation rate {:.2}%, ttft p50 {:.3} ms, p99 {:.3} ms",
+        st.continuation_rate * 100.0,
+        st.ttft_ms.p50,
+        st.ttft_ms.p99
+    )
+}

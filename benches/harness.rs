@@ -17,6 +17,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use routersim_sim::bench::{BenchOptions, bench_scenario_yaml, run_floor};
 use routersim_sim::run::{RunOptions, run};
+use routersim_runtime::RuntimeKind;
 use routersim_sim::scenario::parse_scenario;
 
 fn harness(c: &mut Criterion) {
@@ -31,21 +32,28 @@ fn harness(c: &mut Criterion) {
     let mut group = c.benchmark_group("ten_minutes_50rps");
     group.sample_size(10);
     group.throughput(Throughput::Elements(30_000));
-    group.bench_function("harness_traces_on", |b| {
-        b.iter(|| {
-            let report = run(
-                &scenario,
-                &RunOptions {
-                    out_dir: Some(out.clone()),
-                    ..RunOptions::default()
-                },
-            );
-            black_box(report.map(|r| r.summary.requests).ok())
-        })
-    });
-    group.bench_function("floor", |b| {
-        b.iter(|| black_box(run_floor(&scenario, scenario.seed).ok()))
-    });
+    // The harness and the floor on each runtime: the virtual-time executor (the default) and
+    // tokio's paused runtime.
+    for runtime in [RuntimeKind::Virtual, RuntimeKind::Tokio] {
+        let mut scenario = scenario.clone();
+        scenario.runtime = runtime;
+        let name = runtime.name();
+        group.bench_function(format!("harness_traces_on/{name}"), |b| {
+            b.iter(|| {
+                let report = run(
+                    &scenario,
+                    &RunOptions {
+                        out_dir: Some(out.clone()),
+                        ..RunOptions::default()
+                    },
+                );
+                black_box(report.map(|r| r.summary.requests).ok())
+            })
+        });
+        group.bench_function(format!("floor/{name}"), |b| {
+            b.iter(|| black_box(run_floor(&scenario, scenario.seed, runtime).ok()))
+        });
+    }
     group.finish();
 }
 

@@ -41,6 +41,25 @@ pub enum Trace {
     None,
 }
 
+/// Which runtime runs a simulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeArg {
+    /// The virtual-time executor: exact deadlines, about twice tokio's speed (the default).
+    #[default]
+    Virtual,
+    /// tokio's paused current-thread runtime: timers rounded up to whole milliseconds.
+    Tokio,
+}
+
+impl From<RuntimeArg> for routersim_runtime::RuntimeKind {
+    fn from(arg: RuntimeArg) -> Self {
+        match arg {
+            RuntimeArg::Virtual => Self::Virtual,
+            RuntimeArg::Tokio => Self::Tokio,
+        }
+    }
+}
+
 /// `routersim run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -67,6 +86,10 @@ pub struct RunArgs {
     /// `deltallm`, `litellm-1.110`); explicit settings still win over its bundle.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
+    /// Which runtime runs the simulation: `virtual` (exact deadlines) or `tokio` (paused
+    /// tokio, millisecond timers). Each is deterministic; they differ below a millisecond.
+    #[arg(long, value_enum, default_value_t = RuntimeArg::Virtual)]
+    pub runtime: RuntimeArg,
 }
 
 /// `routersim bench`.
@@ -127,6 +150,12 @@ pub struct BenchArgs {
         conflicts_with_all = ["in_flight", "serve"]
     )]
     pub transport: Transport,
+    /// The harness's runtime; the other runtime's harness and floor are timed beside it.
+    #[arg(long, value_enum, default_value_t = RuntimeArg::Virtual, conflicts_with = "serve")]
+    pub runtime: RuntimeArg,
+    /// Time only the harness's own runtime (no comparison with the other).
+    #[arg(long, conflicts_with = "serve")]
+    pub no_compare: bool,
 }
 
 /// `routersim check`.

@@ -26,7 +26,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{repo, routersim, scratch_dir};
+use common::{repo, routersim, scratch_dir, shipped_scenarios};
 use routersim_sim::run::{Rendering, RunReport, run_into};
 use routersim_sim::scenario::load_scenario;
 use routersim_sim::transport::Transport;
@@ -60,32 +60,6 @@ const TRACES: [&str; 4] = [
     "events.csv",
     "timeseries.csv",
 ];
-
-fn shipped() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for dir in [
-        "scenarios",
-        "scenarios/ci",
-        "scenarios/profiles",
-        "scenarios/quota-ramp",
-    ] {
-        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
-            let path = entry.unwrap().path();
-            // A folder's shared router config (`router.yaml`, `incident-router.yaml`) is not
-            // a scenario.
-            if path.extension().is_some_and(|e| e == "yaml")
-                && !routersim_sim::discover::is_router_config(
-                    &std::fs::read_to_string(&path).unwrap(),
-                )
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    assert!(files.len() >= 30, "the shipped scenarios: {files:?}");
-    files
-}
 
 fn run_over(file: &Path, transport: Transport, out: &Path) -> RunReport {
     let mut scenario = load_scenario(file).unwrap();
@@ -126,7 +100,7 @@ fn arrivals(text: &str) -> Vec<(u64, String, String)> {
 fn every_shipped_scenario_gives_the_same_report_over_http() {
     let base = scratch_dir("transport-parity");
     let mut exact = 0;
-    for (i, file) in shipped().iter().enumerate() {
+    for (i, file) in shipped_scenarios().iter().enumerate() {
         let name = file
             .strip_prefix(repo())
             .unwrap()

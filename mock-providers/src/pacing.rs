@@ -37,7 +37,7 @@ impl Pacing {
     /// Waits until `at`.
     pub async fn sleep_until(self, at: Instant) {
         match self {
-            Pacing::Tokio => tokio::time::sleep_until(at).await,
+            Pacing::Tokio => routersim_runtime::time::sleep_until(at).await,
             Pacing::Precise => precise_sleep_until(at).await,
         }
     }

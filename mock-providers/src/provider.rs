@@ -361,7 +361,7 @@ impl FakeProviders {
 
     /// Virtual time since the start of the run.
     fn elapsed(&self) -> Duration {
-        Instant::now().saturating_duration_since(self.start)
+        routersim_runtime::time::now().saturating_duration_since(self.start)
     }
 
     fn decide(&self, state: &DeploymentState, call: &ProviderCall<'_>) -> Decision {
@@ -615,8 +615,10 @@ impl Provider for FakeProviders {
                 && !latency.is_zero()
             {
                 match pacing {
-                    Pacing::Tokio => tokio::time::sleep(*latency).await,
-                    Pacing::Precise => precise_sleep_until(Instant::now() + *latency).await,
+                    Pacing::Tokio => routersim_runtime::time::sleep(*latency).await,
+                    Pacing::Precise => {
+                        precise_sleep_until(routersim_runtime::time::now() + *latency).await;
+                    }
                 }
             }
             let (state, result, quota_rejected) = match pending {
@@ -677,7 +679,7 @@ impl FakeProviders {
                     stats.stream_faults += 1;
                 }
                 Pending::Ready(Ok(ProviderResponse::Stream(FakeStream::new(
-                    Instant::now(),
+                    routersim_runtime::time::now(),
                     plan,
                 ))))
             }

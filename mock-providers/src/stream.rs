@@ -350,8 +350,8 @@ impl ProviderStream for FakeStream {
     async fn next_item(&mut self) -> Option<Result<StreamItem, ProviderFailure>> {
         let stream = &mut *self.0;
         let at = stream.open + stream.peek()?.at;
-        if at > Instant::now() {
-            tokio::time::sleep_until(at).await;
+        if at > routersim_runtime::time::now() {
+            routersim_runtime::time::sleep_until(at).await;
         }
         // The same step again (peeking is pure): only the timer is kept while a stream waits.
         let Step {

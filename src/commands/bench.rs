@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use routersim_sim::bench::{BenchOptions, run_bench};
+use routersim_sim::bench::{BenchOptions, BenchResult, run_bench};
 use routersim_sim::footprint::measure_in_flight;
 use routersim_sim::transport::Transport;
 
@@ -29,13 +29,16 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         repeat: args.repeat,
         stream_share: args.stream_share,
         transport: args.transport,
+        runtime: args.runtime.into(),
+        compare: !args.no_compare,
     };
     let result = run_bench(&options)?;
     let mut out = Out::stdout();
     writeln!(out, "requests simulated:     {}", result.requests)?;
     writeln!(
         out,
-        "harness:                {:.3} s wall, {:.0} simulated req/s (traces {}{})",
+        "{:<24}{:.3} s wall, {:.0} simulated req/s (traces {}{})",
+        format!("harness ({}):", result.runtime.name()),
         result.sim_wall_secs,
         result.sim_rate(),
         if options.trace { "on" } else { "off" },
@@ -55,13 +58,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         )?;
         writeln!(out, "ratio http/memory:      {ratio:.3}")?;
     }
-    writeln!(
-        out,
-        "floor (sleep+record):   {:.3} s wall, {:.0} simulated req/s",
-        result.floor_wall_secs,
-        result.floor_rate()
-    )?;
-    writeln!(out, "ratio harness/floor:    {:.3}", result.ratio())?;
+    print_floors(&mut out, &result)?;
     if let Some(kib) = result.peak_rss_kib {
         writeln!(
             out,
@@ -71,6 +68,63 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     }
     writeln!(out, "report: {}", result.report.out_dir.display())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The floors, the other runtime and the ratios.
+fn print_floors(out: &mut Out, result: &BenchResult) -> Result<(), CliError> {
+    let own = result.runtime.name();
+    writeln!(
+        out,
+        "{:<24}{:.3} s wall, {:.0} simulated req/s",
+        format!("floor ({own}):"),
+        result.floor_wall_secs,
+        result.floor_rate(),
+    )?;
+    if let Some(other) = result.other {
+        let name = other.runtime.name();
+        writeln!(
+            out,
+            "{:<24}{:.3} s wall, {:.0} simulated req/s",
+            format!("harness ({name}):"),
+            other.sim_wall_secs,
+            result.rate_of(other.sim_wall_secs),
+        )?;
+        writeln!(
+            out,
+            "{:<24}{:.3} s wall, {:.0} simulated req/s",
+            format!("floor ({name}):"),
+            other.floor_wall_secs,
+            result.rate_of(other.floor_wall_secs),
+        )?;
+    }
+    writeln!(
+        out,
+        "{:<32}{:.3}",
+        format!("ratio harness/floor ({own}):"),
+        result.ratio()
+    )?;
+    if let Some(other) = result.other {
+        let name = other.runtime.name();
+        writeln!(
+            out,
+            "{:<32}{:.3}",
+            format!("ratio harness/floor ({name}):"),
+            other.floor_wall_secs / other.sim_wall_secs.max(1e-9)
+        )?;
+        writeln!(
+            out,
+            "{:<32}{:.3}",
+            format!("ratio harness ({own})/tokio floor:"),
+            result.sim_rate() / result.tokio_floor_rate().max(1e-9)
+        )?;
+        writeln!(
+            out,
+            "{:<32}{:.2}x",
+            format!("harness {own} vs {name}:"),
+            other.sim_wall_secs / result.sim_wall_secs.max(1e-9)
+        )?;
+    }
+    Ok(())
 }
 
 /// `--in-flight N`: memory per in-flight request.

@@ -30,6 +30,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     if let Some(transport) = args.transport {
         scenario.transport = transport;
     }
+    scenario.runtime = args.runtime.into();
     if args.strict {
         strict(strict_errors(&scenario))?;
     }

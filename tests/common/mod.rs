@@ -61,3 +61,30 @@ pub fn curl(args: &[&str]) -> String {
         .expect("curl runs");
     String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
 }
+
+/// Every shipped scenario file (`scenarios/`, `ci/`, `profiles/`, `quota-ramp/`), sorted.
+pub fn shipped_scenarios() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in [
+        "scenarios",
+        "scenarios/ci",
+        "scenarios/profiles",
+        "scenarios/quota-ramp",
+    ] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            // A folder's shared router config (`router.yaml`, `incident-router.yaml`) is not
+            // a scenario.
+            if path.extension().is_some_and(|e| e == "yaml")
+                && !routersim_sim::discover::is_router_config(
+                    &std::fs::read_to_string(&path).unwrap(),
+                )
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 30, "the shipped scenarios: {files:?}");
+    files
+}

@@ -19,6 +19,9 @@ use routersim_mock_providers::duration::format_duration;
 use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::LatencySpec;
 
+use routersim_runtime::time::{now, sleep, sleep_until};
+use routersim_runtime::{RuntimeError, RuntimeKind, spawn_local};
+
 use crate::run::{RunError, RunOptions, RunReport, run};
 use crate::scenario::{Scenario, parse_scenario};
 use crate::traffic::Arrivals;
@@ -47,6 +50,11 @@ pub struct BenchOptions {
     /// The harness run's transport; with `http` the same workload also runs in `memory`, for
     /// the ratio.
     pub transport: Transport,
+    /// The harness's runtime (`--runtime`); the other runtime's harness and both floors run
+    /// beside it, for the comparison, unless `compare` is off.
+    pub runtime: RuntimeKind,
+    /// Also time the other runtime's harness and floor.
+    pub compare: bool,
 }
 
 impl Default for BenchOptions {
@@ -61,6 +69,8 @@ impl Default for BenchOptions {
             out_dir: PathBuf::from("reports/bench"),
             repeat: 5,
             transport: Transport::Memory,
+            runtime: RuntimeKind::Virtual,
+            compare: true,
         }
     }
 }
@@ -72,8 +82,12 @@ pub struct BenchResult {
     pub requests: u64,
     /// Wall seconds of the full simulation.
     pub sim_wall_secs: f64,
-    /// Wall seconds of the floor.
+    /// Wall seconds of the floor on the same runtime.
     pub floor_wall_secs: f64,
+    /// The harness's runtime.
+    pub runtime: RuntimeKind,
+    /// With `compare`: wall seconds of the harness and of the floor on the other runtime.
+    pub other: Option<OtherRuntime>,
     /// Peak resident memory of the process after the first harness and floor runs, KiB (Linux only).
     pub peak_rss_kib: Option<u64>,
     /// With `transport: http`: wall seconds of the same harness run in `memory`.
@@ -82,7 +96,32 @@ pub struct BenchResult {
     pub report: RunReport,
 }
 
+/// The same harness and floor on the other runtime.
+#[derive(Clone, Copy, Debug)]
+pub struct OtherRuntime {
+    /// Which runtime.
+    pub runtime: RuntimeKind,
+    /// Wall seconds of the full harness.
+    pub sim_wall_secs: f64,
+    /// Wall seconds of the floor.
+    pub floor_wall_secs: f64,
+}
+
 impl BenchResult {
+    /// The tokio floor's rate: what the harness is measured against across runtimes.
+    pub fn tokio_floor_rate(&self) -> f64 {
+        let secs = match (self.runtime, self.other) {
+            (RuntimeKind::Tokio, _) | (_, None) => self.floor_wall_secs,
+            (RuntimeKind::Virtual, Some(other)) => other.floor_wall_secs,
+        };
+        self.requests as f64 / secs.max(1e-9)
+    }
+
+    /// Simulated requests per wall-second of `secs`.
+    pub fn rate_of(&self, secs: f64) -> f64 {
+        self.requests as f64 / secs.max(1e-9)
+    }
+
     /// Simulated requests per wall-second, full harness.
     pub fn sim_rate(&self) -> f64 {
         self.requests as f64 / self.sim_wall_secs.max(1e-9)
@@ -179,22 +218,18 @@ pub fn peak_rss_kib() -> Option<u64> {
 pub fn run_floor(
     traffic_yaml_scenario: &crate::scenario::Scenario,
     seed: u64,
-) -> std::io::Result<u64> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()?;
-    let local = tokio::task::LocalSet::new();
+    runtime: RuntimeKind,
+) -> Result<u64, RunError> {
     let latency = bench_latency();
-    let hist = Rc::new(RefCell::new(
-        Histogram::<u64>::new(3).map_err(|e| std::io::Error::other(e.to_string()))?,
-    ));
-    let count = local.block_on(&runtime, async {
-        let start = tokio::time::Instant::now();
+    let hist = Rc::new(RefCell::new(Histogram::<u64>::new(3).map_err(|e| {
+        RunError::Runtime(RuntimeError::Build(std::io::Error::other(e.to_string())))
+    })?));
+    let count = runtime.block_on(async {
+        let start = now();
         let mut rng = seeded_rng(seed, "floor/latency");
         let mut count = 0u64;
         for arrival in Arrivals::new(&traffic_yaml_scenario.traffic, seed) {
-            tokio::time::sleep_until(start + arrival.at).await;
+            sleep_until(start + arrival.at).await;
             let wait = latency.sample(&mut rng);
             let rest = arrival
                 .request
@@ -202,20 +237,20 @@ pub fn run_floor(
                 .then(|| BENCH_INTER_TOKEN * rng.random_range(BENCH_OUTPUT_TOKENS));
             let hist = hist.clone();
             count += 1;
-            tokio::task::spawn_local(async move {
-                let began = tokio::time::Instant::now();
-                tokio::time::sleep(wait).await;
+            drop(spawn_local(async move {
+                let began = now();
+                sleep(wait).await;
                 if let Some(rest) = rest {
-                    tokio::time::sleep(rest).await;
+                    sleep(rest).await;
                 }
-                let micros = began.elapsed().as_micros() as u64;
+                let micros = now().saturating_duration_since(began).as_micros() as u64;
                 let _ = hist.borrow_mut().record(micros.max(1));
-            });
+            }));
         }
         // Let every sleeper finish.
-        tokio::time::sleep(Duration::from_secs(24 * 3600)).await;
+        sleep(Duration::from_secs(24 * 3600)).await;
         count
-    });
+    })?;
     Ok(count)
 }
 
@@ -230,6 +265,16 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
         memory.transport = Transport::Memory;
         memory
     });
+    scenario.runtime = options.runtime;
+    let other_kind = match options.runtime {
+        RuntimeKind::Virtual => RuntimeKind::Tokio,
+        RuntimeKind::Tokio => RuntimeKind::Virtual,
+    };
+    let other_scenario = options.compare.then(|| {
+        let mut other = scenario.clone();
+        other.runtime = other_kind;
+        other
+    });
     let run_options = RunOptions {
         seed: None,
         out_dir: Some(options.out_dir.clone()),
@@ -240,30 +285,51 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
         let report = run(scenario, &run_options)?;
         Ok((report, began.elapsed().as_secs_f64()))
     };
-    // One timed set of runs: (the harness in memory,) the full harness, then the floor.
-    let timed = || -> Result<(RunReport, f64, f64, Option<f64>), RunError> {
+    let time_floor = |kind: RuntimeKind| -> Result<f64, RunError> {
+        let began = std::time::Instant::now();
+        run_floor(&scenario, scenario.seed, kind)?;
+        Ok(began.elapsed().as_secs_f64())
+    };
+    // One timed set of runs: the other runtime's harness and floor (its report is then
+    // replaced), (the harness in memory,) the full harness, and its floor.
+    let timed = || -> Result<(RunReport, f64, f64, Option<f64>, Option<OtherRuntime>), RunError> {
+        let other = match &other_scenario {
+            Some(other) => Some(OtherRuntime {
+                runtime: other_kind,
+                sim_wall_secs: time_run(other)?.1,
+                floor_wall_secs: time_floor(other_kind)?,
+            }),
+            None => None,
+        };
         let memory_secs = match &memory {
             Some(memory) => Some(time_run(memory)?.1),
             None => None,
         };
         let (report, sim) = time_run(&scenario)?;
-        let began = std::time::Instant::now();
-        run_floor(&scenario, scenario.seed)?;
-        Ok((report, sim, began.elapsed().as_secs_f64(), memory_secs))
+        let floor = time_floor(options.runtime)?;
+        Ok((report, sim, floor, memory_secs, other))
     };
-    let (mut report, mut sim_wall_secs, mut floor_wall_secs, mut memory_wall_secs) = timed()?;
+    let (mut report, mut sim_wall_secs, mut floor_wall_secs, mut memory_wall_secs, mut other) =
+        timed()?;
     let peak = peak_rss_kib();
     for _ in 1..options.repeat.max(1) {
-        let (this, sim, floor, memory) = timed()?;
+        let (this, sim, floor, memory, this_other) = timed()?;
         report = this;
         sim_wall_secs = sim_wall_secs.min(sim);
         floor_wall_secs = floor_wall_secs.min(floor);
         memory_wall_secs = memory_wall_secs.zip(memory).map(|(a, b)| a.min(b));
+        other = other.zip(this_other).map(|(a, b)| OtherRuntime {
+            runtime: a.runtime,
+            sim_wall_secs: a.sim_wall_secs.min(b.sim_wall_secs),
+            floor_wall_secs: a.floor_wall_secs.min(b.floor_wall_secs),
+        });
     }
     Ok(BenchResult {
         requests: report.summary.requests,
         sim_wall_secs,
         floor_wall_secs,
+        runtime: options.runtime,
+        other,
         peak_rss_kib: peak,
         memory_wall_secs,
         report,

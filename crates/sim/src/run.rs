@@ -20,7 +20,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use routersim_engine::Router;
-use routersim_engine::clock::TokioClock;
 use routersim_engine::config::Profile;
 use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_engine::provider::Provider;
@@ -35,6 +34,8 @@ use routersim_report::summary::{RouterProfile, Summary};
 use routersim_report::{
     DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, write_report_html,
 };
+use routersim_runtime::time::{now, sleep_until, yield_now};
+use routersim_runtime::{RuntimeClock, RuntimeError, spawn_local};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -136,9 +137,9 @@ pub enum RunError {
         /// What was wrong.
         message: String,
     },
-    /// The runtime could not start.
-    #[error("could not start the simulation runtime: {0}")]
-    Runtime(#[from] std::io::Error),
+    /// The runtime could not start, or stalled.
+    #[error("{0}")]
+    Runtime(#[from] RuntimeError),
     /// More requests would be in flight at once than routersim holds
     /// ([`crate::traffic::MAX_IN_FLIGHT`]); the run stopped there.
     #[error("{file}: {message}")]
@@ -258,15 +259,17 @@ pub fn run_into_with_sink(
     extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()?;
-    let local = tokio::task::LocalSet::new();
-    let (summary, facts) = local.block_on(
-        &runtime,
-        simulate(scenario, seed, dir, no_trace, rendering, extra_sink),
-    )?;
+    let (summary, facts) = scenario.runtime.block_on_from(
+        scenario.virtual_origin,
+        simulate(
+        scenario,
+        seed,
+        dir,
+        no_trace,
+        rendering,
+            extra_sink,
+        ),
+    )??;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {
         let rows: Vec<ExpectRow> = expectations
@@ -328,7 +331,7 @@ async fn simulate(
     rendering: Rendering,
     extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<(Summary, RunFacts), RunError> {
-    let start = Instant::now();
+    let start = now();
     let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?
         .with_router_profile(router_profile(scenario.router.settings.profile));
     let recorder = match rendering {
@@ -409,7 +412,7 @@ impl Simulation<'_> {
         let sink = Arc::new(FactsSink::new(recorder.clone()));
         let router = Rc::new(
             Router::builder(scenario.router.clone(), provider)
-                .clock(TokioClock::with_epoch(scenario.epoch_unix_ms))
+                .clock(RuntimeClock::with_epoch(scenario.epoch_unix_ms))
                 .rng(seeded_rng(seed, "router"))
                 .sink(match extra_sink {
                     Some(extra) => Arc::new(Tee(sink.clone(), extra(start))),
@@ -417,18 +420,18 @@ impl Simulation<'_> {
                 })
                 .build(),
         );
-        let sweeper = tokio::task::spawn_local({
+        let sweeper = spawn_local({
             let router = router.clone();
             async move { router.run_cooldown_sweeper().await }
         });
-        let probes = tokio::task::spawn_local({
+        let probes = spawn_local({
             let router = router.clone();
             async move { router.run_health_checks().await }
         });
         let in_flight = Rc::new(InFlight::default());
         let mut arrivals = scenario.arrivals_with_seed(seed);
         for arrival in arrivals.by_ref() {
-            tokio::time::sleep_until(start + arrival.at).await;
+            sleep_until(start + arrival.at).await;
             if in_flight.running() as u64 >= crate::traffic::MAX_IN_FLIGHT {
                 return Err(RunError::InFlight {
                     file: scenario.file.clone(),
@@ -436,7 +439,7 @@ impl Simulation<'_> {
                 });
             }
             for _ in 0..settle {
-                tokio::task::yield_now().await;
+                yield_now().await;
             }
             let (router, task) = (router.clone(), InFlight::enter(&in_flight));
             let mut request = arrival.request;
@@ -449,7 +452,7 @@ impl Simulation<'_> {
             }
             // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a
             // pointer, and the request's state is one allocation of its own size.
-            tokio::task::spawn_local(Box::pin(async move {
+            drop(spawn_local(Box::pin(async move {
                 // By reference: the task holds the only copy of the request while it is in
                 // flight.
                 // Only a failure's provider calls outlive the result (the task stays small).
@@ -466,7 +469,7 @@ impl Simulation<'_> {
                     failed = failed_calls(router.completion_of(&request).await);
                 }
                 task.finished();
-            }));
+            })));
         }
         if let Some(e) = arrivals.take_error() {
             // A traffic file changed since it was validated: no report of part of the traffic.
@@ -478,11 +481,9 @@ impl Simulation<'_> {
             // request would lie.
             return Err(RunError::TaskPanicked(in_flight.abandoned()));
         }
-        let end = Instant::now();
-        sweeper.abort();
-        let _ = sweeper.await;
-        probes.abort();
-        let _ = probes.await;
+        let end = now();
+        sweeper.cancel().await;
+        probes.cancel().await;
         drop(router);
         let facts = sink.facts();
         drop(sink);

@@ -114,12 +114,16 @@ impl Connector for DuplexConnector {
     async fn connect(&self, _deployment_index: usize, _uri: &Uri) -> std::io::Result<DuplexStream> {
         let (client, server_half) = tokio::io::duplex(PIPE_BYTES);
         let server = self.server.clone();
-        tokio::task::spawn_local(async move {
+        routersim_runtime::spawn_local(async move {
             // A failed connection is the client's to see (a stream break is an aborted body
             // on purpose); nothing to do here.
             let _ = serve_connection(server, server_half).await;
         });
         Ok(client)
+    }
+
+    fn spawn_connection(&self, task: impl Future<Output = ()> + 'static) {
+        drop(routersim_runtime::spawn_local(task));
     }
 }
 

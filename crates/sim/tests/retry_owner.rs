@@ -85,7 +85,7 @@ fn a_client_retrying_above_the_router_multiplies_provider_calls() {
     // With them: the same user requests, more router requests, up to 3 × 3 calls for one.
     assert_eq!(r2.user_requests, alone.requests);
     assert_eq!(layered.requests, r2.user_requests + r2.client_retries);
-    assert_eq!(r2.client_retries, 45);
+    assert_eq!(r2.client_retries, 52);
     assert_eq!(r2.provider_calls_per_user_request.max, 9);
     assert!(r2.provider_calls_per_user_request.mean > r0.provider_calls_per_user_request.mean);
     assert!(layered.ok > alone.ok, "the client's retries rescue some");

@@ -123,7 +123,7 @@ impl SseState {
     fn finish(&mut self, outcome: String) {
         if let Some(mut log) = self.log.take() {
             log.row.outcome = outcome;
-            log.row.latency = log.arrived.elapsed();
+            log.row.latency = routersim_runtime::time::now().saturating_duration_since(log.arrived);
             log.row.tokens = self.frames.tokens_sent();
             (log.sink)(&log.row);
         }

@@ -97,7 +97,8 @@ impl WireServer {
     }
 
     fn now_unix_ms(&self) -> i64 {
-        let elapsed = i64::try_from(self.start.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let elapsed = routersim_runtime::time::now().saturating_duration_since(self.start);
+        let elapsed = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
         self.epoch_unix_ms.saturating_add(elapsed)
     }
 
@@ -113,7 +114,7 @@ impl WireServer {
         mount: Mount,
         req: http::Request<Incoming>,
     ) -> Result<Response<WireBody>, StreamBreak> {
-        let arrived = Instant::now();
+        let arrived = routersim_runtime::time::now();
         let path = req.uri().path().to_string();
         let endpoint = match route(req.method(), &path, mount, &self.ids) {
             Ok(endpoint) => endpoint,
@@ -209,7 +210,7 @@ impl WireServer {
     }
 
     fn finish_row(&self, mut row: CallRow, arrived: Instant) {
-        row.latency = arrived.elapsed();
+        row.latency = routersim_runtime::time::now().saturating_duration_since(arrived);
         self.log.record(&row);
     }
 
@@ -365,7 +366,7 @@ impl Drop for RowGuard {
     fn drop(&mut self) {
         if let Some(mut row) = self.row.take() {
             row.outcome = "client_closed".into();
-            row.latency = self.arrived.elapsed();
+            row.latency = routersim_runtime::time::now().saturating_duration_since(self.arrived);
             self.server.log.record(&row);
         }
     }

@@ -27,6 +27,13 @@ pub trait Connector {
         deployment_index: usize,
         uri: &Uri,
     ) -> impl Future<Output = io::Result<Self::Io>>;
+
+    /// Runs a connection's task beside the call that opened it. Default: tokio's
+    /// `spawn_local` (a `LocalSet` must be running); a simulated connector hands it to the
+    /// simulation's executor instead.
+    fn spawn_connection(&self, task: impl Future<Output = ()> + 'static) {
+        drop(tokio::task::spawn_local(task));
+    }
 }
 
 /// Plain TCP to the URI's host and port (80 when none): for `http://` endpoints.

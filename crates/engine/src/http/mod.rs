@@ -168,7 +168,7 @@ impl<C: Connector> Provider for HttpProvider<C> {
             .await
             .map_err(|_| connection_failure())?;
         // The connection's own errors surface on the request and the body.
-        tokio::task::spawn_local(async move {
+        self.connector.spawn_connection(async move {
             let _ = connection.await;
         });
         sender.ready().await.map_err(|_| connection_failure())?;

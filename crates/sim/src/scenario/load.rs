@@ -290,6 +290,8 @@ fn parse_with_extra_set(
         expect,
         transport: raw.transport.unwrap_or_default(),
         client_retries: raw.client_retries.unwrap_or(0),
+        runtime: routersim_runtime::RuntimeKind::default(),
+        virtual_origin: None,
     })
 }
 

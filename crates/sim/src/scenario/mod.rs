@@ -169,6 +169,13 @@ pub struct Scenario {
     /// `client_retries` (default 0): a client above the router sends a failed user request
     /// again, at once and with the same id (its operation id), up to this many times.
     pub client_retries: u32,
+    /// Which runtime runs it (the virtual-time executor unless `--runtime tokio` says so):
+    /// not a key of the file, since the same file must run on both.
+    pub runtime: routersim_runtime::RuntimeKind,
+    /// Where the virtual executor's `Instant`s count from (none: now). No output may depend
+    /// on it; `tests/wall_clock.rs` moves it to catch any simulated path reading the wall
+    /// clock.
+    pub virtual_origin: Option<std::time::Instant>,
 }
 
 impl Scenario {

@@ -15,9 +15,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use routersim_runtime::RuntimeKind;
 use routersim_sim::bench::{BenchOptions, bench_scenario_yaml, run_floor};
 use routersim_sim::run::{RunOptions, run};
-use routersim_runtime::RuntimeKind;
 use routersim_sim::scenario::parse_scenario;
 
 fn harness(c: &mut Criterion) {

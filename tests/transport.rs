@@ -24,7 +24,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{repo, routersim, scratch_dir, shipped_scenarios};
 use routersim_sim::run::{Rendering, RunReport, run_into};

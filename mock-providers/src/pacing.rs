@@ -1,5 +1,6 @@
-//! How a fake provider waits for a call's latency: on tokio's timer (the simulator's virtual
-//! clock), or on a precise wall-clock timer (`routersim serve`).
+//! How a fake provider waits for a call's latency: on the runtime's timer (the simulator's
+//! virtual clock, through `routersim_runtime`; tokio's timer under `routersim serve`), or on a
+//! precise wall-clock timer (`routersim serve`).
 //!
 //! Why two: tokio's timer has millisecond resolution. A sleep ends on the next millisecond tick
 //! after its deadline, and the runtime parks in whole milliseconds, so on the wall clock a
@@ -11,6 +12,11 @@
 //! 0.8 ms added on the same bench (median of five runs on a quiet machine). Stream items stay on tokio's timer: 2,000 streams opened in
 //! one burst had their first token 30 ms late at p50 with one cross-thread wake each, against
 //! 7 ms with tokio's per-tick batches.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "Pacing::Precise is a wall-clock timer by design: only for real-time servers"
+)]
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,5 +1,9 @@
 //! FakeProviders under paused time: exact outcome sequences at exact virtual instants.
 #![allow(
+    clippy::disallowed_methods,
+    reason = "these tests run on tokio's paused runtime and read its clock directly, as the seam does there"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,

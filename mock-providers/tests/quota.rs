@@ -1,6 +1,10 @@
 //! The provider's own quota (`rpm_limit`, `tpm_limit`) under paused time: token buckets that
 //! refill on the virtual clock, 429s with an exact Retry-After, nothing charged when rejected.
 #![allow(
+    clippy::disallowed_methods,
+    reason = "these tests run on tokio's paused runtime and read its clock directly, as the seam does there"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,

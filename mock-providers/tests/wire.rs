@@ -2,6 +2,10 @@
 //! under paused time (stream faults at the byte level, at exact instants) and over a real
 //! loopback socket (each format's success, errors with every Retry-After form, SSE).
 #![allow(
+    clippy::disallowed_methods,
+    reason = "these tests run on tokio's paused runtime and read its clock directly, as the seam does there"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,

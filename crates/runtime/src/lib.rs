@@ -13,8 +13,8 @@
 
 mod clock;
 mod executor;
-pub mod time;
 mod task;
+pub mod time;
 mod timers;
 
 #[cfg(test)]

@@ -74,7 +74,11 @@ fn an_aborted_task_is_never_polled_again_and_its_future_is_dropped() {
             }
         })
         .unwrap();
-    assert_eq!(polls.get(), 3, "polled at 0, 10 and 20 ms, never after the abort");
+    assert_eq!(
+        polls.get(),
+        3,
+        "polled at 0, 10 and 20 ms, never after the abort"
+    );
     assert!(dropped.get());
 }
 
@@ -265,7 +269,10 @@ fn nothing_depends_on_the_origin_of_instants() {
 /// The control for `tests/wall_clock.rs`: a program that reads tokio's clock directly (outside
 /// a tokio runtime: the wall clock) gives different results when the origin moves.
 #[test]
-#[allow(clippy::disallowed_methods, reason = "the wall-clock read the check must catch")]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the wall-clock read the check must catch"
+)]
 fn a_wall_clock_read_shows_when_the_origin_moves() {
     let program = || async {
         sleep(ms(5)).await;

@@ -34,7 +34,9 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
             entry: None,
         })
     } else {
-        Sleep(SleepInner::Tokio(Box::pin(tokio::time::sleep_until(deadline))))
+        Sleep(SleepInner::Tokio(Box::pin(tokio::time::sleep_until(
+            deadline,
+        ))))
     }
 }
 

@@ -292,7 +292,8 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
     };
     // One timed set of runs: the other runtime's harness and floor (its report is then
     // replaced), (the harness in memory,) the full harness, and its floor.
-    let timed = || -> Result<(RunReport, f64, f64, Option<f64>, Option<OtherRuntime>), RunError> {
+    type TimedSet = (RunReport, f64, f64, Option<f64>, Option<OtherRuntime>);
+    let timed = || -> Result<TimedSet, RunError> {
         let other = match &other_scenario {
             Some(other) => Some(OtherRuntime {
                 runtime: other_kind,

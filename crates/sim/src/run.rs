@@ -261,14 +261,7 @@ pub fn run_into_with_sink(
     expect::validate(&scenario.expect, &scenario.file)?;
     let (summary, facts) = scenario.runtime.block_on_from(
         scenario.virtual_origin,
-        simulate(
-        scenario,
-        seed,
-        dir,
-        no_trace,
-        rendering,
-            extra_sink,
-        ),
+        simulate(scenario, seed, dir, no_trace, rendering, extra_sink),
     )??;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {

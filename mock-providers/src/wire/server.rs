@@ -444,6 +444,10 @@ where
 
 /// Accepts connections on `listener` forever, each served on its own local task (call it
 /// inside a `LocalSet`). A failed accept (out of file descriptors) is retried after 10 ms.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a real listener: only ever on tokio's real-time runtime, never simulated"
+)]
 pub async fn listen(server: Rc<WireServer>, listener: TcpListener, mount: Mount) {
     loop {
         match listener.accept().await {

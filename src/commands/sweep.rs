@@ -82,7 +82,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
 
 /// Joins shards' runs.csv and recomputes sweep.csv and sweep.svg.
 pub fn merge(args: MergeArgs) -> Result<ExitCode, CliError> {
-    let merged = sweep::merge(&args.shards, &args.out)?;
+    // A quoted pattern (`'shards/*'`) is expanded here, sorted, the same on every shell.
+    let shards = sweep::expand_globs(&args.shards)?;
+    let merged = sweep::merge(&shards, &args.out)?;
     for note in &merged.notes {
         eprintln!("note: {note}");
     }
@@ -94,7 +96,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode, CliError> {
     writeln!(
         stdout,
         "merged {} shard(s): {} run(s) of sweep {}",
-        args.shards.len(),
+        shards.len(),
         merged.rows.len(),
         merged.manifest.scenario
     )?;

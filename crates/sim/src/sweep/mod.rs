@@ -48,20 +48,27 @@
 
 mod args;
 mod files;
+mod glob;
 mod merge;
 mod run;
 mod stats;
+mod verdict;
 
 pub use self::args::{Shard, SweepKey, parse_set_arg, parse_set_args, parse_shard};
 pub use self::files::{
-    read_manifest, read_runs, runs_csv, runs_header, sweep_csv, sweep_header, write_outputs,
+    read_manifest, read_runs, runs_csv, runs_header, runs_index_csv, sweep_csv, sweep_header,
+    write_outputs,
 };
+pub use self::glob::{expand as expand_glob, expand_all as expand_globs};
 pub use self::merge::{Merged, merge};
 pub use self::run::{
     Manifest, RunRow, Sweep, SweepOutput, default_out_dir, is_shard_folder, prepare, run_dir,
     worker_count,
 };
 pub use self::stats::{ComboStats, Interval, combo_stats, format_table, mean_ci95, t975};
+pub use self::verdict::{
+    Mark, MetricVerdict, Standing, lower_is_better, marks, verdict_lines, verdicts,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -94,6 +101,8 @@ pub const SWEEP_CSV: &str = "sweep.csv";
 pub const SWEEP_SVG: &str = "sweep.svg";
 /// Where the per-run summaries go.
 pub const RUNS_DIR: &str = "runs";
+/// In [`RUNS_DIR`]: which run folder holds which settings and seed.
+pub const RUNS_INDEX: &str = "index.csv";
 
 /// Why a sweep (or a merge) could not happen; every one is the user's input or an IO error.
 #[derive(Debug, thiserror::Error)]

@@ -96,14 +96,24 @@ fn the_verdict_names_the_best_and_what_cannot_be_told_apart() {
     let marks = marks("failed_rate", &stats, 0);
     assert_eq!(
         marks,
-        [Mark::Best, Mark::Worse, Mark::Worse, Mark::Indistinguishable]
+        [
+            Mark::Best,
+            Mark::Worse,
+            Mark::Worse,
+            Mark::Indistinguishable
+        ]
     );
     // Higher is better for a success share: the same numbers pick 1 (first of the tie), and
     // its identical twin 2 is indistinguishable.
     let marks = marks_for_ok(&stats);
     assert_eq!(
         marks,
-        [Mark::Worse, Mark::Best, Mark::Indistinguishable, Mark::Worse]
+        [
+            Mark::Worse,
+            Mark::Best,
+            Mark::Indistinguishable,
+            Mark::Worse
+        ]
     );
     assert!(lower_is_better("p99_latency_ms") && !lower_is_better("ok_rate"));
 }

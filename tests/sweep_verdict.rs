@@ -6,7 +6,8 @@
     clippy::expect_used,
     clippy::panic,
     clippy::too_many_lines,
-    reason = "tests"
+    clippy::disallowed_methods,
+    reason = "tests; the browser test finds chromium on PATH like tests/report_html.rs"
 )]
 
 mod common;
@@ -220,4 +221,107 @@ fn sweep_svg_has_categorical_ticks_named_twins_and_an_outside_legend() {
             "legend at y={y}, first panel at {first_caption}"
         );
     }
+}
+
+/// A Chromium binary, if one is installed.
+fn chromium() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+        .chain([std::path::PathBuf::from("/usr/bin/chromium")])
+        .find(|p| p.is_file())
+}
+
+/// Runs headless Chromium on `url` with `extra` arguments; stdout, or an error after 90 s.
+fn browser(chromium: &Path, profile: &Path, extra: &[String], url: &str) -> String {
+    use std::io::Read;
+    let mut child = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--disable-background-networking",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let began = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium: {status}");
+            break;
+        }
+        if began.elapsed() > std::time::Duration::from_secs(90) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    reader.join().unwrap()
+}
+
+#[test]
+fn sweep_svg_renders_in_headless_chromium() {
+    let Some(chromium) = chromium() else {
+        assert_ne!(
+            std::env::var("ROUTERSIM_REQUIRE_CHROMIUM").as_deref(),
+            Ok("1"),
+            "ROUTERSIM_REQUIRE_CHROMIUM=1 but no chromium is installed"
+        );
+        println!("sweep_svg_renders_in_headless_chromium: skipped (no chromium)");
+        return;
+    };
+    let dir = scratch_dir("sweep-verdict-chromium");
+    let out = run_sweep(&dir);
+    let url = format!(
+        "file://{}",
+        out.join("sweep.svg").canonicalize().unwrap().display()
+    );
+    // The DOM the browser built from the file: the markers, whiskers and labels are there.
+    let dom = browser(
+        &chromium,
+        &dir.join("profile-dom"),
+        &["--dump-dom".into()],
+        &url,
+    );
+    assert!(
+        dom.matches("<circle").count() >= 6,
+        "circle markers in the browser"
+    );
+    assert!(
+        dom.matches("<polygon").count() >= 6,
+        "triangle markers in the browser"
+    );
+    assert!(dom.contains("cooldown_time=10 identical to cooldown_time=5"));
+    // A screenshot: a real PNG of the plot.
+    let png = dir.join("sweep.png");
+    browser(
+        &chromium,
+        &dir.join("profile-shot"),
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1440,1300".into(),
+        ],
+        &url,
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{} bytes",
+        bytes.len()
+    );
 }

@@ -73,7 +73,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     if let Some(s) = shard {
         writeln!(
             stdout,
-            "shard {s}: join the shards with `routersim merge SHARD_DIR… --out DIR`"
+            "shard {s}: join the shards with `routersim merge SHARD_DIR… --out DIR` (or a quoted \
+             glob: `routersim merge 'shards/*' --out DIR`)"
         )?;
     }
     writeln!(stdout, "report: {}", out.display())?;

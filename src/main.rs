@@ -215,7 +215,8 @@ pub struct SweepArgs {
 /// `routersim merge`.
 #[derive(clap::Args, Debug)]
 pub struct MergeArgs {
-    /// The shards' output directories.
+    /// The shards' output directories, or a quoted glob such as 'shards/*' (expanded by
+    /// routersim, sorted; matching nothing is an error).
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
     /// Where the merged sweep.csv and sweep.svg go.

@@ -78,6 +78,8 @@ const METRICS: [&str; 9] = [
     "validation_rejection_rate",
 ];
 
+const COUNTS: [&str; 4] = ["failed", "cooldowns", "fallbacks_to.A", "fallbacks_to.B"];
+
 #[test]
 fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
     let dir = scratch_dir("sweep-files");
@@ -92,9 +94,11 @@ fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
 
     let runs = read(out.join("runs.csv"));
     let lines: Vec<&str> = runs.lines().collect();
+    // The counts follow the metrics: failed requests, cooldowns, fallback hops per group.
     let header = format!(
-        "router_settings.allowed_fails,router_settings.num_retries,seed,{}",
-        METRICS.join(",")
+        "router_settings.allowed_fails,router_settings.num_retries,seed,{},{}",
+        METRICS.join(","),
+        COUNTS.join(",")
     );
     assert_eq!(lines[0], header);
     assert_eq!(lines.len(), 1 + 2 * 2 * 2, "{runs}");
@@ -110,7 +114,11 @@ fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
         ]
     );
     for line in &lines[1..] {
-        assert_eq!(line.split(',').count(), 3 + METRICS.len(), "{line}");
+        assert_eq!(
+            line.split(',').count(),
+            3 + METRICS.len() + COUNTS.len(),
+            "{line}"
+        );
     }
 
     let summary = read(out.join("sweep.csv"));
@@ -120,20 +128,21 @@ fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
         "router_settings.num_retries".to_string(),
         "runs".to_string(),
     ];
-    for m in METRICS {
+    for m in METRICS.iter().chain(&COUNTS) {
         expected.extend([
             format!("{m}_mean"),
             format!("{m}_ci95_low"),
             format!("{m}_ci95_high"),
         ]);
     }
+    expected.extend(METRICS.iter().map(|m| format!("{m}_verdict")));
     assert_eq!(lines[0], expected.join(","));
     assert_eq!(lines.len(), 1 + 4, "{summary}");
     for line in &lines[1..] {
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(cells.len(), expected.len(), "{line}");
         assert_eq!(cells[2], "2", "two seeds per combination: {line}");
-        for m in 0..METRICS.len() {
+        for m in 0..METRICS.len() + COUNTS.len() {
             let value = |i: usize| cells[3 + 3 * m + i].parse::<f64>().expect("a number");
             let (mean, low, high) = (value(0), value(1), value(2));
             assert!(low <= mean && mean <= high, "{line}");

@@ -73,7 +73,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     if let Some(s) = shard {
         writeln!(
             stdout,
-            "shard {s}: join the shards with `routersim merge SHARD_DIR… --out DIR`"
+            "shard {s}: join the shards with `routersim merge SHARD_DIR… --out DIR` (or a quoted \
+             glob: `routersim merge 'shards/*' --out DIR`)"
         )?;
     }
     writeln!(stdout, "report: {}", out.display())?;
@@ -82,7 +83,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
 
 /// Joins shards' runs.csv and recomputes sweep.csv and sweep.svg.
 pub fn merge(args: MergeArgs) -> Result<ExitCode, CliError> {
-    let merged = sweep::merge(&args.shards, &args.out)?;
+    // A quoted pattern (`'shards/*'`) is expanded here, sorted, the same on every shell.
+    let shards = sweep::expand_globs(&args.shards)?;
+    let merged = sweep::merge(&shards, &args.out)?;
     for note in &merged.notes {
         eprintln!("note: {note}");
     }
@@ -94,7 +97,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode, CliError> {
     writeln!(
         stdout,
         "merged {} shard(s): {} run(s) of sweep {}",
-        args.shards.len(),
+        shards.len(),
         merged.rows.len(),
         merged.manifest.scenario
     )?;

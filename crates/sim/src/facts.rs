@@ -7,14 +7,17 @@
 //! `num_retries` was never consulted). They are counted from the same typed events every
 //! report derives from, by a sink beside the recorder ([`FactsSink`]).
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use routersim_engine::sync::lock_unpoisoned;
 
 use routersim_engine::event::{CooldownSource, EventKind, EventSink, GiveUpReason, RoutingEvent};
 use serde::{Deserialize, Serialize};
 
 /// Counts from one run's events.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunFacts {
     /// Provider calls that failed (`AttemptEnd` with a failure).
     pub failed_attempts: u64,
@@ -31,6 +34,10 @@ pub struct RunFacts {
     pub cooldowns_from_retry_after: u64,
     /// `CooldownSet` events whose length was the router's `cooldown_time`.
     pub cooldowns_from_router: u64,
+    /// `Fallback` events (hops to another model group) by the group tried next; a sweep
+    /// reports them per target group beside the fallback rate.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fallbacks_to: BTreeMap<String, u64>,
 }
 
 impl RunFacts {
@@ -50,6 +57,9 @@ impl RunFacts {
         self.cooldowns_from_deployment += other.cooldowns_from_deployment;
         self.cooldowns_from_retry_after += other.cooldowns_from_retry_after;
         self.cooldowns_from_router += other.cooldowns_from_router;
+        for (group, n) in &other.fallbacks_to {
+            *self.fallbacks_to.entry(group.clone()).or_default() += n;
+        }
     }
 }
 
@@ -58,6 +68,7 @@ impl RunFacts {
 pub struct FactsSink<S> {
     inner: Arc<S>,
     counts: [AtomicU64; 7],
+    fallbacks_to: Mutex<BTreeMap<String, u64>>,
 }
 
 const FAILED: usize = 0;
@@ -74,6 +85,7 @@ impl<S> FactsSink<S> {
         Self {
             inner,
             counts: Default::default(),
+            fallbacks_to: Mutex::default(),
         }
     }
 
@@ -88,6 +100,7 @@ impl<S> FactsSink<S> {
             cooldowns_from_deployment: get(FROM_DEPLOYMENT),
             cooldowns_from_retry_after: get(FROM_RETRY_AFTER),
             cooldowns_from_router: get(FROM_ROUTER),
+            fallbacks_to: lock_unpoisoned(&self.fallbacks_to).clone(),
         }
     }
 
@@ -111,6 +124,11 @@ impl<S: EventSink> EventSink for FactsSink<S> {
                 if *reason == GiveUpReason::RetriesExhausted {
                     self.count(RETRYABLE);
                 }
+            }
+            EventKind::Fallback { target, .. } => {
+                *lock_unpoisoned(&self.fallbacks_to)
+                    .entry(target.to_string())
+                    .or_default() += 1;
             }
             EventKind::CooldownSet { source, .. } => self.count(match source {
                 CooldownSource::Deployment => FROM_DEPLOYMENT,

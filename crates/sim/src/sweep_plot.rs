@@ -1,17 +1,29 @@
-//! `sweep.svg`: small multiples, one panel per metric, each metric's mean over seeds against
-//! the first swept key, one line per value of the second key (per combination of the keys
-//! after the first, when there are more), with the 95 % interval as a vertical whisker.
+//! `sweep.svg`: one panel per metric, each metric's mean over seeds (a marker) with its 95 %
+//! interval (a whisker) against the first swept key, one series per combination of the other
+//! keys.
 //!
-//! The x axis is numeric when every value of the first key is a number, otherwise the values
-//! are evenly spaced categories. Drawn with plotters' SVG backend and no font files (text is
-//! left to the SVG viewer), so the file is byte-identical for the same statistics.
+//! Drawn so the picture cannot hide the result:
+//! - The x axis is categorical: one tick per swept value, labelled with the value as written
+//!   (`allowed_fails` 0, 1, 3, 5 evenly spaced, never a 1.5 tick).
+//! - Series are dodged sideways within a category and each has its own marker shape, so
+//!   series with the same numbers stay visible; a panel also says "B identical to A".
+//! - Every y axis starts at 0 (every metric is non-negative). A rate's axis runs to 1, or,
+//!   when every value is below 0.5, is zoomed and says so in the axis label.
+//! - The legend is a band above the panels, outside every data area; each panel's caption
+//!   names the best combination and whether it is significantly better ([`verdict`]).
+//! - A metric that is 0 in every run gets no panel; the title line under the heading lists it.
+//!
+//! Drawn with plotters' SVG backend and no font files (text is left to the SVG viewer), so
+//! the file is byte-identical for the same statistics.
+//!
+//! [`verdict`]: crate::sweep::verdicts
 
 use std::path::Path;
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::scenario::parse_set_value;
-use crate::sweep::{ComboStats, Manifest};
+use crate::sweep::{ComboStats, Manifest, MetricVerdict, verdicts};
 
 /// Line colours, in series order (cycled).
 const COLORS: [RGBColor; 8] = [
@@ -26,14 +38,16 @@ const COLORS: [RGBColor; 8] = [
 ];
 
 const PANEL_COLUMNS: usize = 2;
-const PANEL_WIDTH: u32 = 600;
-const PANEL_HEIGHT: u32 = 320;
-const TITLE_HEIGHT: u32 = 40;
+const PANEL_WIDTH: u32 = 720;
+const PANEL_HEIGHT: u32 = 400;
+const TITLE_HEIGHT: u32 = 64;
+const LEGEND_ROW: u32 = 24;
+const LEGEND_PER_ROW: usize = 3;
 
-/// One line of a panel: its label and its points (x, mean, low, high).
+/// One series: its label and its points (category index, mean, low, high).
 struct Series {
     label: String,
-    points: Vec<(f64, f64, f64, f64)>,
+    points: Vec<(usize, f64, f64, f64)>,
 }
 
 /// The last segment of a config path, for short labels (`router_settings.cooldown_time` →
@@ -42,171 +56,280 @@ fn short(path: &str) -> &str {
     path.rsplit('.').next().unwrap_or(path)
 }
 
+/// The series of metric column `m`, in grid order of the keys after the first.
+fn series_of(manifest: &Manifest, stats: &[ComboStats], m: usize) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    for c in stats {
+        let rest = c.values.get(1..).unwrap_or(&[]);
+        let label = if rest.is_empty() {
+            "mean over seeds, 95% interval".to_string()
+        } else {
+            manifest.keys[1..]
+                .iter()
+                .zip(rest)
+                .map(|(k, &v)| format!("{}={}", short(&k.path), k.values[v]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let x = c.values.first().copied().unwrap_or(0);
+        let i = c.metrics[m];
+        let point = (x, i.mean, i.low, i.high);
+        match series.iter_mut().find(|s| s.label == label) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                label,
+                points: vec![point],
+            }),
+        }
+    }
+    for s in &mut series {
+        s.points.sort_by_key(|p| p.0);
+    }
+    series
+}
+
+/// "B identical to A" for series whose numbers equal an earlier series' in this panel.
+fn identical_note(series: &[Series]) -> Option<String> {
+    let notes: Vec<String> = series
+        .iter()
+        .enumerate()
+        .filter_map(|(j, s)| {
+            series[..j]
+                .iter()
+                .find(|t| t.points == s.points)
+                .map(|t| format!("{} identical to {}", s.label, t.label))
+        })
+        .collect();
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
+/// The caption's verdict: the best and whether it is significantly better.
+fn verdict_caption(v: &MetricVerdict, manifest: &Manifest) -> String {
+    let Some(best) = &v.best else {
+        return format!("{} ({} is better)", v.metric, v.better);
+    };
+    let settings = if manifest.keys.is_empty() {
+        best.settings.clone()
+    } else {
+        best.values
+            .iter()
+            .map(|(k, v)| format!("{}={}", short(k), v.as_str().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if v.significant {
+        format!(
+            "{} ({} is better): best {settings}, significantly better than {} other(s)",
+            v.metric, v.better, v.worse
+        )
+    } else {
+        format!(
+            "{} ({} is better): no combination significantly different",
+            v.metric, v.better
+        )
+    }
+}
+
+/// The y range and axis label of a metric (see the module docs).
+fn y_axis(metric: &str, series: &[Series]) -> (f64, f64, String) {
+    let top = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .flat_map(|p| [p.1, p.3])
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, f64::max);
+    if metric.ends_with("_rate") {
+        if top >= 0.5 || top <= 0.0 {
+            return (0.0, 1.0, "share of requests (0 to 1)".into());
+        }
+        let zoom = nice_above(top * 1.1);
+        return (
+            0.0,
+            zoom,
+            format!("share of requests, ZOOMED to 0-{zoom} (full scale 0-1)"),
+        );
+    }
+    let unit = if metric.contains("_ms") {
+        "ms"
+    } else {
+        "per request"
+    };
+    let label = format!("{unit} (from 0)");
+    (0.0, if top > 0.0 { top * 1.1 } else { 1.0 }, label)
+}
+
+/// The smallest of 1, 2, 2.5, 5 × 10^k at or above `x` (> 0).
+fn nice_above(x: f64) -> f64 {
+    let base = 10f64.powf(x.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * base)
+        .find(|&v| v >= x)
+        .unwrap_or(10.0 * base)
+}
+
 /// Writes the plot of `stats` (in grid order) to `path`.
 pub fn write_svg(path: &Path, manifest: &Manifest, stats: &[ComboStats]) -> Result<(), String> {
-    let metrics = manifest.metrics.len().max(1);
-    let rows = metrics.div_ceil(PANEL_COLUMNS);
+    let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let verdict = verdicts(manifest, stats);
+    let is_zero = |m: usize| {
+        stats.iter().all(|c| {
+            c.metrics[m].mean == 0.0 && c.metrics[m].low == 0.0 && c.metrics[m].high == 0.0
+        })
+    };
+    let drawn: Vec<usize> = (0..manifest.metrics.len())
+        .filter(|&m| !is_zero(m) || stats.is_empty())
+        .collect();
+    let zero: Vec<&str> = (0..manifest.metrics.len())
+        .filter(|m| !drawn.contains(m))
+        .map(|m| manifest.metrics[m].as_str())
+        .collect();
+    let legend = series_of(manifest, stats, 0);
+    let legend_rows = legend.len().div_ceil(LEGEND_PER_ROW).max(1) as u32;
+    let legend_height = 12 + LEGEND_ROW * legend_rows;
+    let rows = drawn.len().div_ceil(PANEL_COLUMNS).max(1);
+    let width = PANEL_WIDTH * PANEL_COLUMNS as u32;
     let size = (
-        PANEL_WIDTH * PANEL_COLUMNS as u32,
-        TITLE_HEIGHT + PANEL_HEIGHT * rows as u32,
+        width,
+        TITLE_HEIGHT + legend_height + PANEL_HEIGHT * rows as u32,
     );
     let root = SVGBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let title = format!(
-        "routersim sweep: {} ({} seeds each; mean and 95% interval)",
-        manifest.scenario,
-        manifest.seeds.len()
+    root.fill(&WHITE).map_err(e)?;
+    let (head, rest) = root.split_vertically(TITLE_HEIGHT);
+    let (legend_area, body) = rest.split_vertically(legend_height);
+    head.draw(&Text::new(
+        format!(
+            "routersim sweep: {} ({} seed(s) each; marker = mean, whisker = 95% interval)",
+            manifest.scenario,
+            manifest.seeds.len()
+        ),
+        (12, 10),
+        ("sans-serif", 20),
+    ))
+    .map_err(e)?;
+    let mut sub = format!(
+        "x: {} (categories, as swept)",
+        manifest.keys.first().map_or("-", |k| k.path.as_str())
     );
-    let body = root
-        .titled(&title, ("sans-serif", 20))
-        .map_err(|e| e.to_string())?;
-    let panels = body.split_evenly((rows, PANEL_COLUMNS));
+    if !zero.is_empty() {
+        sub.push_str(&format!("; 0 in every run, not drawn: {}", zero.join(", ")));
+    }
+    head.draw(&Text::new(sub, (12, 38), ("sans-serif", 14)))
+        .map_err(e)?;
 
-    // The x positions of the first key's values.
-    let first = manifest.keys.first();
-    let numbers: Option<Vec<f64>> = first.and_then(|k| {
-        k.values
-            .iter()
-            .map(|v| parse_set_value(v).ok().and_then(|v| v.as_f64()))
-            .collect()
-    });
-    let categories: Vec<String> = match first {
+    // The legend band: outside every panel.
+    let column_width = (width as i32 - 24) / LEGEND_PER_ROW as i32;
+    for (i, s) in legend.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let x = 12 + column_width * (i % LEGEND_PER_ROW) as i32;
+        let y = 6 + (LEGEND_ROW as i32) * (i / LEGEND_PER_ROW) as i32 + 8;
+        legend_area
+            .draw(&PathElement::new(
+                vec![(x, y), (x + 28, y)],
+                color.stroke_width(2),
+            ))
+            .map_err(e)?;
+        let style = color.filled();
+        let at = (x + 14, y);
+        match i % 4 {
+            0 => legend_area.draw(&Circle::new(at, 4, style)),
+            1 => legend_area.draw(&TriangleMarker::new(at, 5, style)),
+            2 => legend_area
+                .draw(&(EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], style))),
+            _ => legend_area.draw(&Cross::new(at, 4, color.stroke_width(2))),
+        }
+        .map_err(e)?;
+        legend_area
+            .draw(&Text::new(
+                s.label.clone(),
+                (x + 36, y - 7),
+                ("sans-serif", 14),
+            ))
+            .map_err(e)?;
+    }
+
+    let categories: Vec<String> = match manifest.keys.first() {
         Some(k) => k.values.clone(),
         None => vec!["(scenario as is)".to_string()],
     };
-    let x_of = |value: usize| -> f64 {
-        match &numbers {
-            Some(n) => n[value],
-            None => value as f64,
-        }
-    };
-    let (x_min, x_max) = match &numbers {
-        Some(n) => {
-            let lo = n.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = n.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let pad = if hi > lo { (hi - lo) * 0.05 } else { 1.0 };
-            (lo - pad, hi + pad)
-        }
-        None => (-0.5, categories.len() as f64 - 0.5),
-    };
-    let x_desc = first.map_or("", |k| k.path.as_str());
-
-    for (m, name) in manifest.metrics.iter().enumerate() {
-        let Some(panel) = panels.get(m) else { break };
-        // One series per combination of the keys after the first, in grid order.
-        let mut series: Vec<Series> = Vec::new();
-        for c in stats {
-            let rest = c.values.get(1..).unwrap_or(&[]);
-            let label = if rest.is_empty() {
-                "mean".to_string()
-            } else {
-                manifest.keys[1..]
-                    .iter()
-                    .zip(rest)
-                    .map(|(k, &v)| format!("{}={}", short(&k.path), k.values[v]))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let x = c.values.first().map_or(0.0, |&v| x_of(v));
-            let i = c.metrics[m];
-            let point = (x, i.mean, i.low, i.high);
-            match series.iter_mut().find(|s| s.label == label) {
-                Some(s) => s.points.push(point),
-                None => series.push(Series {
-                    label,
-                    points: vec![point],
-                }),
-            }
-        }
-        for s in &mut series {
-            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        }
-        let finite = |v: f64| v.is_finite().then_some(v);
-        let lows = series
-            .iter()
-            .flat_map(|s| s.points.iter().filter_map(|p| finite(p.2)));
-        let highs = series
-            .iter()
-            .flat_map(|s| s.points.iter().filter_map(|p| finite(p.3)));
-        let y_lo = lows.fold(f64::INFINITY, f64::min);
-        let y_hi = highs.fold(f64::NEG_INFINITY, f64::max);
-        let (y_lo, y_hi) = if y_lo.is_finite() && y_hi.is_finite() {
-            let span = y_hi - y_lo;
-            let pad = if span > 0.0 {
-                span * 0.08
-            } else if y_lo != 0.0 {
-                y_lo.abs() * 0.1
-            } else {
-                1.0
-            };
-            (y_lo - pad, y_hi + pad)
-        } else {
-            (0.0, 1.0)
-        };
-
-        let mut chart = ChartBuilder::on(panel)
-            .caption(name, ("sans-serif", 16))
-            .margin(8)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x_min..x_max, y_lo..y_hi)
+    let n = categories.len();
+    let panels = body.split_evenly((rows, PANEL_COLUMNS));
+    for (panel, &m) in panels.iter().zip(&drawn) {
+        let name = &manifest.metrics[m];
+        let series = series_of(manifest, stats, m);
+        let k = series.len().max(1);
+        let step = (0.6 / k as f64).min(0.1);
+        let offset = |i: usize| (i as f64 - (k as f64 - 1.0) / 2.0) * step;
+        let (y_lo, y_hi, y_desc) = y_axis(name, &series);
+        let caption = verdict
+            .get(m)
+            .map_or_else(|| name.clone(), |v| verdict_caption(v, manifest));
+        let inner = panel.margin(6, 6, 10, 10);
+        let inner = inner.titled(&caption, ("sans-serif", 15)).map_err(e)?;
+        let note = identical_note(&series).unwrap_or_default();
+        let inner = inner.titled(&note, ("sans-serif", 12)).map_err(e)?;
+        let mut chart = ChartBuilder::on(&inner)
+            .x_label_area_size(44)
+            .y_label_area_size(72)
+            .build_cartesian_2d(-0.5..n as f64 - 0.5, y_lo..y_hi)
             .map_err(|e| e.to_string())?;
-        let category_label = |x: &f64| -> String {
-            let i = x.round();
-            if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < categories.len() {
-                categories[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(x_desc)
+        // Categorical x: no numeric ticks; each value's label is drawn under its category.
+        chart
+            .configure_mesh()
+            .x_desc(manifest.keys.first().map_or("", |k| short(&k.path)))
+            .y_desc(&y_desc)
+            .x_labels(0)
+            .disable_x_mesh()
             .max_light_lines(0)
-            .bold_line_style(RGBColor(225, 225, 225));
-        if numbers.is_none() {
-            mesh.x_labels(categories.len() * 2 + 1)
-                .x_label_formatter(&category_label);
+            .bold_line_style(RGBColor(230, 230, 230))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, value) in categories.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(i as f64, y_lo));
+            root.draw(&PathElement::new(vec![(x, y), (x, y + 5)], BLACK))
+                .map_err(e)?;
+            root.draw(&Text::new(
+                value.clone(),
+                (x, y + 8),
+                ("sans-serif", 14)
+                    .into_font()
+                    .into_text_style(&root)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            ))
+            .map_err(e)?;
         }
-        mesh.draw().map_err(|e| e.to_string())?;
-
         for (i, s) in series.iter().enumerate() {
             let color = COLORS[i % COLORS.len()];
-            let drawn = chart
+            let dx = offset(i);
+            let at = |p: &(usize, f64, f64, f64)| p.0 as f64 + dx;
+            chart
                 .draw_series(LineSeries::new(
-                    s.points.iter().map(|p| (p.0, p.1)),
-                    color.stroke_width(2),
+                    s.points.iter().map(|p| (at(p), p.1)),
+                    color.stroke_width(1),
                 ))
                 .map_err(|e| e.to_string())?;
-            if m == 0 && series.len() > 1 {
-                drawn.label(s.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+            chart
+                .draw_series(s.points.iter().filter(|p| p.2.is_finite()).map(|p| {
+                    PathElement::new(
+                        vec![(at(p), p.2.max(y_lo)), (at(p), p.3.min(y_hi))],
+                        color.stroke_width(2),
+                    )
+                }))
+                .map_err(|e| e.to_string())?;
+            // Each series its own marker shape, so coincident ones stay told apart.
+            let points = s.points.iter().map(|p| (at(p), p.1));
+            let style = color.filled();
+            match i % 4 {
+                0 => chart.draw_series(points.map(|p| Circle::new(p, 4, style))),
+                1 => chart.draw_series(points.map(|p| TriangleMarker::new(p, 5, style))),
+                2 => chart.draw_series(
+                    points.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], style)),
+                ),
+                _ => chart.draw_series(points.map(|p| Cross::new(p, 4, color.stroke_width(2)))),
             }
-            chart
-                .draw_series(
-                    s.points
-                        .iter()
-                        .map(|p| PathElement::new(vec![(p.0, p.2), (p.0, p.3)], color)),
-                )
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(
-                    s.points
-                        .iter()
-                        .map(|p| Circle::new((p.0, p.1), 3, color.filled())),
-                )
-                .map_err(|e| e.to_string())?;
-        }
-        if m == 0 && series.len() > 1 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())?;
         }
     }
-    root.present().map_err(|e| e.to_string())?;
+    root.present().map_err(e)?;
     Ok(())
 }

@@ -6,8 +6,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::run::{Manifest, RunRow};
+use serde_json::Value;
+
+use super::run::{Manifest, RunRow, run_dir};
 use super::stats::{ComboStats, combo_stats};
+use super::verdict::{marks, verdicts};
 use super::{RUNS_CSV, SWEEP_CSV, SWEEP_JSON, SWEEP_SVG, SweepError, file_error};
 
 /// A number for `runs.csv`: the shortest text that reads back to the same `f64`.
@@ -29,7 +32,7 @@ fn fixed6(x: f64) -> String {
 pub fn runs_header(manifest: &Manifest) -> Vec<String> {
     let mut header: Vec<String> = manifest.keys.iter().map(|k| k.path.clone()).collect();
     header.push("seed".into());
-    header.extend(manifest.metrics.iter().cloned());
+    header.extend(manifest.columns().cloned());
     header
 }
 
@@ -37,10 +40,13 @@ pub fn runs_header(manifest: &Manifest) -> Vec<String> {
 pub fn sweep_header(manifest: &Manifest) -> Vec<String> {
     let mut header: Vec<String> = manifest.keys.iter().map(|k| k.path.clone()).collect();
     header.push("runs".into());
-    for m in &manifest.metrics {
+    for m in manifest.columns() {
         for suffix in ["mean", "ci95_low", "ci95_high"] {
             header.push(format!("{m}_{suffix}"));
         }
+    }
+    for m in &manifest.metrics {
+        header.push(format!("{m}_verdict"));
     }
     header
 }
@@ -77,7 +83,13 @@ pub fn runs_csv(manifest: &Manifest, rows: &[RunRow]) -> Result<String, SweepErr
 
 /// `sweep.csv` text.
 pub fn sweep_csv(manifest: &Manifest, stats: &[ComboStats]) -> Result<String, SweepError> {
-    let body = stats.iter().map(|c| {
+    let verdict: Vec<_> = manifest
+        .metrics
+        .iter()
+        .enumerate()
+        .map(|(m, name)| marks(name, stats, m))
+        .collect();
+    let body = stats.iter().enumerate().map(|(row_index, c)| {
         let mut row: Vec<String> = manifest
             .keys
             .iter()
@@ -88,9 +100,33 @@ pub fn sweep_csv(manifest: &Manifest, stats: &[ComboStats]) -> Result<String, Sw
         for i in &c.metrics {
             row.extend([fixed6(i.mean), fixed6(i.low), fixed6(i.high)]);
         }
+        row.extend(verdict.iter().map(|m| m[row_index].as_str().to_string()));
         row
     });
     csv_text(std::iter::once(sweep_header(manifest)).chain(body))
+}
+
+/// `runs/index.csv` text: which run folder holds which settings and seed (`path` relative to
+/// the sweep folder, then one column per key, then `seed`), for the rows this folder ran.
+pub fn runs_index_csv(manifest: &Manifest, rows: &[RunRow]) -> Result<String, SweepError> {
+    let combos = manifest.combinations();
+    let mut header = vec!["path".to_string()];
+    header.extend(manifest.keys.iter().map(|k| k.path.clone()));
+    header.push("seed".into());
+    let body = rows.iter().map(|r| {
+        let dir = run_dir(Path::new(""), r.combo, r.seed);
+        let mut row = vec![dir.to_string_lossy().replace('\\', "/")];
+        row.extend(
+            manifest
+                .keys
+                .iter()
+                .zip(&combos[r.combo])
+                .map(|(k, &v)| k.values[v].clone()),
+        );
+        row.push(r.seed.to_string());
+        row
+    });
+    csv_text(std::iter::once(header).chain(body))
 }
 
 pub(super) fn write(path: &Path, text: &str) -> Result<(), SweepError> {
@@ -105,11 +141,19 @@ pub fn write_outputs(
     rows: &[RunRow],
 ) -> Result<Vec<ComboStats>, SweepError> {
     std::fs::create_dir_all(out).map_err(|e| file_error(out, e))?;
-    let mut json = serde_json::to_string_pretty(manifest).map_err(|e| file_error(out, e))?;
+    let stats = combo_stats(manifest, rows);
+    // The verdict is beside the manifest, not in it: `merge` reads the manifest back and
+    // recomputes the verdict from the joined runs.
+    let mut value = serde_json::to_value(manifest).map_err(|e| file_error(out, e))?;
+    if let Value::Object(map) = &mut value {
+        let verdict =
+            serde_json::to_value(verdicts(manifest, &stats)).map_err(|e| file_error(out, e))?;
+        map.insert("verdict".into(), verdict);
+    }
+    let mut json = serde_json::to_string_pretty(&value).map_err(|e| file_error(out, e))?;
     json.push('\n');
     write(&out.join(SWEEP_JSON), &json)?;
     write(&out.join(RUNS_CSV), &runs_csv(manifest, rows)?)?;
-    let stats = combo_stats(manifest, rows);
     write(&out.join(SWEEP_CSV), &sweep_csv(manifest, &stats)?)?;
     let svg = out.join(SWEEP_SVG);
     crate::sweep_plot::write_svg(&svg, manifest, &stats).map_err(|e| file_error(&svg, e))?;
@@ -195,11 +239,13 @@ pub fn read_runs(dir: &Path, manifest: &Manifest) -> Result<Vec<RunRow>, SweepEr
             .iter()
             .position(|&s| s == seed)
             .ok_or_else(|| bad(format!("seed {seed} is not one of the sweep's seeds")))?;
-        let metrics = (0..manifest.metrics.len())
-            .map(|m| {
+        let metrics = manifest
+            .columns()
+            .enumerate()
+            .map(|(m, name)| {
                 let text = &record[keys + 1 + m];
                 text.parse::<f64>()
-                    .map_err(|_| bad(format!("{} {text:?} is not a number", manifest.metrics[m])))
+                    .map_err(|_| bad(format!("{name} {text:?} is not a number")))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let job = combo * manifest.seeds.len() + seed_index;

@@ -97,7 +97,10 @@ pub fn merge(shard_dirs: &[PathBuf], out: &Path) -> Result<Merged, SweepError> {
                 format!("{:?}", m.seeds),
             ));
         }
-        if m.metrics != first.metrics || m.routersim_version != first.routersim_version {
+        if m.metrics != first.metrics
+            || m.counts != first.counts
+            || m.routersim_version != first.routersim_version
+        {
             return Err(differs(
                 "routersim version",
                 first.routersim_version.clone(),

@@ -24,8 +24,14 @@
 //! - `sweep.csv`: one row per combination (with at least one run): the keys, `runs`, then for
 //!   each metric `<m>_mean,<m>_ci95_low,<m>_ci95_high`: the mean over seeds and the 95 %
 //!   interval of that mean, `mean ± t(0.975, n−1)·s/√n` (`s` the sample standard deviation);
-//!   with one seed the interval is the mean itself. Six decimals.
+//!   with one seed the interval is the mean itself. Six decimals. The same for each count
+//!   after the metrics, then `<m>_verdict` per metric (`verdict`).
+//! - `runs.csv` and `sweep.csv` carry counts after the rates ([`Manifest::counts`]): failed
+//!   requests, cooldowns set, fallback hops per target group.
+//! - `sweep.json` also holds the verdict: per metric, the best combination and those whose
+//!   95 % interval overlaps it ([`verdicts`]).
 //! - `sweep.svg`: see [`sweep_plot`](crate::sweep_plot).
+//! - `runs/index.csv`: which run folder holds which settings and seed.
 //! - `runs/c<NNN>/seed-<S>/summary.json`: each run's summary (`NNN` is the combination's
 //!   1-based grid position, zero-padded to 3). A run writes its report there with
 //!   `no_trace`; everything but `summary.json` (and the completion marker) is deleted when the
@@ -43,25 +49,33 @@
 //! # Layout
 //!
 //! `args` parses `--set` and `--shard`; `run` builds the grid and runs its jobs; `stats`
-//! computes the means and intervals; `files` writes and reads `sweep.json`, `runs.csv` and
-//! `sweep.csv`; `merge` joins shard folders. Every public item is re-exported here.
+//! computes the means and intervals; `verdict` judges them; `files` writes and reads
+//! `sweep.json`, `runs.csv` and `sweep.csv`; `merge` joins shard folders; `glob` expands
+//! `merge`'s quoted patterns. Every public item is re-exported here.
 
 mod args;
 mod files;
+mod glob;
 mod merge;
 mod run;
 mod stats;
+mod verdict;
 
 pub use self::args::{Shard, SweepKey, parse_set_arg, parse_set_args, parse_shard};
 pub use self::files::{
-    read_manifest, read_runs, runs_csv, runs_header, sweep_csv, sweep_header, write_outputs,
+    read_manifest, read_runs, runs_csv, runs_header, runs_index_csv, sweep_csv, sweep_header,
+    write_outputs,
 };
+pub use self::glob::{expand as expand_glob, expand_all as expand_globs};
 pub use self::merge::{Merged, merge};
 pub use self::run::{
     Manifest, RunRow, Sweep, SweepOutput, default_out_dir, is_shard_folder, prepare, run_dir,
     worker_count,
 };
 pub use self::stats::{ComboStats, Interval, combo_stats, format_table, mean_ci95, t975};
+pub use self::verdict::{
+    Mark, MetricVerdict, Standing, lower_is_better, marks, verdict_lines, verdicts,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -94,6 +108,8 @@ pub const SWEEP_CSV: &str = "sweep.csv";
 pub const SWEEP_SVG: &str = "sweep.svg";
 /// Where the per-run summaries go.
 pub const RUNS_DIR: &str = "runs";
+/// In [`RUNS_DIR`]: which run folder holds which settings and seed.
+pub const RUNS_INDEX: &str = "index.csv";
 
 /// Why a sweep (or a merge) could not happen; every one is the user's input or an IO error.
 #[derive(Debug, thiserror::Error)]

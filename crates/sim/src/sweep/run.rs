@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::args::{Shard, SweepKey};
-use super::files::write_outputs;
+use super::files::{runs_index_csv, write, write_outputs};
 use super::stats::ComboStats;
-use super::{METRICS, RUNS_DIR, SweepError, file_error};
+use super::{METRICS, RUNS_DIR, RUNS_INDEX, SweepError, file_error};
 use crate::config_keys::set_does_nothing;
 use crate::hash::content_hash;
 use crate::report_dir::{ReportDir, mark_complete};
@@ -44,6 +44,10 @@ pub struct Manifest {
     pub seeds: Vec<u64>,
     /// The metrics of `runs.csv` ([`METRICS`]).
     pub metrics: Vec<String>,
+    /// Counts per run, after the metrics in `runs.csv` and `sweep.csv` (see
+    /// [`count_columns`]); absent in sweeps of earlier versions.
+    #[serde(default)]
+    pub counts: Vec<String>,
     /// The shard this directory holds; `None` for the whole sweep (or a merge).
     pub shard: Option<Shard>,
     /// The swept keys that changed no run's summary, each with why where the engine can tell
@@ -69,6 +73,11 @@ impl Manifest {
                 .collect();
         }
         combos
+    }
+
+    /// The per-run columns after the keys and seed: the metrics, then the counts.
+    pub fn columns(&self) -> impl Iterator<Item = &String> {
+        self.metrics.iter().chain(&self.counts)
     }
 
     /// Jobs in the whole sweep: combinations × seeds.
@@ -154,6 +163,7 @@ pub fn prepare(
         keys,
         seeds,
         metrics: METRICS.iter().map(|m| m.to_string()).collect(),
+        counts: Vec::new(),
         shard,
         no_effect: Vec::new(),
     };
@@ -196,6 +206,8 @@ pub fn prepare(
             }
         }
     }
+    let mut manifest = manifest;
+    manifest.counts = count_columns(&scenarios);
     Ok(Sweep {
         manifest,
         combos,
@@ -286,6 +298,10 @@ impl Sweep {
                     });
                 }
                 let stats = write_outputs(staged.path(), &manifest, &rows)?;
+                let index = staged.path().join(RUNS_DIR).join(RUNS_INDEX);
+                std::fs::create_dir_all(staged.path().join(RUNS_DIR))
+                    .map_err(|e| file_error(&index, e))?;
+                write(&index, &runs_index_csv(&manifest, &rows)?)?;
                 Ok((rows, stats, manifest))
             });
         let (rows, stats, manifest) = written.map_err(|source| SweepError::NotWritten {
@@ -333,6 +349,17 @@ impl Sweep {
         let metrics = METRICS
             .iter()
             .map(|m| report.summary.metric(m).unwrap_or(f64::NAN))
+            .chain(
+                self.manifest
+                    .counts
+                    .iter()
+                    .map(|c| match c.strip_prefix(FALLBACKS_TO) {
+                        Some(group) => {
+                            report.facts.fallbacks_to.get(group).copied().unwrap_or(0) as f64
+                        }
+                        None => report.summary.metric(c).unwrap_or(f64::NAN),
+                    }),
+            )
             .collect();
         Ok(RunRow {
             combo,
@@ -341,6 +368,26 @@ impl Sweep {
             metrics,
         })
     }
+}
+
+/// The prefix of the per-target-group fallback count columns.
+const FALLBACKS_TO: &str = "fallbacks_to.";
+
+/// The counts a sweep records beside the rates: `failed` (failed requests), `cooldowns`
+/// (`CooldownSet` events, re-sets of a live cooldown included, as the summary counts them),
+/// then `fallbacks_to.<group>`: fallback hops into each model group of the scenario (every
+/// group any combination's `model_list` names, in first-seen order; 0 where none went there).
+fn count_columns(scenarios: &[Scenario]) -> Vec<String> {
+    let mut columns = vec!["failed".to_string(), "cooldowns".to_string()];
+    for scenario in scenarios {
+        for d in &scenario.router.deployments {
+            let column = format!("{FALLBACKS_TO}{}", d.model_name);
+            if !columns.contains(&column) {
+                columns.push(column);
+            }
+        }
+    }
+    columns
 }
 
 /// What [`Sweep::run_into_folder`] produced.

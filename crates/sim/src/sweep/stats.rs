@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use super::run::{Manifest, RunRow};
+use super::verdict::{Mark, marks, verdict_lines};
 
 /// The mean of a metric over seeds and its 95 % interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -106,7 +107,8 @@ pub struct ComboStats {
     pub values: Vec<usize>,
     /// Runs it has.
     pub runs: usize,
-    /// One interval per metric, in [`METRICS`](super::METRICS) order.
+    /// One interval per metric, in [`METRICS`](super::METRICS) order, then one per count
+    /// ([`Manifest::counts`]).
     pub metrics: Vec<Interval>,
 }
 
@@ -116,7 +118,7 @@ pub fn combo_stats(manifest: &Manifest, rows: &[RunRow]) -> Vec<ComboStats> {
     let mut out = Vec::new();
     for group in rows.chunk_by(|a, b| a.combo == b.combo) {
         let combo = group[0].combo;
-        let metrics = (0..manifest.metrics.len())
+        let metrics = (0..manifest.columns().count())
             .map(|m| mean_ci95(&group.iter().map(|r| r.metrics[m]).collect::<Vec<_>>()))
             .collect();
         out.push(ComboStats {
@@ -159,20 +161,36 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
         }
     }
     let combos = manifest.combinations();
+    // `*` best, `~` not significantly different from the best (see `verdict`).
+    let marks: Vec<Vec<Mark>> = shown
+        .iter()
+        .map(|&(name, _, _)| {
+            manifest
+                .metrics
+                .iter()
+                .position(|x| x == name)
+                .map_or_else(Vec::new, |m| marks(name, stats, m))
+        })
+        .collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["settings".to_string(), "runs".to_string()];
     header.extend(shown.iter().map(|(_, label, _)| format!("{label} (±95%)")));
     rows.push(header);
-    for c in stats {
+    for (index, c) in stats.iter().enumerate() {
         let mut row = vec![manifest.describe(&combos[c.combo]), c.runs.to_string()];
-        for &(name, _, decimals) in &shown {
+        for (column, &(name, _, decimals)) in shown.iter().enumerate() {
             let Some(m) = manifest.metrics.iter().position(|x| x == name) else {
                 row.push(String::new());
                 continue;
             };
             let i = c.metrics[m];
+            let mark = match marks[column].get(index) {
+                Some(Mark::Best) if stats.len() > 1 => "*",
+                Some(Mark::Indistinguishable) => "~",
+                _ => " ",
+            };
             row.push(format!(
-                "{:.*} ±{:.*}",
+                "{:.*} ±{:.*}{mark}",
                 decimals,
                 i.mean,
                 decimals,
@@ -200,6 +218,10 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
             }
         }
         text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    for line in verdict_lines(manifest, stats) {
+        text.push_str(&line);
         text.push('\n');
     }
     text

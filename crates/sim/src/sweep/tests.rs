@@ -62,6 +62,7 @@ fn grid_order_is_first_key_slowest() {
         ],
         seeds: vec![1, 2],
         metrics: vec![],
+        counts: vec![],
         shard: None,
         no_effect: vec![],
     };
@@ -71,4 +72,52 @@ fn grid_order_is_first_key_slowest() {
     assert_eq!(c[1], vec![0, 1]);
     assert_eq!(c[3], vec![1, 0]);
     assert_eq!(m.job_count(), 12);
+}
+
+fn combo(combo: usize, values: &[f64]) -> ComboStats {
+    ComboStats {
+        combo,
+        values: vec![combo],
+        runs: values.len(),
+        metrics: vec![mean_ci95(values)],
+    }
+}
+
+#[test]
+fn the_verdict_names_the_best_and_what_cannot_be_told_apart() {
+    // failed_rate, lower is better: value 0 is clearly best; 1 and 2 are the same runs, and
+    // 3 overlaps 0's interval.
+    let stats = vec![
+        combo(0, &[0.10, 0.11, 0.12]),
+        combo(1, &[0.50, 0.52, 0.51]),
+        combo(2, &[0.50, 0.52, 0.51]),
+        combo(3, &[0.05, 0.20, 0.12]),
+    ];
+    let marks = marks("failed_rate", &stats, 0);
+    assert_eq!(
+        marks,
+        [
+            Mark::Best,
+            Mark::Worse,
+            Mark::Worse,
+            Mark::Indistinguishable
+        ]
+    );
+    // Higher is better for a success share: the same numbers pick 1 (first of the tie), and
+    // its identical twin 2 is indistinguishable.
+    let marks = marks_for_ok(&stats);
+    assert_eq!(
+        marks,
+        [
+            Mark::Worse,
+            Mark::Best,
+            Mark::Indistinguishable,
+            Mark::Worse
+        ]
+    );
+    assert!(lower_is_better("p99_latency_ms") && !lower_is_better("ok_rate"));
+}
+
+fn marks_for_ok(stats: &[ComboStats]) -> Vec<Mark> {
+    marks("ok_rate", stats, 0)
 }

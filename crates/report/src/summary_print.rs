@@ -47,18 +47,30 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         "  latency p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.max
     )?;
+    // Periods (distinct cooling intervals, as the plot draws them) beside sets (every
+    // `CooldownSet`, re-sets that extend a live cooldown included): two different numbers.
     write!(
         out,
-        "  cooldowns {} ({:.3} ms cooled), all-cooled picks {}",
-        s.cooldowns.total, s.cooldowns.cooled_ms_total, s.all_cooled
+        "  cooldown periods {}, cooldown sets {} ({:.3} ms cooled), all-cooled picks {}",
+        s.cooldowns.periods, s.cooldowns.sets, s.cooldowns.cooled_ms_total, s.all_cooled
     )?;
-    if !s.cooldowns.by_deployment.is_empty() {
-        let parts: Vec<String> = s
-            .cooldowns
-            .by_deployment
-            .iter()
-            .map(|(id, d)| format!("{id} {}×/{:.3} ms", d.count, d.total_cooled_ms))
-            .collect();
+    let parts: Vec<String> = s
+        .cooldowns
+        .by_deployment
+        .iter()
+        .filter(|(_, d)| d.count > 0)
+        .map(|(id, d)| {
+            format!(
+                "{id} {} {}/{} {}/{:.3} ms",
+                d.periods,
+                plural(d.periods, "period"),
+                d.sets,
+                plural(d.sets, "set"),
+                d.total_cooled_ms
+            )
+        })
+        .collect();
+    if !parts.is_empty() {
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
@@ -150,4 +162,13 @@ fn print_streams(st: &StreamSummary, out: &mut impl Write) -> io::Result<()> {
         st.ttft_ms.p50,
         st.ttft_ms.p99
     )
+}
+
+/// `period` or `periods`.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
 }

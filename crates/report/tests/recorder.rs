@@ -590,7 +590,7 @@ fn print_summary_is_short() -> TestResult {
   ok 1, failed 1 (timeout 1)
   fallback rate 50.00% (1 hops), retry rate 50.00% (1 retries), 2.00 attempts/request (max 2)
   latency p50 1500.159 ms, p99 1700.000 ms, max 1700.000 ms
-  cooldowns 1 (5000.000 ms cooled), all-cooled picks 0: a 1×/5000.000 ms
+  cooldown periods 1, cooldown sets 1 (5000.000 ms cooled), all-cooled picks 0: a 1 period/1 set/5000.000 ms
   deadline exhausted 0 (0.00%), 2.00 attempts/completed request; by final route: b 1× p99 1500.000 ms, c 1× p99 1700.000 ms
 "
     );

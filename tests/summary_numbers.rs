@@ -119,7 +119,10 @@ fn cooldown_sets_count_every_set_and_periods_count_intervals() -> TestResult {
         stdout.contains("cooldown periods 2, cooldown sets 4 (39000.000 ms cooled)"),
         "{stdout}"
     );
-    assert!(stdout.contains("solo 2 periods/4 sets/39000.000 ms"), "{stdout}");
+    assert!(
+        stdout.contains("solo 2 periods/4 sets/39000.000 ms"),
+        "{stdout}"
+    );
     let html = std::fs::read_to_string(out.join("report.html"))?;
     assert!(
         html.contains("<span>cooldown periods</span><b>2</b>"),
@@ -157,7 +160,10 @@ fn every_deployment_is_in_the_per_deployment_maps_with_zeros() -> TestResult {
         &dir,
         "multigrid.yaml",
         &COOLDOWN_RESETS
-            .replace("cooldown_time: 30s}", "cooldown_time: 30s, profile: multigrid}")
+            .replace(
+                "cooldown_time: 30s}",
+                "cooldown_time: 30s, profile: multigrid}",
+            )
             .split("expect:")
             .next()
             .unwrap()
@@ -206,6 +212,13 @@ fn fault_windows_count_requests_during_and_after() -> TestResult {
     assert_eq!(after["p99_latency_ms"], 100.0, "{after}");
     // No expect line is windowed: no `expect_windows`.
     assert!(s.get("expect_windows").is_none(), "{s}");
+    assert!(
+        stdout.contains(
+            "  window solo: service_unavailable [10.000 s, 20.000 s): during 5 requests, 5 failed, \
+             p99 50.000 ms; after 3 requests, 0 failed, p99 100.000 ms\n"
+        ),
+        "{stdout}"
+    );
     Ok(())
 }
 
@@ -232,6 +245,11 @@ fn windowed_expect_lines_pass_and_fail_on_their_window_only() -> TestResult {
     );
     let s = summary(&out);
     assert_eq!(s["expect_windows"].as_array().map(Vec::len), Some(3), "{s}");
+    let html = std::fs::read_to_string(out.join("report.html"))?;
+    assert!(
+        html.contains("<td>failed in 10s..20s</td>"),
+        "report.html names the window"
+    );
 
     // The whole run failed 5 of 12: a bound the whole run meets fails in the window after.
     let failing = write(
@@ -285,7 +303,10 @@ fn a_bad_window_exits_2_naming_file_line_and_path() -> TestResult {
         let scenario = write(&dir, &format!("{name}.yaml"), &windows_scenario(line));
         let (code, stdout, stderr) = run(&scenario, &dir.join(name));
         assert_eq!(code, Some(2), "{name}: {stdout}{stderr}");
-        assert!(stderr.contains(&format!("{name}.yaml:")), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}.yaml:")),
+            "{name}: {stderr}"
+        );
         assert!(stderr.contains(path), "{name}: {stderr}");
         assert!(stderr.contains(what), "{name}: {stderr}");
         assert!(!dir.join(name).join("summary.json").exists(), "{name}");

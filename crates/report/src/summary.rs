@@ -18,8 +18,8 @@ use routersim_engine::stream::StreamOutcome;
 
 pub use crate::routing_metrics::{NO_ROUTE, RouteLatencyStats, RoutingMetrics};
 use crate::streams::{BREAKS, is_break_name};
-pub use crate::windows::{FaultWindowSummary, ScopedWindowSummary, TimeWindow, WindowStats};
 pub use crate::summary_print::print_summary;
+pub use crate::windows::{FaultWindowSummary, ScopedWindowSummary, TimeWindow, WindowStats};
 
 /// The run's summary, as written to `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -74,6 +74,7 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
+    print_windows(s, out)?;
     if let Some(routing) = &s.routing {
         print_routing(routing, out)?;
     }
@@ -171,4 +172,31 @@ fn plural(n: u64, word: &str) -> String {
     } else {
         format!("{word}s")
     }
+}
+
+/// One line per fault window: what the requests that arrived during it and after it met.
+fn print_windows(s: &Summary, out: &mut impl Write) -> io::Result<()> {
+    let phase = |w: &crate::windows::WindowStats| {
+        format!(
+            "{} requests, {} failed, p99 {:.3} ms",
+            w.requests, w.failed, w.p99_latency_ms
+        )
+    };
+    for w in &s.windows {
+        let to = w
+            .to_ms
+            .map_or_else(|| "end".to_string(), |to| format!("{:.3} s", to / 1000.0));
+        write!(
+            out,
+            "  window {} [{:.3} s, {to}): during {}",
+            w.label,
+            w.from_ms / 1000.0,
+            phase(&w.during)
+        )?;
+        if w.to_ms.is_some() {
+            write!(out, "; after {}", phase(&w.after))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }

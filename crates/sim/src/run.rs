@@ -30,8 +30,8 @@ use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, Stre
 use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_mock_providers::{FaultSpec, duration::format_duration};
 use routersim_report::record::{Recorder, RecorderOptions, RunMeta, SummaryContext};
-use routersim_report::windows::TimeWindow;
 use routersim_report::summary::{RouterProfile, Summary};
+use routersim_report::windows::TimeWindow;
 use routersim_report::{
     DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, write_report_html,
 };
@@ -269,7 +269,11 @@ pub fn run_into_with_sink(
         let rows: Vec<ExpectRow> = expectations
             .iter()
             .map(|e| ExpectRow {
-                metric: e.expectation.metric.clone(),
+                // A windowed line says its window: `p99_latency_ms in 5m..15m`.
+                metric: match e.expectation.window {
+                    Some(w) => format!("{} in {}", e.expectation.metric, expect::format_window(w)),
+                    None => e.expectation.metric.clone(),
+                },
                 min: e.expectation.min,
                 max: e.expectation.max,
                 measured: e.measured,
@@ -588,7 +592,15 @@ pub fn summary_context(scenario: &Scenario) -> SummaryContext {
         fault_windows: plots
             .faults
             .into_iter()
-            .map(|f| (f.label, TimeWindow { from: f.from, to: f.to }))
+            .map(|f| {
+                (
+                    f.label,
+                    TimeWindow {
+                        from: f.from,
+                        to: f.to,
+                    },
+                )
+            })
             .collect(),
         scoped_windows: expect::scoped_windows(&scenario.expect),
     }

@@ -361,10 +361,14 @@ const SUMMARY: &str = r#"{
   },
   "cooldowns": {
     "total": 1,
+    "sets": 1,
+    "periods": 1,
     "cooled_ms_total": 5000.0,
     "by_deployment": {
       "a": {
         "count": 1,
+        "sets": 1,
+        "periods": 1,
         "total_cooled_ms": 5000.0
       }
     }
@@ -413,6 +417,7 @@ const SUMMARY: &str = r#"{
   },
   "duration_ms": 5200.0,
   "run_end_ms": 6000.0,
+  "windows": [],
   "events": {
     "attempt_end": 4,
     "attempt_start": 4,

@@ -156,18 +156,14 @@ fn every_deployment_is_in_the_per_deployment_maps_with_zeros() -> TestResult {
     assert_eq!(solo["count"], 0, "{solo}");
     // Under the default profile the reliability metrics are left out; where they are written
     // (multigrid), every deployment has its final-route entry.
+    let text = COOLDOWN_RESETS.replace(
+        "cooldown_time: 30s}",
+        "cooldown_time: 30s, profile: multigrid}",
+    );
     let multigrid = write(
         &dir,
         "multigrid.yaml",
-        &COOLDOWN_RESETS
-            .replace(
-                "cooldown_time: 30s}",
-                "cooldown_time: 30s, profile: multigrid}",
-            )
-            .split("expect:")
-            .next()
-            .unwrap()
-            .to_string(),
+        text.split("expect:").next().unwrap(),
     );
     let out = dir.join("out-multigrid");
     let (code, stdout, stderr) = run(&multigrid, &out);

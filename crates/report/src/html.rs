@@ -202,7 +202,8 @@ fn headline_section(page: &mut String, s: &Summary) {
         ("latency p99 (ms)", fmt_value(s.latency_ms.p99)),
         ("latency p99.9 (ms)", fmt_value(s.latency_ms.p99_9)),
         ("latency max (ms)", fmt_value(s.latency_ms.max)),
-        ("cooldowns", s.cooldowns.total.to_string()),
+        ("cooldown periods", s.cooldowns.periods.to_string()),
+        ("cooldown sets", s.cooldowns.sets.to_string()),
         ("all cooled", s.all_cooled.to_string()),
     ];
     if s.half_open.total > 0 {

@@ -29,6 +29,7 @@ pub mod summary;
 mod summary_print;
 mod timeseries;
 mod units;
+pub mod windows;
 
 pub use error::ReportError;
 pub use html::{ExpectRow, PageTitle, REPORT_HTML, write_report_html};

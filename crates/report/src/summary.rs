@@ -19,6 +19,7 @@ use routersim_engine::stream::StreamOutcome;
 pub use crate::routing_metrics::{NO_ROUTE, RouteLatencyStats, RoutingMetrics};
 use crate::streams::{BREAKS, is_break_name};
 pub use crate::summary_print::print_summary;
+pub use crate::windows::{FaultWindowSummary, ScopedWindowSummary, TimeWindow, WindowStats};
 
 /// The run's summary, as written to `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,6 +87,14 @@ pub struct Summary {
     pub duration_ms: f64,
     /// Virtual time the run ended (cooldowns are clipped to it), ms since the run start.
     pub run_end_ms: f64,
+    /// Each fault window of the scenario (scenario order): the requests that arrived during
+    /// it and after it (to the run end); see [`crate::windows`]. Empty without faults.
+    #[serde(default)]
+    pub windows: Vec<FaultWindowSummary>,
+    /// The windows `expect` lines are scoped to (`window: 5m..15m`), with the same numbers;
+    /// absent when no line is scoped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect_windows: Vec<ScopedWindowSummary>,
     /// Every event, counted by name.
     pub events: BTreeMap<String, u64>,
     /// What the alternatives did (`retry_budget`, `retry_throttling`, `outlier_detection`,
@@ -191,11 +200,21 @@ pub struct LatencyStats {
     pub mean: f64,
 }
 
-/// Cooldowns over the run.
+/// Cooldowns over the run, counted two ways: `sets` counts every `CooldownSet` event (a
+/// re-set that extends a live cooldown counts again; `total` is the same number, kept under
+/// its old name), `periods` counts the distinct cooling intervals (what the deployments plot
+/// draws and labels `N periods`). `periods <= sets`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CooldownStats {
-    /// `CooldownSet` events (a re-cool that extends a cooldown counts again).
+    /// `CooldownSet` events (a re-cool that extends a cooldown counts again); equals `sets`.
     pub total: u64,
+    /// `CooldownSet` events, every one (the `cooldown_sets` metric).
+    #[serde(default)]
+    pub sets: u64,
+    /// Cooling periods: intervals from a `CooldownSet` on a deployment not cooling to the
+    /// cooldown's end (the `cooldown_periods` metric).
+    #[serde(default)]
+    pub periods: u64,
     /// Time deployments spent cooling, summed over deployments, ms.
     pub cooled_ms_total: f64,
     /// Per deployment id.
@@ -205,8 +224,14 @@ pub struct CooldownStats {
 /// One deployment's cooldowns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeploymentCooldownStats {
-    /// `CooldownSet` events for it.
+    /// `CooldownSet` events for it (the `cooldowns.<id>` metric); equals `sets`.
     pub count: u64,
+    /// `CooldownSet` events for it (`cooldown_sets.<id>`).
+    #[serde(default)]
+    pub sets: u64,
+    /// Its cooling periods (`cooldown_periods.<id>`).
+    #[serde(default)]
+    pub periods: u64,
     /// Time it spent cooling (overlapping cooldowns counted once, clipped to the run end), ms.
     pub total_cooled_ms: f64,
 }
@@ -385,6 +410,8 @@ const PLAIN_METRICS: &[Metric] = &[
     metric("max_latency_ms", |s| s.latency_ms.max),
     metric("mean_latency_ms", |s| s.latency_ms.mean),
     metric("cooldowns", |s| s.cooldowns.total as f64),
+    metric("cooldown_sets", |s| s.cooldowns.sets as f64),
+    metric("cooldown_periods", |s| s.cooldowns.periods as f64),
     metric("cooled_ms_total", |s| s.cooldowns.cooled_ms_total),
     metric("all_cooled", |s| s.all_cooled as f64),
     metric("half_open", |s| s.half_open.total as f64),
@@ -555,6 +582,26 @@ const PARAM_METRICS: &[ParamMetric] = &[
         },
     },
     ParamMetric {
+        name: "cooldown_sets.<deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| {
+            s.cooldowns
+                .by_deployment
+                .get(id)
+                .map_or(0.0, |d| d.sets as f64)
+        },
+    },
+    ParamMetric {
+        name: "cooldown_periods.<deployment_id>",
+        known: |id| !id.is_empty(),
+        value: |s, id| {
+            s.cooldowns
+                .by_deployment
+                .get(id)
+                .map_or(0.0, |d| d.periods as f64)
+        },
+    },
+    ParamMetric {
         name: "cooled_ms.<deployment_id>",
         known: |id| !id.is_empty(),
         value: |s, id| {
@@ -709,6 +756,17 @@ impl RouterProfile {
 }
 
 impl Summary {
+    /// The value of a metric over the requests that arrived in `window` (an `expect` line's
+    /// `window:`); `None` when the metric cannot be windowed (see
+    /// [`crate::windows::WINDOW_METRICS`]) or the run did not aggregate that window.
+    pub fn window_metric(&self, window: TimeWindow, name: &str) -> Option<f64> {
+        let (from_ms, to_ms) = crate::windows::window_ms(window);
+        self.expect_windows
+            .iter()
+            .find(|w| w.from_ms == from_ms && w.to_ms == to_ms)
+            .and_then(|w| w.stats.metric(name))
+    }
+
     /// The value of a metric for scenario `expect` lines, `None` for an unknown name.
     ///
     /// `failed.<kind>` is 0 for a known kind that never occurred; `cooldowns.<id>` and

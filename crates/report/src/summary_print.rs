@@ -47,21 +47,34 @@ pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> 
         "  latency p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         s.latency_ms.p50, s.latency_ms.p99, s.latency_ms.max
     )?;
+    // Periods (distinct cooling intervals, as the plot draws them) beside sets (every
+    // `CooldownSet`, re-sets that extend a live cooldown included): two different numbers.
     write!(
         out,
-        "  cooldowns {} ({:.3} ms cooled), all-cooled picks {}",
-        s.cooldowns.total, s.cooldowns.cooled_ms_total, s.all_cooled
+        "  cooldown periods {}, cooldown sets {} ({:.3} ms cooled), all-cooled picks {}",
+        s.cooldowns.periods, s.cooldowns.sets, s.cooldowns.cooled_ms_total, s.all_cooled
     )?;
-    if !s.cooldowns.by_deployment.is_empty() {
-        let parts: Vec<String> = s
-            .cooldowns
-            .by_deployment
-            .iter()
-            .map(|(id, d)| format!("{id} {}×/{:.3} ms", d.count, d.total_cooled_ms))
-            .collect();
+    let parts: Vec<String> = s
+        .cooldowns
+        .by_deployment
+        .iter()
+        .filter(|(_, d)| d.count > 0)
+        .map(|(id, d)| {
+            format!(
+                "{id} {} {}/{} {}/{:.3} ms",
+                d.periods,
+                plural(d.periods, "period"),
+                d.sets,
+                plural(d.sets, "set"),
+                d.total_cooled_ms
+            )
+        })
+        .collect();
+    if !parts.is_empty() {
         write!(out, ": {}", parts.join(", "))?;
     }
     writeln!(out)?;
+    print_windows(s, out)?;
     if let Some(routing) = &s.routing {
         print_routing(routing, out)?;
     }
@@ -150,4 +163,40 @@ fn print_streams(st: &StreamSummary, out: &mut impl Write) -> io::Result<()> {
         st.ttft_ms.p50,
         st.ttft_ms.p99
     )
+}
+
+/// `period` or `periods`.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// One line per fault window: what the requests that arrived during it and after it met.
+fn print_windows(s: &Summary, out: &mut impl Write) -> io::Result<()> {
+    let phase = |w: &crate::windows::WindowStats| {
+        format!(
+            "{} requests, {} failed, p99 {:.3} ms",
+            w.requests, w.failed, w.p99_latency_ms
+        )
+    };
+    for w in &s.windows {
+        let to = w
+            .to_ms
+            .map_or_else(|| "end".to_string(), |to| format!("{:.3} s", to / 1000.0));
+        write!(
+            out,
+            "  window {} [{:.3} s, {to}): during {}",
+            w.label,
+            w.from_ms / 1000.0,
+            phase(&w.during)
+        )?;
+        if w.to_ms.is_some() {
+            write!(out, "; after {}", phase(&w.after))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
 }

@@ -197,6 +197,9 @@ pub(crate) struct DeploymentCooldowns {
     pub(crate) lane: Lane,
     /// `CooldownSet` events (a re-cool counts again).
     pub(crate) count: u64,
+    /// Closed intervals of positive length: the periods the plots draw (a re-cool that
+    /// extends a live interval is not a new period).
+    pub(crate) periods: u64,
     /// Cooled time of the closed intervals, in µs.
     pub(crate) cooled_us: u64,
     /// The open interval: start and effective deadline, µs since the run start.
@@ -257,6 +260,7 @@ impl DeploymentCooldowns {
         if end <= start {
             return;
         }
+        self.periods = self.periods.saturating_add(1);
         self.cooled_us = self.cooled_us.saturating_add(end - start);
         let mut first = second_of(start);
         let last = second_of(end - 1);

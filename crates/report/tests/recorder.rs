@@ -361,10 +361,14 @@ const SUMMARY: &str = r#"{
   },
   "cooldowns": {
     "total": 1,
+    "sets": 1,
+    "periods": 1,
     "cooled_ms_total": 5000.0,
     "by_deployment": {
       "a": {
         "count": 1,
+        "sets": 1,
+        "periods": 1,
         "total_cooled_ms": 5000.0
       }
     }
@@ -413,6 +417,7 @@ const SUMMARY: &str = r#"{
   },
   "duration_ms": 5200.0,
   "run_end_ms": 6000.0,
+  "windows": [],
   "events": {
     "attempt_end": 4,
     "attempt_start": 4,
@@ -590,7 +595,7 @@ fn print_summary_is_short() -> TestResult {
   ok 1, failed 1 (timeout 1)
   fallback rate 50.00% (1 hops), retry rate 50.00% (1 retries), 2.00 attempts/request (max 2)
   latency p50 1500.159 ms, p99 1700.000 ms, max 1700.000 ms
-  cooldowns 1 (5000.000 ms cooled), all-cooled picks 0: a 1×/5000.000 ms
+  cooldown periods 1, cooldown sets 1 (5000.000 ms cooled), all-cooled picks 0: a 1 period/1 set/5000.000 ms
   deadline exhausted 0 (0.00%), 2.00 attempts/completed request; by final route: b 1× p99 1500.000 ms, c 1× p99 1700.000 ms
 "
     );

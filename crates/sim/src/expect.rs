@@ -4,7 +4,9 @@ use std::fmt;
 use std::path::Path;
 
 use routersim_engine::config::RouterConfig;
+use routersim_mock_providers::duration::{format_duration, parse_duration};
 use routersim_report::summary::{Summary, describe_metrics, is_known_metric};
+use routersim_report::windows::{TimeWindow, WINDOW_METRICS, is_window_metric};
 
 use crate::scenario::{Expectation, ScenarioError};
 use crate::yaml::LocationIndex;
@@ -25,6 +27,9 @@ impl fmt::Display for ExpectationResult {
         let e = &self.expectation;
         let verdict = if self.passed { "ok  " } else { "FAIL" };
         write!(f, "{verdict} {}", e.metric)?;
+        if let Some(w) = e.window {
+            write!(f, " in {}", format_window(w))?;
+        }
         if let Some(min) = e.min {
             write!(f, " >= {min}")?;
         }
@@ -82,7 +87,13 @@ pub fn unknown_deployment(metric: &str, router: &RouterConfig) -> Option<String>
     let (head, id) = metric.split_once('.')?;
     if !matches!(
         head,
-        "cooldowns" | "cooled_ms" | "ejections" | "p50_latency_ms" | "p99_latency_ms"
+        "cooldowns"
+            | "cooldown_sets"
+            | "cooldown_periods"
+            | "cooled_ms"
+            | "ejections"
+            | "p50_latency_ms"
+            | "p99_latency_ms"
     ) || id.is_empty()
     {
         return None;
@@ -102,12 +113,61 @@ pub fn unknown_deployment(metric: &str, router: &RouterConfig) -> Option<String>
     ))
 }
 
+/// `5m..15m`, or `5m..` for a window to the run end.
+pub fn format_window(w: TimeWindow) -> String {
+    format!(
+        "{}..{}",
+        format_duration(w.from),
+        w.to.map(format_duration).unwrap_or_default()
+    )
+}
+
+/// Parses an `expect` line's `window`: `<from>..<to>` (`5m..15m`), or `<from>..` to the run
+/// end, each a duration as everywhere in a scenario; `to` must be after `from`.
+pub fn parse_window(text: &str) -> Result<TimeWindow, String> {
+    let bad = |why: String| {
+        format!("{why}; expected a window such as 5m..15m (from..to) or 5m.. (to the run end)")
+    };
+    let Some((from, to)) = text.split_once("..") else {
+        return Err(bad(format!("no `..` in {text:?}")));
+    };
+    let from = parse_duration(from).map_err(|e| bad(e.to_string()))?;
+    let to = match to.trim() {
+        "" => None,
+        to => Some(parse_duration(to).map_err(|e| bad(e.to_string()))?),
+    };
+    if let Some(to) = to
+        && to <= from
+    {
+        return Err(bad(format!("the window {text:?} ends before it starts")));
+    }
+    Ok(TimeWindow { from, to })
+}
+
+/// Why `metric` cannot be scoped to a window, naming those that can; `None` when it can.
+pub fn unwindowable(metric: &str) -> Option<String> {
+    (!is_window_metric(metric)).then(|| {
+        format!(
+            "metric {metric:?} cannot be scoped to a window; a `window` takes one of {}",
+            WINDOW_METRICS.join(", ")
+        )
+    })
+}
+
+/// The windows the `expect` lines are scoped to, for the recorder to aggregate as it goes.
+pub fn scoped_windows(expect: &[Expectation]) -> Vec<TimeWindow> {
+    expect.iter().filter_map(|e| e.window).collect()
+}
+
 /// Checks every `expect` line against a summary.
 pub fn evaluate(expect: &[Expectation], summary: &Summary) -> Vec<ExpectationResult> {
     expect
         .iter()
         .map(|e| {
-            let measured = summary.metric(&e.metric);
+            let measured = match e.window {
+                Some(w) => summary.window_metric(w, &e.metric),
+                None => summary.metric(&e.metric),
+            };
             let passed = measured.is_some_and(|v| {
                 e.min.is_none_or(|min| v >= min) && e.max.is_none_or(|max| v <= max)
             });

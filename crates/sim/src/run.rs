@@ -29,8 +29,9 @@ use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
 use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_mock_providers::{FaultSpec, duration::format_duration};
-use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
+use routersim_report::record::{Recorder, RecorderOptions, RunMeta, SummaryContext};
 use routersim_report::summary::{RouterProfile, Summary};
+use routersim_report::windows::TimeWindow;
 use routersim_report::{
     DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, write_report_html,
 };
@@ -268,7 +269,11 @@ pub fn run_into_with_sink(
         let rows: Vec<ExpectRow> = expectations
             .iter()
             .map(|e| ExpectRow {
-                metric: e.expectation.metric.clone(),
+                // A windowed line says its window: `p99_latency_ms in 5m..15m`.
+                metric: match e.expectation.window {
+                    Some(w) => format!("{} in {}", e.expectation.metric, expect::format_window(w)),
+                    None => e.expectation.metric.clone(),
+                },
                 min: e.expectation.min,
                 max: e.expectation.max,
                 measured: e.measured,
@@ -326,7 +331,8 @@ async fn simulate(
 ) -> Result<(Summary, RunFacts), RunError> {
     let start = now();
     let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?
-        .with_router_profile(router_profile(scenario.router.settings.profile));
+        .with_router_profile(router_profile(scenario.router.settings.profile))
+        .with_summary_context(summary_context(scenario))?;
     let recorder = match rendering {
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),
@@ -574,6 +580,29 @@ impl EventSink for Tee {
     fn emit(&self, event: &RoutingEvent) {
         self.0.emit(event);
         self.1.emit(event);
+    }
+}
+
+/// Every deployment and the windows `summary.json` aggregates: each fault window (labelled as
+/// the plots label it) and each `expect` line's `window`.
+pub fn summary_context(scenario: &Scenario) -> SummaryContext {
+    let plots = plot_context(scenario);
+    SummaryContext {
+        deployments: plots.deployments.into_iter().map(|d| d.id).collect(),
+        fault_windows: plots
+            .faults
+            .into_iter()
+            .map(|f| {
+                (
+                    f.label,
+                    TimeWindow {
+                        from: f.from,
+                        to: f.to,
+                    },
+                )
+            })
+            .collect(),
+        scoped_windows: expect::scoped_windows(&scenario.expect),
     }
 }
 

@@ -167,7 +167,8 @@ fn every_request_carries_its_routing_failures_like_multigrids_generation_record(
         .iter()
         .map(|(id, r)| (id.as_str(), r.count))
         .collect();
-    assert_eq!(routes, [("a", 1), ("c", 4)]);
+    // Every deployment is listed: `b`, never a final route, with 0.
+    assert_eq!(routes, [("a", 1), ("b", 0), ("c", 4)]);
     let json = std::fs::read_to_string(dir.join("summary.json")).unwrap();
     assert!(
         json.contains("\"attempts_per_completed_request\": 7.0"),

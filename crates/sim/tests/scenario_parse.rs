@@ -243,12 +243,14 @@ fn the_example_parses_into_exact_values() {
             Expectation {
                 metric: "success_rate".into(),
                 min: Some(0.99),
-                max: None
+                max: None,
+                window: None,
             },
             Expectation {
                 metric: "p99_latency_ms".into(),
                 min: None,
-                max: Some(9000.0)
+                max: Some(9000.0),
+                window: None,
             },
         ]
     );

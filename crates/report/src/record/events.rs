@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use super::csv::{AttemptRow, RequestRow, write_row};
 use super::routing::{RoutingLine, write_line};
 use super::summary::{new_histogram, record_us};
+use super::windows::FinishedRequest;
 use super::{RouteLatency, State};
 use crate::streams::{break_index, outcome_index};
 use crate::timeseries::{Count, DeploymentCooldowns, Lane};
@@ -289,6 +290,13 @@ impl State {
             }
         }
 
+        self.windows.request_end(&FinishedRequest {
+            arrival,
+            latency_us: latency,
+            ok: failure.is_none(),
+            retries: *retries,
+            fallbacks: *fallbacks,
+        });
         self.series.count(second_of(arrival), Count::Arrival);
         let outcome_count = if failure.is_none() {
             Count::Ok

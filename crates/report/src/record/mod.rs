@@ -38,6 +38,7 @@ mod csv;
 mod events;
 mod routing;
 mod summary;
+mod windows;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -60,6 +61,8 @@ use self::csv::{ATTEMPTS_COLUMNS, CsvOut, EVENTS_HEADER, REQUESTS_COLUMNS, heade
 pub use self::routing::ROUTING_JSONL;
 use self::routing::{InFlight, JsonlOut};
 use self::summary::new_histogram;
+pub use self::windows::SummaryContext;
+use self::windows::Windows;
 
 /// One row per finished request.
 pub const REQUESTS_CSV: &str = "requests.csv";
@@ -163,6 +166,7 @@ impl Recorder {
                 plots: PlotRecorder::default(),
                 transport: None,
                 router_profile: None,
+                windows: Windows::default(),
             }),
         })
     }
@@ -172,6 +176,14 @@ impl Recorder {
     pub fn with_plot_context(mut self, context: PlotContext) -> Self {
         self.state_mut().plots.set_context(context);
         self
+    }
+
+    /// Names every deployment (so `summary.json`'s per-deployment maps list each, with zeros
+    /// when nothing happened to it) and the time windows to aggregate as the run goes
+    /// (`windows`, `expect_windows`; see [`crate::windows`]).
+    pub fn with_summary_context(mut self, context: SummaryContext) -> Result<Self, ReportError> {
+        self.state_mut().windows = Windows::new(context)?;
+        Ok(self)
     }
 
     /// Names the transport in `summary.json` (`transport`; see [`Summary::transport`]).
@@ -322,4 +334,6 @@ struct State {
     transport: Option<String>,
     /// `summary.json`'s `router_profile`, when a routersim router ran.
     router_profile: Option<RouterProfile>,
+    /// Every deployment, and the time windows folded as requests finish.
+    windows: Windows,
 }

@@ -47,7 +47,7 @@ pub(super) fn record_us(hist: &mut Histogram<u64>, us: u64, count: u64) {
 }
 
 /// A percentile in ms. Percentiles are bucket-highest values; cap them at the exact maximum.
-fn percentile_ms(hist: &Histogram<u64>, q: f64, max_us: u64) -> f64 {
+pub(super) fn percentile_ms(hist: &Histogram<u64>, q: f64, max_us: u64) -> f64 {
     if hist.is_empty() {
         0.0
     } else {
@@ -198,19 +198,51 @@ impl State {
         } else {
             round6(agg.latency_sum_us as f64 / requests as f64 / 1000.0)
         };
-        let by_deployment: BTreeMap<String, DeploymentCooldownStats> = self
-            .cooldowns
+        // Every deployment named before the run, with zeros where nothing happened to it.
+        let zero_cooldowns = || DeploymentCooldownStats {
+            count: 0,
+            sets: 0,
+            periods: 0,
+            total_cooled_ms: 0.0,
+        };
+        let mut by_deployment: BTreeMap<String, DeploymentCooldownStats> = self
+            .windows
+            .deployments
             .iter()
-            .map(|(id, d)| {
-                (
-                    id.to_string(),
-                    DeploymentCooldownStats {
-                        count: d.count,
-                        total_cooled_ms: ms_f64(d.cooled_us),
-                    },
-                )
-            })
+            .map(|id| (id.to_string(), zero_cooldowns()))
             .collect();
+        for (id, d) in &self.cooldowns {
+            by_deployment.insert(
+                id.to_string(),
+                DeploymentCooldownStats {
+                    count: d.count,
+                    sets: d.count,
+                    periods: d.periods,
+                    total_cooled_ms: ms_f64(d.cooled_us),
+                },
+            );
+        }
+        let mut half_open_by_deployment: BTreeMap<String, DeploymentHalfOpenStats> = self
+            .windows
+            .deployments
+            .iter()
+            .map(|id| (id.to_string(), DeploymentHalfOpenStats::default()))
+            .collect();
+        for (id, h) in &self.half_open {
+            half_open_by_deployment.insert(
+                id.to_string(),
+                DeploymentHalfOpenStats {
+                    count: h.count,
+                    total_half_open_ms: ms_f64(h.cooled_us),
+                },
+            );
+        }
+        let alternatives = agg.alternatives.clone().map(|mut a| {
+            for id in &self.windows.deployments {
+                a.ejections_by_deployment.entry(id.to_string()).or_insert(0);
+            }
+            a
+        });
         let cooled_us_total = self
             .cooldowns
             .values()
@@ -250,6 +282,8 @@ impl State {
             },
             cooldowns: CooldownStats {
                 total: agg.cooldowns,
+                sets: agg.cooldowns,
+                periods: self.cooldowns.values().map(|d| d.periods).sum(),
                 cooled_ms_total: ms_f64(cooled_us_total),
                 by_deployment,
             },
@@ -263,19 +297,7 @@ impl State {
                 ),
                 recovered: agg.recovered,
                 probe_failed: agg.probe_failed,
-                by_deployment: self
-                    .half_open
-                    .iter()
-                    .map(|(id, h)| {
-                        (
-                            id.to_string(),
-                            DeploymentHalfOpenStats {
-                                count: h.count,
-                                total_half_open_ms: ms_f64(h.cooled_us),
-                            },
-                        )
-                    })
-                    .collect(),
+                by_deployment: half_open_by_deployment,
             },
             contract: self.contract_summary(),
             streams: self.stream_summary(),
@@ -290,11 +312,13 @@ impl State {
                 .collect(),
             duration_ms: ms_f64(agg.last_event_us),
             run_end_ms: ms_f64(run_end),
+            windows: self.windows.fault_summaries(),
+            expect_windows: self.windows.scoped_summaries(),
             events: agg.events.iter().fold(BTreeMap::new(), |mut map, (k, n)| {
                 *map.entry((*k).to_string()).or_insert(0) += *n;
                 map
             }),
-            alternatives: agg.alternatives.clone(),
+            alternatives,
             routing: self.routing_metrics(),
             source: None,
             live: None,
@@ -330,9 +354,11 @@ impl State {
                 max: agg.user_calls_max,
             },
             latency_by_final_route: self
-                .routes
+                .windows
+                .deployments
                 .iter()
-                .map(|(id, r)| {
+                .map(|id| (id.to_string(), RouteLatencyStats::default()))
+                .chain(self.routes.iter().map(|(id, r)| {
                     let name = if id.is_empty() { NO_ROUTE } else { id };
                     (
                         name.to_string(),
@@ -342,7 +368,7 @@ impl State {
                             p99: percentile_ms(&r.hist, 0.99, r.max_us),
                         },
                     )
-                })
+                }))
                 .collect(),
         };
         let shown = self

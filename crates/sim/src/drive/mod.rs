@@ -472,7 +472,8 @@ fn write_report(
     let (events, stats) =
         report::events(scenario, start, &observed.records, calls, observed.run_end);
     let recorder = Recorder::new(dir, start, RecorderOptions::default())?
-        .with_plot_context(plot_context(scenario));
+        .with_plot_context(plot_context(scenario))
+        .with_summary_context(crate::run::summary_context(scenario))?;
     for event in &events {
         routersim_engine::event::EventSink::emit(&recorder, event);
     }

@@ -242,6 +242,18 @@ fn parse_with_extra_set(
             if let Some(message) = crate::expect::unknown_deployment(&e.metric, &router) {
                 return Err(ctx.error(&format!("{path}.metric"), message));
             }
+            let window = match &e.window {
+                None => None,
+                Some(text) => Some(
+                    crate::expect::parse_window(text)
+                        .map_err(|why| ctx.error(&format!("{path}.window"), why))?,
+                ),
+            };
+            if window.is_some()
+                && let Some(why) = crate::expect::unwindowable(&e.metric)
+            {
+                return Err(ctx.error(&format!("{path}.metric"), why));
+            }
             match (e.min, e.max) {
                 (None, None) => Err(ctx.error(&path, "set `min`, `max`, or both")),
                 (Some(min), Some(max)) if min > max => Err(ctx.error(
@@ -252,6 +264,7 @@ fn parse_with_extra_set(
                     metric: e.metric,
                     min,
                     max,
+                    window,
                 }),
             }
         })
@@ -370,6 +383,7 @@ pub(super) struct RawExpect {
     metric: String,
     min: Option<f64>,
     max: Option<f64>,
+    window: Option<String>,
 }
 
 /// One `traffic` entry before we know which kind it is.

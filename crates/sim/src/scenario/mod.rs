@@ -129,6 +129,9 @@ pub struct Expectation {
     pub min: Option<f64>,
     /// Upper bound, inclusive.
     pub max: Option<f64>,
+    /// `window: 5m..15m`: the bound is on the requests that arrived in this span of the run
+    /// only; `None`: the whole run.
+    pub window: Option<routersim_report::windows::TimeWindow>,
 }
 
 /// A validated scenario.

@@ -78,7 +78,13 @@ const METRICS: [&str; 9] = [
     "validation_rejection_rate",
 ];
 
-const COUNTS: [&str; 4] = ["failed", "cooldowns", "fallbacks_to.A", "fallbacks_to.B"];
+const COUNTS: [&str; 5] = [
+    "failed",
+    "cooldown_periods",
+    "cooldown_sets",
+    "fallbacks_to.A",
+    "fallbacks_to.B",
+];
 
 #[test]
 fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
@@ -94,7 +100,8 @@ fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
 
     let runs = read(out.join("runs.csv"));
     let lines: Vec<&str> = runs.lines().collect();
-    // The counts follow the metrics: failed requests, cooldowns, fallback hops per group.
+    // The counts follow the metrics: failed requests, cooldown periods and sets, fallback hops
+    // per group.
     let header = format!(
         "router_settings.allowed_fails,router_settings.num_retries,seed,{},{}",
         METRICS.join(","),

@@ -373,12 +373,16 @@ impl Sweep {
 /// The prefix of the per-target-group fallback count columns.
 const FALLBACKS_TO: &str = "fallbacks_to.";
 
-/// The counts a sweep records beside the rates: `failed` (failed requests), `cooldowns`
-/// (`CooldownSet` events, re-sets of a live cooldown included, as the summary counts them),
-/// then `fallbacks_to.<group>`: fallback hops into each model group of the scenario (every
+/// The counts a sweep records beside the rates: `failed` (failed requests),
+/// `cooldown_periods` (intervals a deployment spent cooled) and `cooldown_sets` (every set,
+/// re-sets of a live cooldown included), as the summary counts them, then `fallbacks_to.<group>`: fallback hops into each model group of the scenario (every
 /// group any combination's `model_list` names, in first-seen order; 0 where none went there).
 fn count_columns(scenarios: &[Scenario]) -> Vec<String> {
-    let mut columns = vec!["failed".to_string(), "cooldowns".to_string()];
+    let mut columns = vec![
+        "failed".to_string(),
+        "cooldown_periods".to_string(),
+        "cooldown_sets".to_string(),
+    ];
     for scenario in scenarios {
         for d in &scenario.router.deployments {
             let column = format!("{FALLBACKS_TO}{}", d.model_name);

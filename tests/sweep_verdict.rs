@@ -136,7 +136,7 @@ fn sweep_json_names_the_best_and_the_indistinguishable() {
             .unwrap()
     };
     assert!(failed_of("0") > failed_of("3") && failed_of("3") >= 0.0);
-    assert!(header.contains(&"cooldowns_mean") && header.contains(&"fallbacks_to.A_mean"));
+    assert!(header.contains(&"cooldown_periods_mean") && header.contains(&"fallbacks_to.A_mean"));
 
     // runs/index.csv maps each run folder to its settings.
     let index = std::fs::read_to_string(out.join("runs/index.csv")).unwrap();

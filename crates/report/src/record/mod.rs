@@ -35,7 +35,9 @@
 //! writes the end-of-run files.
 
 mod csv;
+mod deployments;
 mod events;
+mod intervals;
 mod routing;
 mod summary;
 
@@ -57,6 +59,8 @@ use crate::summary::{RouterProfile, Summary};
 use crate::timeseries::{DeploymentCooldowns, Timeseries};
 
 use self::csv::{ATTEMPTS_COLUMNS, CsvOut, EVENTS_HEADER, REQUESTS_COLUMNS, header};
+use self::deployments::{DEPLOYMENTS_COLUMNS, DeploymentSeconds};
+use self::intervals::LatencyIntervals;
 pub use self::routing::ROUTING_JSONL;
 use self::routing::{InFlight, JsonlOut};
 use self::summary::new_histogram;
@@ -69,6 +73,11 @@ pub const ATTEMPTS_CSV: &str = "attempts.csv";
 pub const EVENTS_CSV: &str = "events.csv";
 /// One row per virtual second.
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
+/// One row per virtual second and deployment with activity (see `deployments`).
+pub const DEPLOYMENTS_CSV: &str = "deployments.csv";
+/// HdrHistogram interval log of the end-to-end latency, one interval per second (see
+/// `intervals`).
+pub const LATENCY_HLOG: &str = "latency.hlog";
 /// End-to-end latency distribution.
 pub const LATENCY_HGRM: &str = "latency.hgrm";
 /// Time-to-first-token distribution of streamed requests.
@@ -137,6 +146,11 @@ impl Recorder {
             (None, None, None)
         };
         let events = Some(CsvOut::create(dir.join(EVENTS_CSV), EVENTS_HEADER)?);
+        let per_deployment = DeploymentSeconds::new(CsvOut::create(
+            dir.join(DEPLOYMENTS_CSV),
+            &DEPLOYMENTS_COLUMNS,
+        )?);
+        let latency_intervals = LatencyIntervals::create(dir.join(LATENCY_HLOG))?;
         let latency = new_histogram()?;
         let ttft = new_histogram()?;
         let inter_token = new_histogram()?;
@@ -154,6 +168,8 @@ impl Recorder {
                 detail: String::new(),
                 agg: Aggregates::default(),
                 series: Timeseries::default(),
+                per_deployment,
+                latency_intervals,
                 cooldowns: BTreeMap::new(),
                 half_open: BTreeMap::new(),
                 latency,
@@ -304,6 +320,10 @@ struct State {
     detail: String,
     agg: Aggregates,
     series: Timeseries,
+    /// `deployments.csv`, streamed per second.
+    per_deployment: DeploymentSeconds,
+    /// The current second's latencies: `timeseries.csv`'s percentiles and `latency.hlog`.
+    latency_intervals: LatencyIntervals,
     cooldowns: BTreeMap<Arc<str>, DeploymentCooldowns>,
     /// Half-open periods per deployment: from `HalfOpen` to `Recovered` or the next
     /// `CooldownSet` (the trial failed).

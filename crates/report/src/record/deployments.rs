@@ -28,6 +28,7 @@ use routersim_engine::failure::FailureKind;
 use super::csv::{CsvOut, write_row};
 use super::summary::{new_histogram, record_us};
 use crate::error::ReportError;
+use crate::plot::ShareSeries;
 use crate::units::{MICROS_PER_SECOND, Ms, second_of};
 
 /// The columns of `deployments.csv`.
@@ -132,9 +133,10 @@ impl DeploymentSeconds {
         let mut quiet = self.second + 1;
         while quiet < second {
             let from = quiet * MICROS_PER_SECOND;
-            let active = self.deployments.values().any(|d| {
-                d.half_open || d.cooling_in(from, from.saturating_add(MICROS_PER_SECOND))
-            });
+            let active = self
+                .deployments
+                .values()
+                .any(|d| d.half_open || d.cooling_in(from, from.saturating_add(MICROS_PER_SECOND)));
             if !active {
                 // Nothing until a cooldown starts again: skip to the next event's second.
                 break;
@@ -207,7 +209,10 @@ impl DeploymentSeconds {
     pub(super) fn finish(&mut self, run_end: u64, error: &mut Option<ReportError>) {
         // Through the second holding the run's last microsecond.
         let last = second_of(run_end.saturating_sub(1)).max(self.second);
-        self.advance(last.saturating_add(1).saturating_mul(MICROS_PER_SECOND), error);
+        self.advance(
+            last.saturating_add(1).saturating_mul(MICROS_PER_SECOND),
+            error,
+        );
         // The second `advance` moved to lies past the run end: never written.
         for d in self.deployments.values_mut() {
             reset(d);
@@ -267,59 +272,4 @@ fn reset(d: &mut Deployment) {
     d.max_us = 0;
     d.cooled_now = false;
     d.half_open_now = false;
-}
-
-/// Points of the traffic-share plot kept while the run goes on.
-pub(crate) const MAX_SHARE_POINTS: usize = 2000;
-
-/// Attempts per deployment, summed per bucket of seconds. The bucket doubles (neighbouring
-/// points merged) whenever the points would exceed [`MAX_SHARE_POINTS`], so memory is bounded
-/// by the points times the deployments, whatever the run's length.
-#[derive(Debug, Default)]
-pub(crate) struct ShareSeries {
-    /// Seconds per point (1 until the run outgrows the points).
-    pub(crate) bucket: u64,
-    /// The deployments, in first-seen order; `points[i][j]` is deployment `j`'s attempts.
-    pub(crate) ids: Vec<Arc<str>>,
-    pub(crate) points: Vec<Vec<u64>>,
-}
-
-impl ShareSeries {
-    fn add(&mut self, second: u64, id: &Arc<str>, attempts: u64) {
-        self.bucket = self.bucket.max(1);
-        let mut point = usize::try_from(second / self.bucket).unwrap_or(usize::MAX);
-        while point >= MAX_SHARE_POINTS {
-            self.points = self
-                .points
-                .chunks(2)
-                .map(|pair| {
-                    let mut merged: Vec<u64> = Vec::new();
-                    for row in pair {
-                        merged.resize(merged.len().max(row.len()), 0);
-                        for (m, s) in merged.iter_mut().zip(row) {
-                            *m += s;
-                        }
-                    }
-                    merged
-                })
-                .collect();
-            self.bucket *= 2;
-            point = usize::try_from(second / self.bucket).unwrap_or(usize::MAX);
-        }
-        let j = match self.ids.iter().position(|d| d == id) {
-            Some(j) => j,
-            None => {
-                self.ids.push(id.clone());
-                self.ids.len() - 1
-            }
-        };
-        if self.points.len() <= point {
-            self.points.resize(point + 1, Vec::new());
-        }
-        let row = &mut self.points[point];
-        if row.len() <= j {
-            row.resize(j + 1, 0);
-        }
-        row[j] += attempts;
-    }
 }

@@ -279,12 +279,8 @@ impl State {
         agg.latency_sum_us += u128::from(latency);
         agg.latency_max_us = agg.latency_max_us.max(latency);
         record_us(&mut self.latency, latency, 1);
-        self.latency_intervals.record(
-            second_of(at),
-            latency,
-            &mut self.series,
-            &mut self.error,
-        );
+        self.latency_intervals
+            .record(second_of(at), latency, &mut self.series, &mut self.error);
 
         let ttft = stream.and_then(|st| st.ttft).map(micros);
         if let Some(st) = stream {

@@ -178,6 +178,7 @@ impl State {
                         ("p99", summary.streams.ttft_ms.p99, 0.99),
                     ],
                 ),
+                share: &self.per_deployment.share,
             };
             plots.render(&self.dir, &input)?;
         }

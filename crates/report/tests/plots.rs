@@ -512,7 +512,11 @@ fn the_page_inlines_every_plot_and_the_expectations() -> TestResult {
     assert_eq!(path, dir.join(REPORT_HTML));
     let page = fs::read_to_string(&path)?;
     assert!(page.starts_with("<!DOCTYPE html>"));
-    assert_eq!(page.matches("<svg").count(), PLOT_FILES.len(), "every plot inline");
+    assert_eq!(
+        page.matches("<svg").count(),
+        PLOT_FILES.len(),
+        "every plot inline"
+    );
     for file in PLOT_FILES {
         let id = format!("<figure id=\"plot-{}\">", file.trim_end_matches(".svg"));
         assert!(page.contains(&id), "{id}");
@@ -592,15 +596,25 @@ fn the_over_time_plots_draw_lines_bands_and_fault_windows() -> TestResult {
     // Seconds 1 and 2 are a line; second 4 (after a gap) a dot; the fault window a box.
     assert!(latency.contains("<polyline"), "p50/p99 lines");
     assert!(latency.contains("<circle"), "a lone second");
-    assert!(latency.matches("<rect").count() >= 2, "background and fault");
+    assert!(
+        latency.matches("<rect").count() >= 2,
+        "background and fault"
+    );
 
     let share = read_svg(&dir, TRAFFIC_SHARE_SVG)?;
     let words = texts(&share);
     for label in ["a", "c", "fault window"] {
         assert!(words.iter().any(|t| t == label), "{label} in {words:?}");
     }
-    assert!(!words.iter().any(|t| t == "b"), "b had no attempts: no band");
-    assert_eq!(share.matches("<polygon").count(), 2, "one band per deployment");
+    assert!(
+        !words.iter().any(|t| t == "b"),
+        "b had no attempts: no band"
+    );
+    assert_eq!(
+        share.matches("<polygon").count(),
+        2,
+        "one band per deployment"
+    );
 
     // Both are on the page.
     let summary = record(&dir, t0, &events, 6000, Some(context()))?;

@@ -534,15 +534,22 @@ fn latency_hlog_reads_back_one_interval_per_second_with_a_request_end() -> TestR
     let log = fs::read(dir.join("latency.hlog"))?;
     let text = String::from_utf8(log.clone())?;
     // Virtual time, not the wall clock: the run's epoch is 0.
-    assert!(text.contains("#[StartTime: 0.000 (seconds since epoch)]"), "{text}");
-    assert!(text.contains("#[BaseTime: 0.000 (seconds since epoch)]"), "{text}");
+    assert!(
+        text.contains("#[StartTime: 0.000 (seconds since epoch)]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#[BaseTime: 0.000 (seconds since epoch)]"),
+        "{text}"
+    );
     let mut intervals = Vec::new();
     let mut total = 0;
     for entry in IntervalLogIterator::new(&log) {
         let LogEntry::Interval(interval) = entry.map_err(|e| format!("{e:?}"))? else {
             continue;
         };
-        let bytes = base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram())?;
+        let bytes =
+            base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram())?;
         let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("{e:?}"))?;

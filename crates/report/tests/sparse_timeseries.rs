@@ -23,8 +23,7 @@ use tokio::time::Instant;
 
 type TestResult = Result<(), Box<dyn Error>>;
 
-const HEADER: &str =
-    "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms\n";
+const HEADER: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms\n";
 const DAY_S: u64 = 86_400;
 const YEAR_S: u64 = 365 * DAY_S;
 

@@ -5,9 +5,13 @@
 //! summary needs is folded into counters, three HdrHistograms (latency, TTFT, inter-token gap),
 //! per-deployment cooldown state and one small row per virtual second with activity (see
 //! `timeseries`: memory follows the activity, never the virtual duration).
+//! `deployments.csv` (per second and deployment, see `deployments`) and `latency.hlog` (one
+//! HdrHistogram interval per second, see `intervals`) are streamed too, each second written
+//! once a later one starts.
 //! [`Recorder::finish`] flushes the traces and writes `timeseries.csv`, `latency.hgrm`,
 //! `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, then the plots (`deployments.svg`,
-//! `timeline.svg`, `latency.svg`, `attempts.svg`; see [`crate::plot`]) unless
+//! `timeline.svg`, `latency.svg`, `attempts.svg`, `latency_over_time.svg`,
+//! `traffic_share.svg`; see [`crate::plot`]) unless
 //! [`Recorder::without_plots`] turned them off. For the plots the recorder also keeps each
 //! deployment's cooling and half-open intervals (capped, see
 //! [`crate::plot::MAX_INTERVALS_PER_DEPLOYMENT`]), a fixed array of attempt counts and one

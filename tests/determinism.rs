@@ -149,9 +149,11 @@ fn same_seed_same_bytes(
     assert_eq!(names, files(&b)?);
     for expected in [
         "attempts.csv",
+        "deployments.csv",
         "events.csv",
         "inter_token.hgrm",
         "latency.hgrm",
+        "latency.hlog",
         "requests.csv",
         "routing.jsonl",
         "summary.json",

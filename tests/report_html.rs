@@ -94,7 +94,11 @@ fn static_checks(
     expectations: &[routersim_sim::expect::ExpectationResult],
 ) -> TestResult {
     assert!(page.starts_with("<!DOCTYPE html>"));
-    assert_eq!(page.matches("<svg").count(), 4, "four inline plots");
+    assert_eq!(
+        page.matches("<svg").count(),
+        PLOT_FILES.len(),
+        "every plot inline"
+    );
     for file in PLOT_FILES {
         let id = figure_id(file);
         assert!(page.contains(&format!("<figure id=\"{id}\">")), "{id}");

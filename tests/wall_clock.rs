@@ -27,11 +27,13 @@ use routersim_sim::run::{Rendering, run_into};
 use routersim_sim::scenario::load_scenario;
 use routersim_sim::transport::Transport;
 
-const FILES: [&str; 5] = [
+const FILES: [&str; 7] = [
     "requests.csv",
     "attempts.csv",
     "events.csv",
     "timeseries.csv",
+    "deployments.csv",
+    "latency.hlog",
     "summary.json",
 ];
 

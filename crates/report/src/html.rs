@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::ReportError;
-use crate::plot::{ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_SVG, PLOT_FILES, TIMELINE_SVG};
+use crate::plot::{
+    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG, PLOT_FILES, TIMELINE_SVG,
+    TRAFFIC_SHARE_SVG,
+};
 use crate::summary::Summary;
 
 /// The page.
@@ -235,6 +238,14 @@ fn caption(file: &str) -> (&'static str, &'static str) {
         TIMELINE_SVG => (
             "Requests per virtual second",
             "Arrivals, ok, failed, retries and fallbacks per second (timeseries.csv), with the fault windows shaded and labelled.",
+        ),
+        TRAFFIC_SHARE_SVG => (
+            "Traffic share per deployment",
+            "Each deployment's share of the attempts over time, stacked to 100 % (deployments.csv): a fallback shows as one band giving way to another. Fault windows shaded.",
+        ),
+        LATENCY_OVER_TIME_SVG => (
+            "Latency over time",
+            "p50 and p99 end-to-end latency of the requests that ended in each second (timeseries.csv's p50_ms and p99_ms), with the fault windows shaded.",
         ),
         LATENCY_SVG => (
             "Latency distribution",

@@ -6,7 +6,8 @@
 //! the same files.
 //!
 //! - [`record::Recorder`] is the event sink: it streams `requests.csv`, `attempts.csv` and
-//!   `events.csv` as events arrive and aggregates the rest, so memory stays flat in the number of
+//!   `events.csv` (and `deployments.csv`, `latency.hlog`, second by second) as events arrive
+//!   and aggregates the rest, so memory stays flat in the number of
 //!   requests and in virtual time; [`record::Recorder::finish`] writes `timeseries.csv`, `latency.hgrm`,
 //!   `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, and the SVG plots ([`plot`]).
 //! - [`html::write_report_html`] writes `report.html`: the summary, the `expect` results and

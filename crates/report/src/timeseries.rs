@@ -18,6 +18,10 @@
 //!   `last`: a second left out has zero counters and the levels of the row before it (zero
 //!   before the first row). The plots and any reader fill the gaps that way.
 //!
+//! `p50_ms,p90_ms,p99_ms` (appended after the level columns): the end-to-end latency
+//! percentiles of the requests that *ended* in that second (HdrHistogram values, capped at the
+//! second's maximum, three decimals); empty cells when none ended. See `record::intervals`.
+//!
 //! A deployment counts as cooling in a second if any part of one of its cooldown intervals
 //! `[set, end)` lies in that second. An interval starts at `CooldownSet`; a `CooldownSet` while
 //! still cooling extends it (its `until` is the effective deadline); it ends at the earlier of
@@ -26,7 +30,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::units::second_of;
+use crate::units::{Ms, second_of};
 
 /// Series up to this many seconds (one virtual day: 86,400 rows, about 2 MB) are written with
 /// a row for every second; longer ones only with the rows that say something (see the module
@@ -34,8 +38,8 @@ use crate::units::second_of;
 pub(crate) const DENSE_SECONDS: u64 = 86_400;
 
 /// The header of `timeseries.csv`.
-const HEADER: &str =
-    "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open";
+const HEADER: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,\
+deployments_half_open,p50_ms,p90_ms,p99_ms";
 
 /// Counters of one virtual second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,6 +78,9 @@ pub(crate) struct Timeseries {
     cooling_delta: BTreeMap<u64, i64>,
     /// The same for half-open deployments.
     half_open_delta: BTreeMap<u64, i64>,
+    /// p50, p90 and p99 of the end-to-end latency (µs) of the requests that ended in a second
+    /// (only seconds with a request end, which have a row anyway: memory follows the rows).
+    latency: BTreeMap<u64, [u64; 3]>,
 }
 
 /// Which per-second lane an interval counts in.
@@ -104,6 +111,12 @@ impl Timeseries {
             Count::Fallback => &mut row.fallbacks,
         };
         *field = field.saturating_add(1);
+    }
+
+    /// The latency percentiles (p50, p90, p99, µs) of the requests that ended in `second`.
+    pub(crate) fn set_latency(&mut self, second: u64, percentiles: [u64; 3]) {
+        self.touch(second);
+        self.latency.insert(second, percentiles);
     }
 
     /// One deployment is in `lane` during seconds `first..=last`.
@@ -147,7 +160,7 @@ impl Timeseries {
             if dense {
                 // The quiet seconds before this one: zero counters, the current levels.
                 for quiet in next..second {
-                    write_row(out, quiet, &SecondRow::default(), cooling, half_open)?;
+                    write_row(out, quiet, &SecondRow::default(), cooling, half_open, None)?;
                 }
             }
             let changed = [
@@ -162,7 +175,8 @@ impl Timeseries {
             });
             let row = self.rows.get(&second).copied().unwrap_or_default();
             if dense || changed || !row.is_zero() || second == last {
-                write_row(out, second, &row, cooling, half_open)?;
+                let latency = self.latency.get(&second);
+                write_row(out, second, &row, cooling, half_open, latency)?;
             }
             next = second + 1;
         }
@@ -176,8 +190,9 @@ fn write_row(
     row: &SecondRow,
     cooling: i64,
     half_open: i64,
+    latency: Option<&[u64; 3]>,
 ) -> io::Result<()> {
-    writeln!(
+    write!(
         out,
         "{second},{},{},{},{},{},{},{}",
         row.arrivals,
@@ -187,7 +202,12 @@ fn write_row(
         row.fallbacks,
         cooling.max(0),
         half_open.max(0)
-    )
+    )?;
+    match latency {
+        Some([p50, p90, p99]) => writeln!(out, ",{},{},{}", Ms(*p50), Ms(*p90), Ms(*p99)),
+        // No request ended in this second: empty cells, not zeros.
+        None => writeln!(out, ",,,"),
+    }
 }
 
 /// The cooldown (or half-open) history of one deployment.

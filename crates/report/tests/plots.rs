@@ -32,8 +32,8 @@ use routersim_engine::failure::FailureKind;
 use routersim_engine::stream::{StreamOutcome, StreamStats};
 use routersim_report::html::render_report_html;
 use routersim_report::plot::{
-    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_SVG, MAX_INTERVALS_PER_DEPLOYMENT, PLOT_FILES,
-    TIMELINE_SVG,
+    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG,
+    MAX_INTERVALS_PER_DEPLOYMENT, PLOT_FILES, TIMELINE_SVG, TRAFFIC_SHARE_SVG,
 };
 use routersim_report::{
     DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, REPORT_HTML, Recorder,
@@ -512,7 +512,11 @@ fn the_page_inlines_every_plot_and_the_expectations() -> TestResult {
     assert_eq!(path, dir.join(REPORT_HTML));
     let page = fs::read_to_string(&path)?;
     assert!(page.starts_with("<!DOCTYPE html>"));
-    assert_eq!(page.matches("<svg").count(), 4, "four inline plots");
+    assert_eq!(
+        page.matches("<svg").count(),
+        PLOT_FILES.len(),
+        "every plot inline"
+    );
     for file in PLOT_FILES {
         let id = format!("<figure id=\"plot-{}\">", file.trim_end_matches(".svg"));
         assert!(page.contains(&id), "{id}");
@@ -543,7 +547,85 @@ fn the_page_inlines_every_plot_and_the_expectations() -> TestResult {
     let bare = out_dir("page-bare")?;
     let summary = record(&bare, t0, &incident(t0), 6000, None)?;
     let page = fs::read_to_string(write_report_html(&bare, &summary, &[], title)?)?;
-    assert_eq!(page.matches("not rendered").count(), 4);
+    assert_eq!(page.matches("not rendered").count(), PLOT_FILES.len());
     assert!(page.contains("The scenario has no expect lines."));
+    Ok(())
+}
+
+/// An attempt on `id` from `start` to `end` ms.
+fn attempt_end(t0: Instant, start: u64, end: u64, id: &str, ok: bool) -> RoutingEvent {
+    RoutingEvent {
+        at: t0 + ms(end),
+        request_id: None,
+        kind: EventKind::AttemptEnd {
+            attempt: 1,
+            start: t0 + ms(start),
+            model_group: s("g"),
+            deployment_id: s(id),
+            failure: (!ok).then_some(FailureKind::RateLimit),
+            status: Some(if ok { 200 } else { 429 }),
+            retry_after: None,
+            wait: Duration::ZERO,
+            fallback_depth: 0,
+        },
+    }
+}
+
+#[test]
+fn the_over_time_plots_draw_lines_bands_and_fault_windows() -> TestResult {
+    let dir = out_dir("over-time")?;
+    let t0 = Instant::now();
+    // The incident, plus attempts: `a` serves second 0, then `c` takes over (a fallback).
+    let mut events = vec![
+        attempt_end(t0, 0, 100, "a", true),
+        attempt_end(t0, 0, 150, "a", false),
+    ];
+    events.extend(incident(t0));
+    events.extend([
+        attempt_end(t0, 4000, 4100, "c", true),
+        attempt_end(t0, 4100, 5100, "c", true),
+    ]);
+    events.sort_by_key(|e| e.at);
+    record(&dir, t0, &events, 6000, Some(context()))?;
+
+    let latency = read_svg(&dir, LATENCY_OVER_TIME_SVG)?;
+    let words = texts(&latency);
+    for label in ["p50", "p99", "fault window"] {
+        assert!(words.iter().any(|t| t == label), "{label} in {words:?}");
+    }
+    // Seconds 1 and 2 are a line; second 4 (after a gap) a dot; the fault window a box.
+    assert!(latency.contains("<polyline"), "p50/p99 lines");
+    assert!(latency.contains("<circle"), "a lone second");
+    assert!(
+        latency.matches("<rect").count() >= 2,
+        "background and fault"
+    );
+
+    let share = read_svg(&dir, TRAFFIC_SHARE_SVG)?;
+    let words = texts(&share);
+    for label in ["a", "c", "fault window"] {
+        assert!(words.iter().any(|t| t == label), "{label} in {words:?}");
+    }
+    assert!(
+        !words.iter().any(|t| t == "b"),
+        "b had no attempts: no band"
+    );
+    assert_eq!(
+        share.matches("<polygon").count(),
+        2,
+        "one band per deployment"
+    );
+
+    // Both are on the page.
+    let summary = record(&dir, t0, &events, 6000, Some(context()))?;
+    let title = PageTitle {
+        title: "t",
+        description: "",
+    };
+    let page = fs::read_to_string(write_report_html(&dir, &summary, &[], title)?)?;
+    for file in [LATENCY_OVER_TIME_SVG, TRAFFIC_SHARE_SVG] {
+        let id = format!("<figure id=\"plot-{}\">", file.trim_end_matches(".svg"));
+        assert!(page.contains(&id), "{id}");
+    }
     Ok(())
 }

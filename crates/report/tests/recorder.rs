@@ -305,14 +305,35 @@ at_ms,event,model_group,deployment_id,detail
 
 // Arrivals land in the second of `start` (request 2 arrives at 900 ms but ends at 2600 ms);
 // `a` cools over [200, 5200) ms, so seconds 0..=5 have one cooling deployment.
+//
+// Latency columns: request 1 ends in second 1 after 1500 ms, request 2 in second 2 after
+// 1700 ms; one request per second, so p50 = p90 = p99 = its latency (percentiles are capped at
+// the second's maximum); the other seconds have no request end: empty cells.
 const TIMESERIES: &str = "\
-second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open
-0,2,0,0,1,0,1,0
-1,0,1,0,0,1,1,0
-2,0,0,1,0,0,1,0
-3,0,0,0,0,0,1,0
-4,0,0,0,0,0,1,0
-5,0,0,0,0,0,1,0
+second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms
+0,2,0,0,1,0,1,0,,,
+1,0,1,0,0,1,1,0,1500.000,1500.000,1500.000
+2,0,0,1,0,0,1,0,1700.000,1700.000,1700.000
+3,0,0,0,0,0,1,0,,,
+4,0,0,0,0,0,1,0,,,
+5,0,0,0,0,0,1,0,,,
+";
+
+// By hand: second 0, `a`'s 429 (200 ms) and its cooldown [200, 5200) ms; second 1, `b`'s 503
+// (900 → 1200: 300 ms) and its 200 (500 → 1500: 1000 ms), p50 the 300 ms sample's HdrHistogram
+// bucket top (300.031 ms: 256 µs buckets at this magnitude), p99 capped at the max; second 2,
+// `c`'s timeout (1200 → 2600: 1400 ms); `a` cooling, without attempts, through second 5 (the
+// run ends at 6000 ms). Quiet, healthy deployments have no rows.
+const DEPLOYMENTS: &str = "\
+second,deployment_id,attempts,ok,errors,rate_limited,cooling,half_open,p50_ms,p99_ms
+0,a,1,0,0,1,1,0,200.000,200.000
+1,a,0,0,0,0,1,0,,
+1,b,2,1,1,0,0,0,300.031,1000.000
+2,a,0,0,0,0,1,0,,
+2,c,1,0,1,0,0,0,1400.000,1400.000
+3,a,0,0,0,0,1,0,,
+4,a,0,0,0,0,1,0,,
+5,a,0,0,0,0,1,0,,
 ";
 
 // 1500 ms and 1700 ms in µs at 3 significant digits: buckets of 1024 µs, so the highest
@@ -462,7 +483,9 @@ const ROUTING: &str = r#"{"id":1,"model":"gpt-4o","attempts":2,"routing":{"failu
 {"id":2,"model":"gpt-4o","attempts":2,"routing":{"failures":[{"provider":"b","status":503,"reason":"http_503"},{"provider":"c","status":null,"reason":"timeout"}]},"final_deployment":"c","outcome":"timeout"}
 "#;
 
-const ALL_FILES: [&str; 9] = [
+const ALL_FILES: [&str; 11] = [
+    "deployments.csv",
+    "latency.hlog",
     "requests.csv",
     "routing.jsonl",
     "attempts.csv",
@@ -496,6 +519,56 @@ fn trace_files_are_exact() -> TestResult {
 fn timeseries_counts_arrivals_at_start_and_cooling_across_seconds() -> TestResult {
     let (dir, _) = run("timeseries", true)?;
     assert_eq!(read(&dir, "timeseries.csv")?, TIMESERIES);
+    Ok(())
+}
+
+#[test]
+fn deployments_csv_has_a_row_per_second_with_attempts_or_a_cooldown() -> TestResult {
+    let (dir, _) = run("deployments", true)?;
+    assert_eq!(read(&dir, "deployments.csv")?, DEPLOYMENTS);
+    Ok(())
+}
+
+#[test]
+fn latency_hlog_reads_back_one_interval_per_second_with_a_request_end() -> TestResult {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    let (dir, summary) = run("hlog", true)?;
+    let log = fs::read(dir.join("latency.hlog"))?;
+    let text = String::from_utf8(log.clone())?;
+    // Virtual time, not the wall clock: the run's epoch is 0.
+    assert!(
+        text.contains("#[StartTime: 0.000 (seconds since epoch)]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#[BaseTime: 0.000 (seconds since epoch)]"),
+        "{text}"
+    );
+    let mut intervals = Vec::new();
+    let mut total = 0;
+    for entry in IntervalLogIterator::new(&log) {
+        let LogEntry::Interval(interval) = entry.map_err(|e| format!("{e:?}"))? else {
+            continue;
+        };
+        let bytes =
+            base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram())?;
+        let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("{e:?}"))?;
+        total += hist.len();
+        intervals.push((
+            interval.start_timestamp().as_secs(),
+            interval.duration().as_secs(),
+            hist.len(),
+            hist.equivalent_range(hist.max()) > 0 && hist.equivalent(hist.max(), 1_500_000),
+        ));
+    }
+    // Request 1 ends in second 1 (1500 ms), request 2 in second 2 (1700 ms).
+    assert_eq!(intervals, vec![(1, 1, 1, true), (2, 1, 1, false)]);
+    assert_eq!(total, summary.requests);
     Ok(())
 }
 
@@ -610,6 +683,7 @@ fn trace_none_skips_request_and_attempt_files() -> TestResult {
     assert!(!dir.join("routing.jsonl").exists());
     assert_eq!(read(&dir, "events.csv")?, EVENTS);
     assert_eq!(read(&dir, "timeseries.csv")?, TIMESERIES);
+    assert_eq!(read(&dir, "deployments.csv")?, DEPLOYMENTS);
     assert_eq!(read(&dir, "latency.hgrm")?, HGRM);
     assert_eq!(read(&dir, "summary.json")?, SUMMARY);
     assert_eq!(summary.requests, 2);

@@ -95,8 +95,10 @@ fn a_request_of_the_longest_latency_runs_in_a_few_rows() {
     assert_eq!(
         csv,
         format!(
-            "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open\n\
-             0,1,0,0,0,0,0,0\n{last},0,1,0,0,0,0,0\n"
+            "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,\
+             p50_ms,p90_ms,p99_ms\n\
+             0,1,0,0,0,0,0,0,,,\n{last},0,1,0,0,0,0,0,{ms}.000,{ms}.000,{ms}.000\n",
+            ms = 87_600_u64 * 3_600_000
         )
     );
 }

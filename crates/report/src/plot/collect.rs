@@ -14,10 +14,12 @@ use std::sync::Arc;
 use super::attempts::{self, AttemptCounts};
 use super::deployments::{self, Lane};
 use super::latency::{self, Distribution};
+use super::latency_time;
+use super::share::{self, ShareSeries};
 use super::timeline;
 use super::{
-    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_SVG, MAX_ATTEMPTS_COUNTED, MAX_INTERVALS_PER_DEPLOYMENT,
-    PlotContext, TIMELINE_SVG,
+    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG, MAX_ATTEMPTS_COUNTED,
+    MAX_INTERVALS_PER_DEPLOYMENT, PlotContext, TIMELINE_SVG, TRAFFIC_SHARE_SVG,
 };
 
 /// Intervals of one deployment in one state, µs since the run start.
@@ -123,6 +125,8 @@ pub(crate) struct RenderInput<'a> {
     pub(crate) latency: Distribution,
     /// Time to first token (empty without streams).
     pub(crate) ttft: Distribution,
+    /// Attempts per deployment over time.
+    pub(crate) share: &'a ShareSeries,
 }
 
 impl PlotRecorder {
@@ -250,7 +254,8 @@ impl PlotRecorder {
             hops: &self.hops,
         };
         let lanes = self.lanes();
-        let plots: [(&str, Result<String, String>); 4] = [
+        let latency_series = latency_time::parse_latency(input.timeseries_csv);
+        let plots: [(&str, Result<String, String>); 6] = [
             (
                 DEPLOYMENTS_SVG,
                 deployments::render(&lanes, &self.context.faults, input.run_end_us),
@@ -258,6 +263,19 @@ impl PlotRecorder {
             (
                 TIMELINE_SVG,
                 timeline::render(&series, &self.context.faults, input.run_end_us),
+            ),
+            (
+                TRAFFIC_SHARE_SVG,
+                share::render(
+                    input.share,
+                    &self.context.deployments,
+                    &self.context.faults,
+                    input.run_end_us,
+                ),
+            ),
+            (
+                LATENCY_OVER_TIME_SVG,
+                latency_time::render(&latency_series, &self.context.faults, input.run_end_us),
             ),
             (LATENCY_SVG, latency::render(&input.latency, &input.ttft)),
             (ATTEMPTS_SVG, attempts::render(&counts)),

@@ -1,4 +1,4 @@
-//! The report's pictures: four SVG files drawn with plotters' SVG backend at the end of a run.
+//! The report's pictures: six SVG files drawn with plotters' SVG backend at the end of a run.
 //!
 //! - `deployments.svg`: one lane per deployment, grouped by model group, showing when it was
 //!   healthy, cooling and half-open, with the scenario's fault windows shaded behind the lanes
@@ -9,6 +9,10 @@
 //!   p50/p90/p99/p99.9 marked (and the TTFT distribution when the run streamed).
 //! - `attempts.svg`: how many provider attempts requests needed, and the fallback hops taken
 //!   (`source → target`).
+//! - `latency_over_time.svg`: p50 and p99 end-to-end latency per second (`timeseries.csv`'s
+//!   columns), fault windows shaded.
+//! - `traffic_share.svg`: each deployment's share of the attempts over time, stacked (the
+//!   picture of a fallback), fault windows shaded.
 //!
 //! No fonts, no C libraries: plotters is built without `ttf`, so its text layout is a crude
 //! estimate (`plotters::style::font::naive`) and the SVG backend writes `<text>` elements that
@@ -29,6 +33,8 @@ mod attempts;
 pub(crate) mod collect;
 mod deployments;
 mod latency;
+mod latency_time;
+mod share;
 mod style;
 mod timeline;
 
@@ -36,6 +42,7 @@ use std::time::Duration;
 
 pub(crate) use collect::PlotRecorder;
 pub(crate) use latency::Distribution;
+pub(crate) use share::ShareSeries;
 
 /// Lanes of deployments: healthy, cooling and half-open periods.
 pub const DEPLOYMENTS_SVG: &str = "deployments.svg";
@@ -45,8 +52,19 @@ pub const TIMELINE_SVG: &str = "timeline.svg";
 pub const LATENCY_SVG: &str = "latency.svg";
 /// Attempts per request and fallback hops.
 pub const ATTEMPTS_SVG: &str = "attempts.svg";
+/// p50 and p99 latency per second, with fault windows.
+pub const LATENCY_OVER_TIME_SVG: &str = "latency_over_time.svg";
+/// Each deployment's share of the attempts over time, stacked.
+pub const TRAFFIC_SHARE_SVG: &str = "traffic_share.svg";
 /// Every plot, in the order `report.html` shows them.
-pub const PLOT_FILES: [&str; 4] = [DEPLOYMENTS_SVG, TIMELINE_SVG, LATENCY_SVG, ATTEMPTS_SVG];
+pub const PLOT_FILES: [&str; 6] = [
+    DEPLOYMENTS_SVG,
+    TIMELINE_SVG,
+    TRAFFIC_SHARE_SVG,
+    LATENCY_OVER_TIME_SVG,
+    LATENCY_SVG,
+    ATTEMPTS_SVG,
+];
 
 /// Closed intervals kept per deployment and lane (cooling, half-open); later ones are
 /// counted and the plot says how many it could not draw.

@@ -198,7 +198,7 @@ impl CsvOut {
         Ok(())
     }
 
-    fn opt(&mut self, value: Option<impl Field>) -> io::Result<()> {
+    pub(super) fn opt(&mut self, value: Option<impl Field>) -> io::Result<()> {
         match value {
             Some(value) => self.fmt(value),
             None => self.str(""),

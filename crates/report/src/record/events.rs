@@ -46,6 +46,7 @@ impl State {
         count_event(&mut self.agg.events, name);
         let second = second_of(at);
         self.series.touch(second);
+        self.per_deployment.advance(at, &mut self.error);
 
         match &event.kind {
             EventKind::AttemptStart { .. } => {
@@ -103,6 +104,7 @@ impl State {
                     h.end(at, &mut self.series);
                 }
                 let until = self.us(*until);
+                self.per_deployment.cooldown_set(deployment_id, at, until);
                 self.plots
                     .cooldown_set(model_group, deployment_id, at, until);
                 self.cooldowns
@@ -111,6 +113,7 @@ impl State {
                     .set(at, until, &mut self.series);
             }
             EventKind::CooldownEnd { deployment_id, .. } => {
+                self.per_deployment.cooldown_end(deployment_id, at);
                 if let Some(d) = self.cooldowns.get_mut(deployment_id) {
                     d.end(at, &mut self.series);
                 }
@@ -122,6 +125,7 @@ impl State {
                 deployment_id,
             } => {
                 self.plots.half_open(model_group, deployment_id, at);
+                self.per_deployment.half_open(deployment_id);
                 self.half_open
                     .entry(deployment_id.clone())
                     .or_insert_with(|| DeploymentCooldowns::in_lane(Lane::HalfOpen))
@@ -130,6 +134,7 @@ impl State {
             EventKind::Recovered { deployment_id, .. } => {
                 self.agg.recovered += 1;
                 self.plots.recovered(deployment_id, at);
+                self.per_deployment.recovered(deployment_id, at);
                 if let Some(h) = self.half_open.get_mut(deployment_id) {
                     h.end(at, &mut self.series);
                 }
@@ -275,6 +280,8 @@ impl State {
         agg.latency_sum_us += u128::from(latency);
         agg.latency_max_us = agg.latency_max_us.max(latency);
         record_us(&mut self.latency, latency, 1);
+        self.latency_intervals
+            .record(second_of(at), latency, &mut self.series, &mut self.error);
 
         let ttft = stream.and_then(|st| st.ttft).map(micros);
         if let Some(st) = stream {
@@ -392,6 +399,9 @@ impl State {
             return;
         };
         self.agg.http_ok_attempts += u64::from(*status == Some(200));
+        let start_us = self.us(*start);
+        self.per_deployment
+            .attempt(deployment_id, at.saturating_sub(start_us), *failure);
         if let Some(id) = event.request_id {
             let duplicate = self
                 .in_flight

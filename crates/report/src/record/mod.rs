@@ -5,9 +5,13 @@
 //! summary needs is folded into counters, three HdrHistograms (latency, TTFT, inter-token gap),
 //! per-deployment cooldown state and one small row per virtual second with activity (see
 //! `timeseries`: memory follows the activity, never the virtual duration).
+//! `deployments.csv` (per second and deployment, see `deployments`) and `latency.hlog` (one
+//! HdrHistogram interval per second, see `intervals`) are streamed too, each second written
+//! once a later one starts.
 //! [`Recorder::finish`] flushes the traces and writes `timeseries.csv`, `latency.hgrm`,
 //! `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, then the plots (`deployments.svg`,
-//! `timeline.svg`, `latency.svg`, `attempts.svg`; see [`crate::plot`]) unless
+//! `timeline.svg`, `latency.svg`, `attempts.svg`, `latency_over_time.svg`,
+//! `traffic_share.svg`; see [`crate::plot`]) unless
 //! [`Recorder::without_plots`] turned them off. For the plots the recorder also keeps each
 //! deployment's cooling and half-open intervals (capped, see
 //! [`crate::plot::MAX_INTERVALS_PER_DEPLOYMENT`]), a fixed array of attempt counts and one
@@ -35,7 +39,9 @@
 //! writes the end-of-run files.
 
 mod csv;
+mod deployments;
 mod events;
+mod intervals;
 mod routing;
 mod summary;
 mod windows;
@@ -58,6 +64,8 @@ use crate::summary::{RouterProfile, Summary};
 use crate::timeseries::{DeploymentCooldowns, Timeseries};
 
 use self::csv::{ATTEMPTS_COLUMNS, CsvOut, EVENTS_HEADER, REQUESTS_COLUMNS, header};
+use self::deployments::{DEPLOYMENTS_COLUMNS, DeploymentSeconds};
+use self::intervals::LatencyIntervals;
 pub use self::routing::ROUTING_JSONL;
 use self::routing::{InFlight, JsonlOut};
 use self::summary::new_histogram;
@@ -72,6 +80,11 @@ pub const ATTEMPTS_CSV: &str = "attempts.csv";
 pub const EVENTS_CSV: &str = "events.csv";
 /// One row per virtual second.
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
+/// One row per virtual second and deployment with activity (see `deployments`).
+pub const DEPLOYMENTS_CSV: &str = "deployments.csv";
+/// HdrHistogram interval log of the end-to-end latency, one interval per second (see
+/// `intervals`).
+pub const LATENCY_HLOG: &str = "latency.hlog";
 /// End-to-end latency distribution.
 pub const LATENCY_HGRM: &str = "latency.hgrm";
 /// Time-to-first-token distribution of streamed requests.
@@ -140,6 +153,11 @@ impl Recorder {
             (None, None, None)
         };
         let events = Some(CsvOut::create(dir.join(EVENTS_CSV), EVENTS_HEADER)?);
+        let per_deployment = DeploymentSeconds::new(CsvOut::create(
+            dir.join(DEPLOYMENTS_CSV),
+            &DEPLOYMENTS_COLUMNS,
+        )?);
+        let latency_intervals = LatencyIntervals::create(dir.join(LATENCY_HLOG))?;
         let latency = new_histogram()?;
         let ttft = new_histogram()?;
         let inter_token = new_histogram()?;
@@ -157,6 +175,8 @@ impl Recorder {
                 detail: String::new(),
                 agg: Aggregates::default(),
                 series: Timeseries::default(),
+                per_deployment,
+                latency_intervals,
                 cooldowns: BTreeMap::new(),
                 half_open: BTreeMap::new(),
                 latency,
@@ -316,6 +336,10 @@ struct State {
     detail: String,
     agg: Aggregates,
     series: Timeseries,
+    /// `deployments.csv`, streamed per second.
+    per_deployment: DeploymentSeconds,
+    /// The current second's latencies: `timeseries.csv`'s percentiles and `latency.hlog`.
+    latency_intervals: LatencyIntervals,
     cooldowns: BTreeMap<Arc<str>, DeploymentCooldowns>,
     /// Half-open periods per deployment: from `HalfOpen` to `Recovered` or the next
     /// `CooldownSet` (the trial failed).

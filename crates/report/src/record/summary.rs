@@ -109,12 +109,14 @@ impl State {
         {
             self.error.get_or_insert(ReportError::io(&jsonl.path, e));
         }
+        // A run end before the last event would be a caller's slip; never end before it.
+        let run_end = self.us(meta.end).max(self.agg.last_event_us);
+        self.per_deployment.finish(run_end, &mut self.error);
+        self.latency_intervals
+            .finish(&mut self.series, &mut self.error);
         if let Some(error) = self.error.take() {
             return Err(error);
         }
-
-        // A run end before the last event would be a caller's slip; never end before it.
-        let run_end = self.us(meta.end).max(self.agg.last_event_us);
         for d in self
             .cooldowns
             .values_mut()
@@ -176,6 +178,7 @@ impl State {
                         ("p99", summary.streams.ttft_ms.p99, 0.99),
                     ],
                 ),
+                share: &self.per_deployment.share,
             };
             plots.render(&self.dir, &input)?;
         }

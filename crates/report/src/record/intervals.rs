@@ -1,0 +1,153 @@
+//! Latency per virtual second: the `p50_ms,p90_ms,p99_ms` columns of `timeseries.csv` and the
+//! interval histograms of `latency.hlog`.
+//!
+//! Why one histogram, reset at each second: request ends arrive in virtual-time order, so a
+//! second is complete as soon as a later one starts. Its percentiles go into the timeseries
+//! row (three numbers) and its histogram into `latency.hlog` (streamed), and the histogram is
+//! reset: memory stays flat whatever the run's length.
+//!
+//! `latency.hlog` is HdrHistogram's interval-log format (the format of Java's
+//! `HistogramLogWriter`, read by `HistogramLogAnalyzer`, `HistogramLogProcessor` and the
+//! `hdrhistogram` crate's `IntervalLogIterator`): one line per second in which at least one
+//! request ended (a quiet second has no line), its timestamp the second's start in virtual
+//! seconds since the run start. `StartTime` and `BaseTime` are both 0 (the scenario's epoch,
+//! not the wall clock), so the bytes depend only on the events. Values are microseconds of
+//! end-to-end latency, as in `latency.hgrm`; each histogram is V2 + deflate encoded (the
+//! encoding the Java reader expects).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+
+use super::summary::{new_histogram, record_us};
+use crate::error::ReportError;
+use crate::timeseries::Timeseries;
+
+/// The legend line Java's `HistogramLogWriter` writes after the header comments.
+const LEGEND: &str =
+    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"";
+
+/// The latencies of the requests ending in the current second, and `latency.hlog`.
+pub(super) struct LatencyIntervals {
+    /// The second being filled (`None` before the first request end).
+    second: Option<u64>,
+    hist: Histogram<u64>,
+    max_us: u64,
+    /// `latency.hlog`; `None` after a write error (the error is kept by the caller).
+    log: Option<(PathBuf, BufWriter<File>)>,
+    serializer: V2DeflateSerializer,
+    /// Scratch for one interval line.
+    line: Vec<u8>,
+}
+
+impl std::fmt::Debug for LatencyIntervals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LatencyIntervals")
+            .field("second", &self.second)
+            .field("max_us", &self.max_us)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LatencyIntervals {
+    /// Creates `path` and writes the log's header.
+    pub(super) fn create(path: PathBuf) -> Result<Self, ReportError> {
+        let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
+        let mut out = BufWriter::new(file);
+        let mut serializer = V2DeflateSerializer::new();
+        let header = write_header(&mut out, &mut serializer);
+        if let Err(e) = header {
+            return Err(ReportError::io(&path, e));
+        }
+        Ok(Self {
+            second: None,
+            hist: new_histogram()?,
+            max_us: 0,
+            log: Some((path, out)),
+            serializer,
+            line: Vec::new(),
+        })
+    }
+
+    /// A request ended in `second` after `latency_us`. A second before the current one (only
+    /// possible if a sink is fed out of order) counts in the current one.
+    pub(super) fn record(
+        &mut self,
+        second: u64,
+        latency_us: u64,
+        series: &mut Timeseries,
+        error: &mut Option<ReportError>,
+    ) {
+        match self.second {
+            Some(current) if second > current => {
+                self.close(series, error);
+                self.second = Some(second);
+            }
+            Some(_) => {}
+            None => self.second = Some(second),
+        }
+        record_us(&mut self.hist, latency_us, 1);
+        self.max_us = self.max_us.max(latency_us);
+    }
+
+    /// Closes the last second and flushes the log.
+    pub(super) fn finish(&mut self, series: &mut Timeseries, error: &mut Option<ReportError>) {
+        self.close(series, error);
+        if let Some((path, out)) = self.log.as_mut()
+            && let Err(e) = out.flush()
+        {
+            error.get_or_insert(ReportError::io(path.clone(), e));
+            self.log = None;
+        }
+    }
+
+    /// Writes the current second's percentiles and interval, and resets the histogram.
+    fn close(&mut self, series: &mut Timeseries, error: &mut Option<ReportError>) {
+        let Some(second) = self.second else { return };
+        if self.hist.is_empty() {
+            return;
+        }
+        let q = |q: f64| self.hist.value_at_quantile(q).min(self.max_us);
+        series.set_latency(second, [q(0.5), q(0.9), q(0.99)]);
+        if let Some((path, out)) = self.log.as_mut() {
+            self.line.clear();
+            let written = IntervalLogWriterBuilder::new()
+                .begin_log_with(&mut self.line, &mut self.serializer)
+                .and_then(|mut w| {
+                    w.write_histogram(
+                        &self.hist,
+                        Duration::from_secs(second),
+                        Duration::from_secs(1),
+                        None,
+                    )
+                    .map_err(|e| io::Error::other(e.to_string()))
+                })
+                .and_then(|()| out.write_all(&self.line));
+            if let Err(e) = written {
+                error.get_or_insert(ReportError::io(path.clone(), e));
+                self.log = None;
+            }
+        }
+        self.hist.reset();
+        self.max_us = 0;
+    }
+}
+
+/// The header comments, `StartTime`/`BaseTime` at the epoch (virtual time), and the legend.
+fn write_header(out: &mut impl Write, serializer: &mut V2DeflateSerializer) -> io::Result<()> {
+    let mut header = Vec::new();
+    IntervalLogWriterBuilder::new()
+        .add_comment("[Logged with routersim: one interval per virtual second with a request end]")
+        .add_comment("[Histogram log format version 1.3]")
+        .add_comment("[Values: end-to-end request latency in microseconds]")
+        .with_start_time(SystemTime::UNIX_EPOCH)
+        .with_base_time(SystemTime::UNIX_EPOCH)
+        .begin_log_with(&mut header, serializer)?;
+    out.write_all(&header)?;
+    writeln!(out, "{LEGEND}")
+}

@@ -22,6 +22,7 @@ mod error;
 pub mod hgrm;
 pub mod html;
 pub mod plot;
+pub mod prom;
 pub mod record;
 mod routing_metrics;
 mod streams;

@@ -622,6 +622,28 @@ fn json_prints_one_document_on_stdout_and_quiet_prints_nothing() -> TestResult {
     assert_eq!(quiet.status.code(), Some(1));
     assert!(quiet.stdout.is_empty() && quiet.stderr.is_empty());
     assert!(dir.join("check/junit.xml").is_file());
+    // An error case is an error: --quiet prints it.
+    std::fs::write(
+        dir.join("broken.yaml"),
+        "name: broken\nduration: 10s\nbogus: 1\n",
+    )?;
+    let quiet = routersim(&[
+        "check",
+        &path(&dir),
+        "--out",
+        &path(&dir.join("check")),
+        "-q",
+    ]);
+    assert_eq!(quiet.status.code(), Some(2));
+    assert!(quiet.stdout.is_empty());
+    let stderr = text(quiet.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: ")
+            && stderr.contains("broken.yaml load: ")
+            && stderr.contains("bogus"),
+        "{stderr}"
+    );
 
     let both = routersim(&["run", &path(&scenario), "--json", "--quiet"]);
     assert_eq!(both.status.code(), Some(2), "--json and --quiet conflict");

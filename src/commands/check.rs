@@ -84,6 +84,18 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
             "cases": report.cases.iter().map(case_json).collect::<Vec<_>>(),
         }))?;
     }
+    if args.quiet {
+        // Nothing but errors: the cases that could not be used or run.
+        for case in report
+            .cases
+            .iter()
+            .filter(|c| c.verdict() == Verdict::Error)
+        {
+            for line in case.failure_lines() {
+                eprintln!("error: {} {}: {line}", case.scenario.display(), case.name());
+            }
+        }
+    }
     if !table {
         return Ok(code);
     }

@@ -34,6 +34,7 @@
 //! expect:
 //!   - {metric: success_rate, min: 0.99}
 //! transport: http                # default memory; http: through the wire (see `transport`)
+//! golden: {tolerance: {p99_latency_ms: 5%}}  # `check`: how far a metric may move from its golden
 //! ```
 //!
 //! `set` works on the router config's YAML tree (inline or from `router_file`) before it is

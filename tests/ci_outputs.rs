@@ -817,3 +817,49 @@ fn metrics_prom_is_valid_prometheus_text_that_agrees_with_the_summary() -> TestR
     assert_eq!(std::fs::read_to_string(again.join("metrics.prom"))?, prom);
     Ok(())
 }
+
+/// `run` on a terminal: a progress line on stderr once a run passes a second of wall time,
+/// none for a quick run. Needs util-linux `script` for a pseudo-terminal (skipped without it).
+#[test]
+fn run_shows_a_progress_line_on_a_terminal_only_when_it_takes_over_a_second() -> TestResult {
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("warning: no `script` on the PATH; the terminal progress test is skipped");
+        return Ok(());
+    }
+    let dir = scratch_dir("ci-progress");
+    let on_tty = |scenario: &str, name: &str| -> String {
+        let file = dir.join(format!("{name}.yaml"));
+        std::fs::write(&file, scenario).unwrap();
+        let typescript = dir.join(format!("{name}.typescript"));
+        let command = format!(
+            "{} run {} --out {} --trace none --json > /dev/null",
+            env!("CARGO_BIN_EXE_routersim"),
+            path(&file),
+            path(&dir.join(name))
+        );
+        let status = std::process::Command::new("script")
+            .args(["-qec", &command, &path(&typescript)])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::read_to_string(&typescript).unwrap_or_default()
+    };
+    // Hours of traffic: several seconds of wall time in a debug build, far more than one.
+    let long = TINY
+        .replace("name: tiny", "name: long")
+        .replace("duration: 20s", "duration: 3h")
+        .replace("rate: 5/s", "rate: 40/s");
+    let screen = on_tty(&long, "long");
+    assert!(screen.contains("running long"), "{screen}");
+    let screen = on_tty(TINY, "tiny");
+    assert!(
+        !screen.contains("running"),
+        "a quick run shows nothing: {screen}"
+    );
+    Ok(())
+}

@@ -137,7 +137,8 @@ fn show(done: &(Mutex<bool>, Condvar), message: String) {
     if *guard {
         return;
     }
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        .with_elapsed(PROGRESS_AFTER);
     if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}") {
         bar.set_style(style);
     }

@@ -90,6 +90,12 @@ pub struct RunArgs {
     /// tokio, millisecond timers). Each is deterministic; they differ below a millisecond.
     #[arg(long, value_enum, default_value_t = RuntimeArg::Virtual)]
     pub runtime: RuntimeArg,
+    /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors (the exit code is the verdict).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `routersim bench`.
@@ -181,6 +187,16 @@ pub struct CheckArgs {
     /// `transport`; goldens ignore the `transport` key.
     #[arg(long, value_name = "memory|http")]
     pub transport: Option<Transport>,
+    /// How far every golden metric may move, relative to the golden (`2%`); a scenario's
+    /// `golden: {tolerance: {METRIC: N%}}` wins for the metrics it names.
+    #[arg(long, value_name = "N%", default_value = "0%", value_parser = parse_tolerance)]
+    pub tolerance: f64,
+    /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors (the exit code is the verdict).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `routersim sweep`.
@@ -231,6 +247,12 @@ pub struct DiffArgs {
     pub report_a: PathBuf,
     /// The second report directory.
     pub report_b: PathBuf,
+    /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors (the exit code is the verdict).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Which extra faults `explore` adds.
@@ -289,6 +311,10 @@ enum Command {
     Proxy(commands::proxy::ProxyArgs),
     /// Send the scenario's traffic in real time to a real router in front of its fake providers.
     Drive(commands::drive::DriveArgs),
+}
+
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    routersim_sim::check::golden::parse_tolerance(text)
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {

@@ -50,3 +50,24 @@ impl Write for Out {
         self.guard((), |w| w.flush())
     }
 }
+
+/// Prints `value` as the command's one JSON document (pretty, with a final newline).
+pub fn print_json(value: &serde_json::Value) -> io::Result<()> {
+    let mut out = Out::stdout();
+    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    writeln!(out, "{text}")?;
+    out.flush()
+}
+
+/// An `expect` line's result as JSON: the line as written, what was measured, the verdict.
+pub fn expectation_json(result: &routersim_sim::expect::ExpectationResult) -> serde_json::Value {
+    let e = &result.expectation;
+    serde_json::json!({
+        "metric": e.metric,
+        "min": e.min,
+        "max": e.max,
+        "measured": result.measured,
+        "passed": result.passed,
+        "text": routersim_sim::check::assertion(result),
+    })
+}

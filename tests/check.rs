@@ -99,10 +99,15 @@ fn the_shipped_ci_scenarios_pass_and_match_their_goldens() -> Result<(), Box<dyn
     }
     let junit = std::fs::read_to_string(out.join("junit.xml"))?;
     assert!(
-        junit.contains(&format!(
-            "<testsuite name=\"routersim check\" tests=\"{}\" failures=\"0\" errors=\"0\"",
-            rows.len()
-        )),
+        junit.contains("<testsuites name=\"routersim check\" tests=\"")
+            && junit.contains("failures=\"0\" errors=\"0\" skipped=\"0\""),
+        "{junit}"
+    );
+    // One suite per run, one case per `expect` line and one for the golden.
+    assert_eq!(junit.matches("<testsuite ").count(), rows.len(), "{junit}");
+    assert_eq!(
+        junit.matches(" golden\" time=\"").count(),
+        rows.len(),
         "{junit}"
     );
     assert!(
@@ -145,16 +150,18 @@ fn a_failing_expectation_exits_1_naming_the_assertion_and_its_value()
 
     let junit = std::fs::read_to_string(out.join("junit.xml"))?;
     assert!(junit.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"));
+    // tiny: one `expect` line and its golden; impossible: two lines and its golden (no
+    // goldens: skipped).
     assert!(
         junit.contains(
-            "<testsuite name=\"routersim check\" tests=\"2\" failures=\"1\" errors=\"0\""
+            "<testsuites name=\"routersim check\" tests=\"5\" failures=\"1\" errors=\"0\" skipped=\"2\""
         ),
         "{junit}"
     );
-    let impossible = path(&scenarios.join("nested/impossible.yaml"));
+    let impossible = path(&scenarios.join("nested/impossible.yaml")).replace('.', "_");
     assert!(
         junit.contains(&format!(
-            "<testcase classname=\"{impossible}\" name=\"seed-0\" time=\"0\">"
+            "<testcase classname=\"{impossible}\" name=\"seed-0 expect failed &lt;= 0\" time=\"0\">"
         )),
         "{junit}"
     );
@@ -165,7 +172,7 @@ fn a_failing_expectation_exits_1_naming_the_assertion_and_its_value()
         "{junit}"
     );
     assert_eq!(junit.matches("<failure ").count(), 1, "{junit}");
-    assert_eq!(junit.matches("<testcase ").count(), 2, "{junit}");
+    assert_eq!(junit.matches("<testcase ").count(), 5, "{junit}");
 
     // Same input, same junit.xml: no wall time in it.
     let again = routersim(&["check", &path(&scenarios), "--out", &path(&out)]);
@@ -199,8 +206,9 @@ fn a_broken_scenario_is_an_error_case_and_the_others_still_run()
         "the row carries the error: {broken}"
     );
     let junit = std::fs::read_to_string(out.join("junit.xml"))?;
+    // a-tiny: its `expect` line and its golden (skipped: none); broken: one `load` case.
     assert!(
-        junit.contains("tests=\"2\" failures=\"0\" errors=\"1\""),
+        junit.contains("tests=\"3\" failures=\"0\" errors=\"1\" skipped=\"1\""),
         "{junit}"
     );
     assert!(junit.contains("name=\"load\""), "{junit}");
@@ -303,7 +311,7 @@ fn seeds_run_each_scenario_once_per_seed() -> Result<(), Box<dyn std::error::Err
     assert!(stdout.contains("3 run(s): 3 passed"), "{stdout}");
     let junit = std::fs::read_to_string(out.join("junit.xml"))?;
     assert!(
-        junit.contains("tests=\"3\" failures=\"0\" errors=\"0\""),
+        junit.contains("tests=\"6\" failures=\"0\" errors=\"0\""),
         "{junit}"
     );
     // Seeds other than the scenario's own get their own golden; its own seed (3) the plain one.

@@ -1,4 +1,4 @@
-//! `routersim check DIR [--seeds 1..5] [--out DIR] [--bless]`.
+//! `routersim check DIR [--seeds 1..5] [--out DIR] [--bless] [--tolerance 2%] [--json | --quiet]`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ use routersim_sim::check::{
 use routersim_sim::seeds::Seeds;
 
 use crate::error::CliError;
-use crate::out::Out;
+use crate::out::{Out, expectation_json, print_json};
 use crate::{CheckArgs, EXIT_ERROR, EXIT_EXPECT_FAILED};
 
 /// Runs every scenario of a directory for each seed: a table row per run as it ends, then the
@@ -25,7 +25,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
         bless: args.bless,
         strict: args.strict,
         transport: args.transport,
+        tolerance: args.tolerance,
     };
+    let table = !(args.json || args.quiet);
     let width = scenarios
         .iter()
         .map(|p| p.display().to_string().chars().count())
@@ -33,25 +35,69 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
         .unwrap_or(0)
         .max("scenario".len());
     let mut stdout = Out::stdout();
-    writeln!(
-        stdout,
-        "{:<width$}  {:>6}  {:<6}  {:<9}  detail",
-        "scenario", "seed", "result", "golden"
-    )?;
+    if table {
+        writeln!(
+            stdout,
+            "{:<width$}  {:>6}  {:<6}  {:<9}  detail",
+            "scenario", "seed", "result", "golden"
+        )?;
+    }
     let mut previous: Option<std::path::PathBuf> = None;
     // The rows print as runs end; the check goes on after a write error, which is returned
     // once it is over.
     let mut write_error = None;
     let report = check(&args.dir, &scenarios, &options, |case| {
-        if write_error.is_none() {
+        if table && write_error.is_none() {
             write_error = print_case(&mut stdout, case, width, &mut previous).err();
         }
     })?;
     if let Some(e) = write_error {
         return Err(e.into());
     }
-    for note in &report.notes {
-        eprintln!("note: {note}");
+    if !args.quiet {
+        for note in &report.notes {
+            eprintln!("note: {note}");
+        }
+    }
+    let (passed, failed, errors) = (
+        report.count(Verdict::Pass),
+        report.count(Verdict::Fail),
+        report.count(Verdict::Error),
+    );
+    let code = if errors > 0 {
+        ExitCode::from(EXIT_ERROR)
+    } else if failed > 0 {
+        ExitCode::from(EXIT_EXPECT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    };
+    if args.json {
+        print_json(&serde_json::json!({
+            "command": "check",
+            "runs": report.cases.len(),
+            "passed": passed,
+            "failed": failed,
+            "errors": errors,
+            "goldens_written": report.blessed(),
+            "junit": report.junit_path.display().to_string(),
+            "reports": report.out_dir.display().to_string(),
+            "cases": report.cases.iter().map(case_json).collect::<Vec<_>>(),
+        }))?;
+    }
+    if args.quiet {
+        // Nothing but errors: the cases that could not be used or run.
+        for case in report
+            .cases
+            .iter()
+            .filter(|c| c.verdict() == Verdict::Error)
+        {
+            for line in case.failure_lines() {
+                eprintln!("error: {} {}: {line}", case.scenario.display(), case.name());
+            }
+        }
+    }
+    if !table {
+        return Ok(code);
     }
     let not_passed: Vec<&CaseResult> = report
         .cases
@@ -76,11 +122,6 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
             }
         }
     }
-    let (passed, failed, errors) = (
-        report.count(Verdict::Pass),
-        report.count(Verdict::Fail),
-        report.count(Verdict::Error),
-    );
     writeln!(stdout)?;
     write!(
         stdout,
@@ -93,12 +134,42 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
     writeln!(stdout)?;
     writeln!(stdout, "junit: {}", report.junit_path.display())?;
     writeln!(stdout, "reports: {}", report.out_dir.display())?;
-    Ok(if errors > 0 {
-        ExitCode::from(EXIT_ERROR)
-    } else if failed > 0 {
-        ExitCode::from(EXIT_EXPECT_FAILED)
-    } else {
-        ExitCode::SUCCESS
+    Ok(code)
+}
+
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::Error => "error",
+    }
+}
+
+fn golden_name(golden: &GoldenStatus) -> &'static str {
+    match golden {
+        GoldenStatus::NotChecked => "not_checked",
+        GoldenStatus::Missing => "missing",
+        GoldenStatus::Matched => "matched",
+        GoldenStatus::Changed(_) => "changed",
+        GoldenStatus::Blessed => "blessed",
+    }
+}
+
+/// One case as JSON: what ran, its verdict, every `expect` line, the golden and its diffs.
+fn case_json(case: &CaseResult) -> serde_json::Value {
+    serde_json::json!({
+        "scenario": case.scenario.display().to_string(),
+        "seed": case.seed,
+        "verdict": verdict_name(case.verdict()),
+        "report": case.out_dir.as_ref().map(|p| p.display().to_string()),
+        "expectations": case.expectations.iter().map(expectation_json).collect::<Vec<_>>(),
+        "golden": {
+            "status": golden_name(&case.golden),
+            "path": case.golden_path.as_ref().map(|p| p.display().to_string()),
+            "diffs": case.golden_diffs(),
+        },
+        "error": case.error,
+        "warnings": case.config_lines,
     })
 }
 

@@ -8,7 +8,7 @@ use routersim_sim::diff::{Attempts, MetricChange, SOURCE_SIM, diff_reports};
 
 use crate::DiffArgs;
 use crate::error::CliError;
-use crate::out::Out;
+use crate::out::{Out, print_json};
 
 /// A number as compact text: integers without decimals, others with up to six.
 fn number(x: f64) -> String {
@@ -48,6 +48,13 @@ fn sequence(attempts: &[String]) -> String {
 /// Compares two reports.
 pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let diff = diff_reports(&args.report_a, &args.report_b)?;
+    if args.quiet {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.json {
+        print_diff_json(&args, &diff)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut out = Out::stdout();
     // Sources are named only when a report is not simulated (sim/sim output is unchanged).
     let across = diff.sources.0 != SOURCE_SIM || diff.sources.1 != SOURCE_SIM;
@@ -194,4 +201,37 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The comparison as one JSON document: both reports, every metric, the attempts.
+fn print_diff_json(args: &DiffArgs, diff: &routersim_sim::diff::ReportDiff) -> std::io::Result<()> {
+    let side = |dir: &std::path::Path, s: &routersim_report::Summary, source: &str| {
+        serde_json::json!({
+            "report": dir.display().to_string(),
+            "scenario": s.scenario,
+            "seed": s.seed,
+            "source": source,
+        })
+    };
+    let metrics: Vec<serde_json::Value> = diff
+        .metrics
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "metric": m.name,
+                "a": m.a,
+                "b": m.b,
+                "change": m.change(),
+                "relative_change": m.relative(),
+            })
+        })
+        .collect();
+    print_json(&serde_json::json!({
+        "command": "diff",
+        "a": side(&args.report_a, &diff.a, &diff.sources.0),
+        "b": side(&args.report_b, &diff.b, &diff.sources.1),
+        "changed": diff.metrics.iter().filter(|m| m.a != m.b).count(),
+        "metrics": metrics,
+        "attempts": diff.attempts,
+    }))
 }

@@ -23,6 +23,7 @@ mod error;
 pub mod hgrm;
 pub mod html;
 pub mod plot;
+pub mod prom;
 pub mod record;
 mod routing_metrics;
 mod streams;

@@ -101,7 +101,7 @@ pub const SOURCE_SIM: &str = "sim";
 pub const ARRIVAL_TOLERANCE_US: u64 = 1_000;
 
 /// One metric in both reports.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct MetricChange {
     /// The metric's name ([`Summary::metric`]).
     pub name: String,
@@ -199,7 +199,7 @@ pub fn compare_summaries(a: &Summary, b: &Summary) -> Vec<MetricChange> {
 }
 
 /// The first request whose attempts differ.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FirstDifference {
     /// Its id.
     pub request_id: u64,
@@ -209,8 +209,9 @@ pub struct FirstDifference {
     pub b: Vec<String>,
 }
 
-/// The attempt comparison.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The attempt comparison (as JSON: `{"status": "compared" | "joined" | "missing", …}`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
 pub enum Attempts {
     /// Both reports have `attempts.csv`.
     Compared {
@@ -243,7 +244,7 @@ pub enum Attempts {
 }
 
 /// The first joined request whose attempts differ.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct JoinedDifference {
     /// Its id in A.
     pub request_id_a: u64,

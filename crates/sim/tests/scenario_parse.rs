@@ -306,7 +306,7 @@ fn an_unknown_key_at_a_nested_path() {
         "durationn: 1m\n",
         "s.yaml:10:1: durationn: unknown field `durationn`, expected one of \
         name, description, seed, duration, epoch, router, router_file, set, providers, faults, traffic, \
-        traffic_file, expect, transport, contracts, client_retries",
+        traffic_file, expect, transport, contracts, client_retries, golden",
     );
 }
 

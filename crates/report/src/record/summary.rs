@@ -153,6 +153,9 @@ impl State {
         w.write_all(b"\n")
             .and_then(|()| w.flush())
             .map_err(|e| ReportError::io(&path, e))?;
+        write_file(&self.dir.join(crate::prom::METRICS_PROM), |w| {
+            crate::prom::write_prom(&summary, &self.latency, self.agg.latency_sum_us, w)
+        })?;
 
         let plots = std::mem::take(&mut self.plots);
         if plots.enabled {

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::contracts::{RawContract, validate_contracts};
+use super::golden::{RawGolden, validate_golden};
 use super::router::{load_router_file, load_router_file_with_set, router_path};
 use super::set::{apply_sets, set_covering};
 use super::validate::{model_groups, model_known, validate_traffic};
@@ -270,6 +271,7 @@ fn parse_with_extra_set(
         })
         .collect::<Result<Vec<_>, _>>()?;
 
+    let golden = validate_golden(raw.golden, &ctx)?;
     let named = raw.name.is_some();
     let name = raw.name.unwrap_or_else(|| {
         file.file_stem()
@@ -301,6 +303,7 @@ fn parse_with_extra_set(
         traffic,
         traffic_file,
         expect,
+        golden,
         transport: raw.transport.unwrap_or_default(),
         client_retries: raw.client_retries.unwrap_or(0),
         runtime: routersim_runtime::RuntimeKind::default(),
@@ -375,6 +378,7 @@ pub(super) struct RawScenario {
     #[serde(default)]
     contracts: Vec<RawContract>,
     client_retries: Option<u32>,
+    golden: Option<RawGolden>,
 }
 
 #[derive(Deserialize)]

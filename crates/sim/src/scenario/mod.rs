@@ -34,6 +34,7 @@
 //! expect:
 //!   - {metric: success_rate, min: 0.99}
 //! transport: http                # default memory; http: through the wire (see `transport`)
+//! golden: {tolerance: {p99_latency_ms: 5%}}  # `check`: how far a metric may move from its golden
 //! ```
 //!
 //! `set` works on the router config's YAML tree (inline or from `router_file`) before it is
@@ -51,12 +52,14 @@
 //! re-exported here.
 
 mod contracts;
+mod golden;
 mod load;
 mod router;
 mod set;
 mod validate;
 mod values;
 
+pub use self::golden::GoldenSettings;
 pub(crate) use self::load::router_load_options;
 pub use self::load::{
     PROFILE_SET_PATH, load_scenario, load_scenario_with_set, parse_scenario,
@@ -167,6 +170,8 @@ pub struct Scenario {
     pub traffic_file: Option<TrafficFile>,
     /// `expect`, in file order.
     pub expect: Vec<Expectation>,
+    /// How `check` compares a run with its golden (`golden:`).
+    pub golden: GoldenSettings,
     /// `transport` (default `memory`): how the router reaches the fake providers.
     pub transport: Transport,
     /// `client_retries` (default 0): a client above the router sends a failed user request

@@ -17,23 +17,29 @@
 //!   `<stem>.seed-<N>.golden.json` for any other seed ([`golden_path`]; `<stem>` is the file
 //!   name with its extension when `x.yaml` and `x.yml` sit side by side), so a plain `check`
 //!   and a `check --seeds …` read the same file for the same run. A golden is the run's
-//!   `summary.json`; the comparison ([`diff_summaries`]) ignores `routersim_version`, so a
-//!   version bump alone never fails a golden, and `transport` (a run over `http` gives the
-//!   same summary as in memory). No golden is not a failure. `bless` writes the
-//!   golden of every run that happened (expectations are still checked and reported).
-//! - **Determinism**: the cases run in path order, then seed order; junit.xml carries no wall
-//!   time (`time="0"`: the file is byte-identical from run to run) and gives each case's virtual
-//!   duration in its `<system-out>`.
+//!   `summary.json`; the comparison ([`diff_summaries`], module [`golden`]) ignores the
+//!   version, the transport and the run's frame (`duration_ms`, `run_end_ms`, `events`),
+//!   holds each metric to a relative tolerance (`check --tolerance`, the scenario's
+//!   `golden: {tolerance}`) and lists what moved, largest relative change first. No golden is
+//!   not a failure. `bless` writes the golden of every run that happened (expectations are
+//!   still checked and reported).
+//! - **Determinism**: the cases run in path order, then seed order; junit.xml ([`junit`])
+//!   carries virtual time only, so the file is byte-identical from run to run.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use routersim_report::summary::Summary;
 use serde_json::Value;
 
+pub mod golden;
+mod junit;
+
+pub use self::golden::{MetricDiff, Tolerances, diff_summaries, show_value};
+pub use self::junit::{junit_xml, xml_escape};
+
 use crate::config_keys::{config_lines, strict_errors};
 use crate::discover::{discover_cases, problem};
-use crate::expect::{self, ExpectationResult, format_value};
+use crate::expect::{self, ExpectationResult};
 use crate::report_dir::{ReportDir, ReportDirError, mark_complete};
 use crate::run::{Rendering, run_into};
 use crate::scenario::load_scenario;
@@ -64,6 +70,9 @@ pub struct CheckOptions {
     pub strict: bool,
     /// Overrides every scenario's `transport` (`check --transport`).
     pub transport: Option<Transport>,
+    /// The relative tolerance of every golden metric (`check --tolerance`, a fraction); a
+    /// scenario's `golden: {tolerance}` wins for the metrics it names.
+    pub tolerance: f64,
 }
 
 /// Why a check could not happen at all (as opposed to a case that failed).
@@ -144,81 +153,6 @@ fn ambiguous_golden(scenario_file: &Path, seed: u64, own_seed: u64) -> Option<St
             golden_path(&sibling, seed, own_seed).display()
         )
     })
-}
-
-/// One metric that differs between a golden and a new summary.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MetricDiff {
-    /// Its path in summary.json, keys joined with dots (`latency_ms.p99`,
-    /// `cooldowns.by_deployment.east.count`).
-    pub path: String,
-    /// The golden's value (`None`: absent from the golden).
-    pub golden: Option<Value>,
-    /// The new value (`None`: absent from the new summary).
-    pub new: Option<Value>,
-}
-
-impl fmt::Display for MetricDiff {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: golden {}, new {}",
-            self.path,
-            show_value(self.golden.as_ref()),
-            show_value(self.new.as_ref())
-        )
-    }
-}
-
-/// A JSON value for people: numbers without float noise, `absent` for a missing one.
-pub fn show_value(value: Option<&Value>) -> String {
-    match value {
-        None => "absent".into(),
-        Some(Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-            (Some(u), _, _) => u.to_string(),
-            (None, Some(i), _) => i.to_string(),
-            (None, None, Some(f)) => format_value(f),
-            _ => n.to_string(),
-        },
-        Some(other) => other.to_string(),
-    }
-}
-
-/// Every leaf that differs between two summaries (as JSON trees), in the golden's key order
-/// (then keys only the new one has), ignoring the top-level `routersim_version` and
-/// `transport`. Numbers
-/// compare by value (`1` equals `1.0`).
-pub fn diff_summaries(golden: &Value, new: &Value) -> Vec<MetricDiff> {
-    let mut diffs = Vec::new();
-    diff_values("", Some(golden), Some(new), &mut diffs);
-    diffs
-}
-
-fn diff_values(path: &str, golden: Option<&Value>, new: Option<&Value>, out: &mut Vec<MetricDiff>) {
-    match (golden, new) {
-        (Some(Value::Object(g)), Some(Value::Object(n))) => {
-            let keys = g.keys().chain(n.keys().filter(|k| !g.contains_key(*k)));
-            for key in keys {
-                if path.is_empty() && (key == IGNORED_KEY || key == IGNORED_TRANSPORT_KEY) {
-                    continue;
-                }
-                let child = if path.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{path}.{key}")
-                };
-                diff_values(&child, g.get(key), n.get(key), out);
-            }
-        }
-        (Some(Value::Number(g)), Some(Value::Number(n)))
-            if g == n || (g.as_f64().is_some() && g.as_f64() == n.as_f64()) => {}
-        (g, n) if g == n => {}
-        (g, n) => out.push(MetricDiff {
-            path: path.to_string(),
-            golden: g.cloned(),
-            new: n.cloned(),
-        }),
-    }
 }
 
 /// What became of a case's golden.
@@ -547,7 +481,8 @@ fn check_scenario(
             let golden = if options.bless {
                 bless(&golden_file, &report.summary)
             } else {
-                compare(&golden_file, &report.summary)
+                let tolerances = Tolerances::new(options.tolerance, &scenario.golden.tolerance);
+                compare(&golden_file, &report.summary, &tolerances)
             };
             let (golden, error) = match golden {
                 Ok(status) => (status, None),
@@ -582,7 +517,11 @@ fn bless(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
     Ok(GoldenStatus::Blessed)
 }
 
-fn compare(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
+fn compare(
+    golden: &Path,
+    summary: &Summary,
+    tolerances: &Tolerances,
+) -> Result<GoldenStatus, String> {
     let text = match routersim_engine::config::input::read_text_file(golden) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GoldenStatus::Missing),
@@ -596,127 +535,12 @@ fn compare(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
     })?;
     let new =
         serde_json::to_value(summary).map_err(|e| format!("cannot serialise the summary: {e}"))?;
-    let diffs = diff_summaries(&expected, &new);
+    let diffs = diff_summaries(&expected, &new, tolerances);
     Ok(if diffs.is_empty() {
         GoldenStatus::Matched
     } else {
         GoldenStatus::Changed(diffs)
     })
-}
-
-/// Escapes text for XML content and attribute values; characters XML 1.0 cannot hold become
-/// `?`, so any message makes a well-formed file.
-pub fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Element content: like [`xml_escape`] but keeps line breaks and tabs readable.
-fn xml_text(text: &str) -> String {
-    xml_escape(text)
-        .replace("&#10;", "\n")
-        .replace("&#9;", "\t")
-}
-
-/// The check as JUnit XML: one `<testsuite name="routersim check">`, one `<testcase>` per
-/// case (`classname` the scenario path, `name` `seed-<N>` or `load`), a `<failure>` whose
-/// message is the first failing assertion (body: every failing line and golden difference),
-/// an `<error>` for a scenario that could not be used or run. `time="0"` everywhere, so the
-/// file is deterministic; each run's virtual duration is in its `<system-out>`.
-pub fn junit_xml(report: &CheckReport) -> String {
-    let tests = report.cases.len();
-    let failures = report.count(Verdict::Fail);
-    let errors = report.count(Verdict::Error);
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    xml.push_str(&format!(
-        "<testsuites name=\"{SUITE_NAME}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"0\">\n"
-    ));
-    xml.push_str(&format!(
-        "  <testsuite name=\"{SUITE_NAME}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\" time=\"0\">\n"
-    ));
-    for case in &report.cases {
-        xml.push_str(&format!(
-            "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n",
-            xml_escape(&case.scenario.display().to_string()),
-            xml_escape(&case.name())
-        ));
-        match case.verdict() {
-            Verdict::Pass => {}
-            Verdict::Fail => {
-                let kind = if case.failed_expectations().next().is_some() {
-                    "expectation"
-                } else {
-                    "golden"
-                };
-                xml.push_str(&format!(
-                    "      <failure message=\"{}\" type=\"{kind}\">{}</failure>\n",
-                    xml_escape(&case.headline()),
-                    xml_text(&case.failure_lines().join("\n"))
-                ));
-            }
-            Verdict::Error => {
-                xml.push_str(&format!(
-                    "      <error message=\"{}\" type=\"scenario\">{}</error>\n",
-                    xml_escape(&case.headline()),
-                    xml_text(&case.failure_lines().join("\n"))
-                ));
-            }
-        }
-        if let Some(out) = system_out(case) {
-            xml.push_str(&format!(
-                "      <system-out>{}</system-out>\n",
-                xml_text(&out)
-            ));
-        }
-        xml.push_str("    </testcase>\n");
-    }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
-    xml
-}
-
-/// What a case's `<system-out>` says: the run in one line, its report, every `expect` line and
-/// the golden's status.
-fn system_out(case: &CaseResult) -> Option<String> {
-    let summary = case.summary.as_ref()?;
-    let mut lines = vec![format!(
-        "{} requests in {} s virtual: ok {}, failed {}",
-        summary.requests,
-        format_value(summary.run_end_ms / 1000.0),
-        summary.ok,
-        summary.failed
-    )];
-    if let Some(out) = &case.out_dir {
-        lines.push(format!("report: {}", out.display()));
-    }
-    lines.extend(case.config_lines.iter().cloned());
-    lines.extend(case.expectations.iter().map(|e| e.to_string()));
-    let golden = case
-        .golden_path
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    lines.push(match &case.golden {
-        GoldenStatus::NotChecked => "golden: not checked".into(),
-        GoldenStatus::Missing => format!("golden: none ({golden})"),
-        GoldenStatus::Matched => format!("golden: matches {golden}"),
-        GoldenStatus::Changed(d) => format!("golden: {} metric(s) differ from {golden}", d.len()),
-        GoldenStatus::Blessed => format!("golden: written to {golden}"),
-    });
-    Some(lines.join("\n"))
 }
 
 #[cfg(test)]
@@ -733,50 +557,6 @@ mod tests {
         assert_eq!(
             golden_path(file, 2, 7),
             Path::new("scenarios/ci/storm.seed-2.golden.json")
-        );
-    }
-
-    #[test]
-    fn the_diff_ignores_the_version_and_names_each_changed_leaf() {
-        let golden = serde_json::json!({
-            "scenario": "s", "routersim_version": "0.1.0", "requests": 10,
-            "latency_ms": {"p99": 1.5, "max": 2.0},
-            "failed_by_kind": {"timeout": 1}
-        });
-        let new = serde_json::json!({
-            "scenario": "s", "routersim_version": "9.9.9", "requests": 10,
-            "latency_ms": {"p99": 1.75, "max": 2},
-            "failed_by_kind": {"rate_limit": 3}
-        });
-        let diffs = diff_summaries(&golden, &new);
-        let lines: Vec<String> = diffs.iter().map(|d| d.to_string()).collect();
-        assert_eq!(
-            lines,
-            [
-                "latency_ms.p99: golden 1.5, new 1.75",
-                "failed_by_kind.timeout: golden 1, new absent",
-                "failed_by_kind.rate_limit: golden absent, new 3",
-            ]
-        );
-        assert!(diff_summaries(&golden, &golden).is_empty());
-    }
-
-    /// A run over `transport: http` matches the golden of its memory twin, and back.
-    #[test]
-    fn the_diff_ignores_the_transport() {
-        let golden = serde_json::json!({"scenario": "s", "requests": 10});
-        let http = serde_json::json!({"scenario": "s", "transport": "http", "requests": 10});
-        assert!(diff_summaries(&golden, &http).is_empty());
-        assert!(diff_summaries(&http, &golden).is_empty());
-        let other = serde_json::json!({"scenario": "s", "transport": "http", "requests": 11});
-        assert_eq!(diff_summaries(&golden, &other).len(), 1);
-    }
-
-    #[test]
-    fn xml_escaping_covers_markup_quotes_and_control_characters() {
-        assert_eq!(
-            xml_escape("a<b & \"c\" 'd'>\n\u{1}"),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;&#10;?"
         );
     }
 }

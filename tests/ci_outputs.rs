@@ -779,6 +779,14 @@ fn metrics_prom_is_valid_prometheus_text_that_agrees_with_the_summary() -> TestR
         one("routersim_cooldowns_total"),
         summary["cooldowns"]["total"].as_f64().unwrap()
     );
+    assert_eq!(
+        one("routersim_cooldown_periods_total"),
+        summary["cooldowns"]["periods"].as_f64().unwrap()
+    );
+    let periods: f64 = values
+        .get("routersim_deployment_cooldown_periods_total")
+        .map_or(0.0, |v| v.iter().map(|(_, x)| x).sum());
+    assert_eq!(periods, summary["cooldowns"]["periods"].as_f64().unwrap());
     let by_kind: f64 = values
         .get("routersim_failed_by_kind_total")
         .map_or(0.0, |v| v.iter().map(|(_, x)| x).sum());

@@ -115,10 +115,16 @@ fn the_runtimes_differ_only_below_a_millisecond() -> Result<(), Box<dyn std::err
             *b >= a - 0.001 && b - a <= 1.0 + 0.001,
             "request {id}: {a} ms vs {b} ms"
         );
-        assert!(b.fract() == 0.0, "tokio's timers fire on whole milliseconds: {b}");
+        assert!(
+            b.fract() == 0.0,
+            "tokio's timers fire on whole milliseconds: {b}"
+        );
         exact_differs += usize::from(a != b);
     }
-    assert!(exact_differs > 0, "the virtual executor keeps sub-millisecond arrivals");
+    assert!(
+        exact_differs > 0,
+        "the virtual executor keeps sub-millisecond arrivals"
+    );
     Ok(())
 }
 

@@ -100,6 +100,11 @@ pub fn write_prom(
             "Cooldowns set (summary.json cooldowns.total: a re-set that extends a live cooldown counts again).",
             summary.cooldowns.total,
         ),
+        (
+            "routersim_cooldown_periods_total",
+            "Cooling periods (summary.json cooldowns.periods: intervals a deployment spent cooled).",
+            summary.cooldowns.periods,
+        ),
     ];
     for (name, help, value) in counters {
         writeln!(out, "# HELP {name} {help}")?;
@@ -125,6 +130,17 @@ pub fn write_prom(
             "{name}{{{base},deployment=\"{}\"}} {}",
             label_value(deployment),
             stats.count
+        )?;
+    }
+    let name = "routersim_deployment_cooldown_periods_total";
+    writeln!(out, "# HELP {name} Cooling periods per deployment.")?;
+    writeln!(out, "# TYPE {name} counter")?;
+    for (deployment, stats) in &summary.cooldowns.by_deployment {
+        writeln!(
+            out,
+            "{name}{{{base},deployment=\"{}\"}} {}",
+            label_value(deployment),
+            stats.periods
         )?;
     }
     write_latency(latency_us, latency_sum_us, &base, out)

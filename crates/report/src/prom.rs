@@ -68,7 +68,7 @@ pub fn write_prom(
         label_value(&summary.scenario),
         summary.seed
     );
-    let counters: [(&str, &str, u64); 7] = [
+    let counters: [(&str, &str, u64); 8] = [
         (
             "routersim_requests_total",
             "Requests the run sent.",

@@ -3,7 +3,8 @@
 //!
 //! Why streamed: events arrive in virtual-time order, so a second is final as soon as an event
 //! of a later second arrives. Only the current second's counters are kept, one small record
-//! (and one reused histogram) per deployment seen, so memory is flat in requests and in time.
+//! (and its second's latency samples, see `quantiles.rs`) per deployment seen, so memory is flat
+//! in requests and in time.
 //!
 //! Columns: `second,deployment_id,attempts,ok,errors,rate_limited,cooling,half_open,p50_ms,p99_ms`.
 //! - `attempts`: attempts on the deployment that *ended* in the second; `ok + errors +
@@ -26,7 +27,8 @@ use hdrhistogram::Histogram;
 use routersim_engine::failure::FailureKind;
 
 use super::csv::{CsvOut, write_row};
-use super::summary::{new_histogram, record_us};
+use super::quantiles::SecondSamples;
+use super::summary::new_histogram;
 use crate::error::ReportError;
 use crate::plot::ShareSeries;
 use crate::units::{MICROS_PER_SECOND, Ms, second_of};
@@ -51,8 +53,8 @@ struct Deployment {
     ok: u64,
     errors: u64,
     rate_limited: u64,
-    hist: Histogram<u64>,
-    max_us: u64,
+    /// The second's attempt latencies.
+    samples: SecondSamples,
     /// The open cooldown: start and effective deadline, µs.
     cooldown: Option<(u64, u64)>,
     /// A cooldown lay in the current second (set, or ended, in it).
@@ -63,19 +65,18 @@ struct Deployment {
 }
 
 impl Deployment {
-    fn new() -> Result<Self, ReportError> {
-        Ok(Self {
+    fn new() -> Self {
+        Self {
             attempts: 0,
             ok: 0,
             errors: 0,
             rate_limited: 0,
-            hist: new_histogram()?,
-            max_us: 0,
+            samples: SecondSamples::default(),
             cooldown: None,
             cooled_now: false,
             half_open: false,
             half_open_now: false,
-        })
+        }
     }
 
     /// Whether the open cooldown reaches into `[from, to)` µs.
@@ -93,6 +94,8 @@ pub(super) struct DeploymentSeconds {
     deployments: BTreeMap<Arc<str>, Deployment>,
     /// Attempts per deployment over time, for the traffic-share plot.
     pub(super) share: ShareSeries,
+    /// An empty histogram: which latencies are equivalent (see [`SecondSamples`]).
+    shape: Histogram<u64>,
 }
 
 impl fmt::Debug for DeploymentSeconds {
@@ -105,18 +108,19 @@ impl fmt::Debug for DeploymentSeconds {
 }
 
 impl DeploymentSeconds {
-    pub(super) fn new(out: CsvOut) -> Self {
-        Self {
+    pub(super) fn new(out: CsvOut) -> Result<Self, ReportError> {
+        Ok(Self {
             out: Some(out),
             second: 0,
             deployments: BTreeMap::new(),
             share: ShareSeries::default(),
-        }
+            shape: new_histogram()?,
+        })
     }
 
     fn deployment(&mut self, id: &Arc<str>) -> Option<&mut Deployment> {
         if !self.deployments.contains_key(id) {
-            self.deployments.insert(id.clone(), Deployment::new().ok()?);
+            self.deployments.insert(id.clone(), Deployment::new());
         }
         self.deployments.get_mut(id)
     }
@@ -157,8 +161,7 @@ impl DeploymentSeconds {
             Some(FailureKind::RateLimit | FailureKind::RouterRateLimit) => d.rate_limited += 1,
             Some(_) => d.errors += 1,
         }
-        record_us(&mut d.hist, latency_us, 1);
-        d.max_us = d.max_us.max(latency_us);
+        d.samples.push(latency_us);
     }
 
     /// `CooldownSet` at `at` with effective deadline `until` (it also ends a half-open period).
@@ -237,10 +240,12 @@ impl DeploymentSeconds {
                 self.share.add(second, id, d.attempts);
             }
             if d.attempts > 0 || cooling || half_open {
-                let q = |q: f64| {
-                    (d.attempts > 0).then(|| Ms(d.hist.value_at_quantile(q).min(d.max_us)))
+                let (p50, p99) = if d.samples.is_empty() {
+                    (None, None)
+                } else {
+                    let [p50, p99] = d.samples.quantiles(&self.shape, [0.5, 0.99]);
+                    (Some(Ms(p50)), Some(Ms(p99)))
                 };
-                let (p50, p99) = (q(0.5), q(0.99));
                 write_row(&mut self.out, error, |w| {
                     w.fmt(second)?;
                     w.str(id)?;
@@ -262,14 +267,11 @@ impl DeploymentSeconds {
 
 /// Clears a deployment's per-second counters (its cooldown and half-open state stay).
 fn reset(d: &mut Deployment) {
-    if d.attempts > 0 {
-        d.hist.reset();
-    }
+    d.samples.clear();
     d.attempts = 0;
     d.ok = 0;
     d.errors = 0;
     d.rate_limited = 0;
-    d.max_us = 0;
     d.cooled_now = false;
     d.half_open_now = false;
 }

@@ -42,6 +42,7 @@ mod csv;
 mod deployments;
 mod events;
 mod intervals;
+mod quantiles;
 mod routing;
 mod summary;
 mod windows;
@@ -82,7 +83,7 @@ pub const EVENTS_CSV: &str = "events.csv";
 pub const TIMESERIES_CSV: &str = "timeseries.csv";
 /// One row per virtual second and deployment with activity (see `deployments`).
 pub const DEPLOYMENTS_CSV: &str = "deployments.csv";
-/// HdrHistogram interval log of the end-to-end latency, one interval per second (see
+/// HdrHistogram interval log of the end-to-end latency, one interval per 10 seconds (see
 /// `intervals`).
 pub const LATENCY_HLOG: &str = "latency.hlog";
 /// End-to-end latency distribution.
@@ -156,7 +157,7 @@ impl Recorder {
         let per_deployment = DeploymentSeconds::new(CsvOut::create(
             dir.join(DEPLOYMENTS_CSV),
             &DEPLOYMENTS_COLUMNS,
-        )?);
+        )?)?;
         let latency_intervals = LatencyIntervals::create(dir.join(LATENCY_HLOG))?;
         let latency = new_histogram()?;
         let ttft = new_histogram()?;

@@ -111,39 +111,58 @@ pub fn write_prom(
         writeln!(out, "# TYPE {name} counter")?;
         writeln!(out, "{name}{{{base}}} {value}")?;
     }
-    let name = "routersim_failed_by_kind_total";
-    writeln!(out, "# HELP {name} Failed requests by failure kind.")?;
-    writeln!(out, "# TYPE {name} counter")?;
-    for (kind, value) in &summary.failed_by_kind {
-        writeln!(
-            out,
-            "{name}{{{base},kind=\"{}\"}} {value}",
-            label_value(kind)
-        )?;
-    }
-    let name = "routersim_deployment_cooldowns_total";
-    writeln!(out, "# HELP {name} Cooldowns set per deployment.")?;
-    writeln!(out, "# TYPE {name} counter")?;
-    for (deployment, stats) in &summary.cooldowns.by_deployment {
-        writeln!(
-            out,
-            "{name}{{{base},deployment=\"{}\"}} {}",
-            label_value(deployment),
-            stats.count
-        )?;
-    }
-    let name = "routersim_deployment_cooldown_periods_total";
-    writeln!(out, "# HELP {name} Cooling periods per deployment.")?;
-    writeln!(out, "# TYPE {name} counter")?;
-    for (deployment, stats) in &summary.cooldowns.by_deployment {
-        writeln!(
-            out,
-            "{name}{{{base},deployment=\"{}\"}} {}",
-            label_value(deployment),
-            stats.periods
-        )?;
-    }
+    labelled_counter(
+        out,
+        (
+            "routersim_failed_by_kind_total",
+            "Failed requests by failure kind.",
+        ),
+        &base,
+        "kind",
+        summary.failed_by_kind.iter().map(|(k, v)| (k.as_str(), *v)),
+    )?;
+    let cooldowns = &summary.cooldowns.by_deployment;
+    labelled_counter(
+        out,
+        (
+            "routersim_deployment_cooldowns_total",
+            "Cooldowns set per deployment.",
+        ),
+        &base,
+        "deployment",
+        cooldowns.iter().map(|(d, s)| (d.as_str(), s.count)),
+    )?;
+    labelled_counter(
+        out,
+        (
+            "routersim_deployment_cooldown_periods_total",
+            "Cooling periods per deployment.",
+        ),
+        &base,
+        "deployment",
+        cooldowns.iter().map(|(d, s)| (d.as_str(), s.periods)),
+    )?;
     write_latency(latency_us, latency_sum_us, &base, out)
+}
+
+/// One counter family with one more label: its HELP and TYPE lines, then a sample per value.
+fn labelled_counter<'a>(
+    out: &mut impl Write,
+    (name, help): (&str, &str),
+    base: &str,
+    label: &str,
+    values: impl Iterator<Item = (&'a str, u64)>,
+) -> io::Result<()> {
+    writeln!(out, "# HELP {name} {help}")?;
+    writeln!(out, "# TYPE {name} counter")?;
+    for (key, value) in values {
+        writeln!(
+            out,
+            "{name}{{{base},{label}=\"{}\"}} {value}",
+            label_value(key)
+        )?;
+    }
+    Ok(())
 }
 
 fn write_latency(

@@ -18,6 +18,9 @@
 //!   `last`: a second left out has zero counters and the levels of the row before it (zero
 //!   before the first row). The plots and any reader fill the gaps that way.
 //!
+//! `continuations` (the last column): streams continued on another deployment after a break
+//! (`StreamContinued` events), counted in the second the continuation began.
+//!
 //! `p50_ms,p90_ms,p99_ms` (appended after the level columns): the end-to-end latency
 //! percentiles of the requests that *ended* in that second (HdrHistogram values, capped at the
 //! second's maximum, three decimals); empty cells when none ended. See `record::intervals`.
@@ -39,7 +42,7 @@ pub(crate) const DENSE_SECONDS: u64 = 86_400;
 
 /// The header of `timeseries.csv`.
 const HEADER: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,\
-deployments_half_open,p50_ms,p90_ms,p99_ms";
+deployments_half_open,p50_ms,p90_ms,p99_ms,continuations";
 
 /// Counters of one virtual second.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -49,6 +52,8 @@ pub(crate) struct SecondRow {
     failed: u64,
     retries: u64,
     fallbacks: u64,
+    /// Streams continued on another deployment after a break (`StreamContinued`).
+    continuations: u64,
 }
 
 impl SecondRow {
@@ -65,6 +70,8 @@ pub(crate) enum Count {
     Failed,
     Retry,
     Fallback,
+    /// A stream continued elsewhere after a break.
+    Continuation,
 }
 
 /// The rows of the seconds with a count, and the level changes of both lanes.
@@ -109,6 +116,7 @@ impl Timeseries {
             Count::Failed => &mut row.failed,
             Count::Retry => &mut row.retries,
             Count::Fallback => &mut row.fallbacks,
+            Count::Continuation => &mut row.continuations,
         };
         *field = field.saturating_add(1);
     }
@@ -204,10 +212,11 @@ fn write_row(
         half_open.max(0)
     )?;
     match latency {
-        Some([p50, p90, p99]) => writeln!(out, ",{},{},{}", Ms(*p50), Ms(*p90), Ms(*p99)),
+        Some([p50, p90, p99]) => write!(out, ",{},{},{}", Ms(*p50), Ms(*p90), Ms(*p99))?,
         // No request ended in this second: empty cells, not zeros.
-        None => writeln!(out, ",,,"),
+        None => write!(out, ",,,")?,
     }
+    writeln!(out, ",{}", row.continuations)
 }
 
 /// The cooldown (or half-open) history of one deployment.

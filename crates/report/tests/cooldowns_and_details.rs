@@ -95,13 +95,13 @@ async fn cooldown_intervals_extend_end_and_clip() -> TestResult {
 
     assert_eq!(
         fs::read_to_string(dir.join("timeseries.csv"))?,
-        "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms
-0,0,0,0,0,0,2,0,,,
-1,0,0,0,0,0,2,0,,,
-2,0,0,0,0,0,2,0,,,
-3,0,0,0,0,0,2,0,,,
-4,0,0,0,0,0,2,0,,,
-5,0,0,0,0,0,1,0,,,
+        "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms,continuations
+0,0,0,0,0,0,2,0,,,,0
+1,0,0,0,0,0,2,0,,,,0
+2,0,0,0,0,0,2,0,,,,0
+3,0,0,0,0,0,2,0,,,,0
+4,0,0,0,0,0,2,0,,,,0
+5,0,0,0,0,0,1,0,,,,0
 "
     );
     let by = &summary.cooldowns.by_deployment;
@@ -193,7 +193,7 @@ fn details_of_the_other_event_kinds() -> TestResult {
     // Every event lands in second 0; the series has exactly that row.
     assert_eq!(
         fs::read_to_string(dir.join("timeseries.csv"))?,
-        "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms\n0,0,0,0,0,0,0,0,,,\n"
+        "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms,continuations\n0,0,0,0,0,0,0,0,,,,0\n"
     );
     assert_eq!(
         fs::read_to_string(dir.join("requests.csv"))?,
@@ -211,7 +211,7 @@ fn an_empty_run_writes_headers_only() -> TestResult {
     assert_eq!(summary.requests, 0);
     assert_eq!(
         fs::read_to_string(dir.join("timeseries.csv"))?,
-        "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms\n"
+        "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms,continuations\n"
     );
     assert!(fs::read_to_string(dir.join("latency.hgrm"))?.ends_with(
         "Total count    =            0]\n#[Buckets =            1, SubBuckets     =         2048]\n"

@@ -82,6 +82,7 @@ fn context() -> PlotContext {
         ],
         faults: vec![FaultWindow {
             label: "a: rate_limit 90%".into(),
+            detail: String::new(),
             deployments: vec!["a".into()],
             from: ms(100),
             to: Some(ms(4000)),
@@ -275,11 +276,11 @@ fn every_plot_shows_its_lanes_labels_and_markers() -> TestResult {
     assert_eq!(order, ["gpt-4o", "a", "b", "claude", "c", "d"]);
     // a cooled 200..5200; b cooled 2000..3000, then half-open 3000..3400.
     assert!(
-        text.iter().any(|t| t == "cooling 5 s, 1 period"),
+        text.iter().any(|t| t == "cooling 5 s, 1 period, 1 set"),
         "{text:?}"
     );
     assert!(
-        text.iter().any(|t| t == "cooling 1 s, 1 period"),
+        text.iter().any(|t| t == "cooling 1 s, 1 period, 1 set"),
         "{text:?}"
     );
     assert!(
@@ -346,18 +347,20 @@ fn lanes_agree_with_the_summary_cooldowns() -> TestResult {
     let text = texts(&read_svg(&dir, DEPLOYMENTS_SVG)?);
     let by = &summary.cooldowns.by_deployment;
     assert_eq!(by["x"].total_cooled_ms, 2300.0);
+    // Periods and sets, named apart, as `summary.json` counts them.
+    assert_eq!((by["x"].periods, by["x"].count), (3, 4));
     assert!(
-        text.iter().any(|t| t == "cooling 2.3 s, 3 periods"),
+        text.iter().any(|t| t == "cooling 2.3 s, 3 periods, 4 sets"),
         "{text:?}"
     );
     assert_eq!(by["w"].total_cooled_ms, 900.0);
     assert!(
-        text.iter().any(|t| t == "cooling 0.9 s, 1 period"),
+        text.iter().any(|t| t == "cooling 0.9 s, 1 period, 1 set"),
         "{text:?}"
     );
     assert_eq!(by["y"].total_cooled_ms, 5500.0);
     assert!(
-        text.iter().any(|t| t == "cooling 5.5 s, 1 period"),
+        text.iter().any(|t| t == "cooling 5.5 s, 1 period, 1 set"),
         "{text:?}"
     );
     for lane in ["g", "w", "x", "y", "z"] {
@@ -402,6 +405,7 @@ fn an_empty_run_still_draws_every_plot() -> TestResult {
     let mut ctx = context();
     ctx.faults.push(FaultWindow {
         label: "c: timeout".into(),
+        detail: String::new(),
         deployments: vec!["c".into(), "unknown".into()],
         from: ms(500),
         to: None,
@@ -459,7 +463,7 @@ fn a_long_run_is_bucketed_and_a_busy_lane_capped() -> TestResult {
     let timeline = read_svg(&dir, TIMELINE_SVG)?;
     let text = texts(&timeline);
     assert!(
-        text.iter().any(|t| t == "per second (mean over 10 s)"),
+        text.iter().any(|t| t == "per second, averaged per 1 min"),
         "{text:?}"
     );
     assert!(

@@ -310,13 +310,13 @@ at_ms,event,model_group,deployment_id,detail
 // 1700 ms; one request per second, so p50 = p90 = p99 = its latency (percentiles are capped at
 // the second's maximum); the other seconds have no request end: empty cells.
 const TIMESERIES: &str = "\
-second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms
-0,2,0,0,1,0,1,0,,,
-1,0,1,0,0,1,1,0,1500.000,1500.000,1500.000
-2,0,0,1,0,0,1,0,1700.000,1700.000,1700.000
-3,0,0,0,0,0,1,0,,,
-4,0,0,0,0,0,1,0,,,
-5,0,0,0,0,0,1,0,,,
+second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms,continuations
+0,2,0,0,1,0,1,0,,,,0
+1,0,1,0,0,1,1,0,1500.000,1500.000,1500.000,0
+2,0,0,1,0,0,1,0,1700.000,1700.000,1700.000,0
+3,0,0,0,0,0,1,0,,,,0
+4,0,0,0,0,0,1,0,,,,0
+5,0,0,0,0,0,1,0,,,,0
 ";
 
 // By hand: second 0, `a`'s 429 (200 ms) and its cooldown [200, 5200) ms; second 1, `b`'s 503

@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 type TestResult = Result<(), Box<dyn Error>>;
 
-const HEADER: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms\n";
+const HEADER: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,p50_ms,p90_ms,p99_ms,continuations\n";
 const DAY_S: u64 = 86_400;
 const YEAR_S: u64 = 365 * DAY_S;
 
@@ -164,14 +164,14 @@ fn a_year_between_two_requests_writes_only_the_busy_seconds() -> TestResult {
     assert_csv(
         &csv,
         &format!(
-            "{HEADER}0,1,0,0,0,0,0,0,,,\n1,0,1,0,0,0,0,0,1000.000,1000.000,1000.000\n\
-             {last},1,1,0,0,0,0,0,0.000,0.000,0.000\n"
+            "{HEADER}0,1,0,0,0,0,0,0,,,,0\n1,0,1,0,0,0,0,0,1000.000,1000.000,1000.000,0\n\
+             {last},1,1,0,0,0,0,0,0.000,0.000,0.000,0\n"
         ),
     );
-    // The timeline is bucketed over the whole year (about 1,000 points), not per second.
+    // The timeline is bucketed over the whole year (two days a point), not per second.
     let svg = fs::read_to_string(dir.join(TIMELINE_SVG))?;
     assert!(
-        svg.contains("per second (mean over 31537 s)"),
+        svg.contains("per second, averaged per 2 d"),
         "{}",
         &svg[..svg.len().min(2000)]
     );
@@ -198,14 +198,14 @@ fn a_long_series_keeps_every_level_change_and_the_last_second() -> TestResult {
     assert_csv(
         &csv,
         &format!(
-            "{HEADER}0,1,1,0,0,0,0,0,0.000,0.000,0.000\n\
-             100000,0,0,0,0,0,1,0,,,\n\
-             100005,0,0,0,0,0,2,0,,,\n\
-             100010,0,0,0,0,0,1,0,,,\n\
-             150000,0,0,0,0,0,1,1,,,\n\
-             160000,1,0,0,0,0,1,1,,,\n\
-             160001,0,1,0,0,0,1,1,1000.000,1000.000,1000.000\n\
-             {last},0,0,0,0,0,1,1,,,\n",
+            "{HEADER}0,1,1,0,0,0,0,0,0.000,0.000,0.000,0\n\
+             100000,0,0,0,0,0,1,0,,,,0\n\
+             100005,0,0,0,0,0,2,0,,,,0\n\
+             100010,0,0,0,0,0,1,0,,,,0\n\
+             150000,0,0,0,0,0,1,1,,,,0\n\
+             160000,1,0,0,0,0,1,1,,,,0\n\
+             160001,0,1,0,0,0,1,1,1000.000,1000.000,1000.000,0\n\
+             {last},0,0,0,0,0,1,1,,,,0\n",
             last = end - 1
         ),
     );

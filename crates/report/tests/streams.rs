@@ -254,6 +254,28 @@ at_ms,event,model_group,deployment_id,detail
     Ok(())
 }
 
+/// `timeseries.csv`'s last column counts the continuations per second (one at 200 ms).
+#[test]
+fn timeseries_counts_continuations_in_its_last_column() -> TestResult {
+    let (dir, _) = run("continuations")?;
+    let csv = read(&dir, "timeseries.csv")?;
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    assert_eq!(header.last(), Some(&"continuations"), "{csv}");
+    let column = header.len() - 1;
+    let total: u64 = lines
+        .map(|l| {
+            l.split(',')
+                .nth(column)
+                .unwrap_or("x")
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(total, 1, "{csv}");
+    Ok(())
+}
+
 /// A chunk of 5 tokens 20 ms apart is four 20 ms gaps (20000 µs sits in a bucket of 16 µs,
 /// printed as its highest equivalent value, 20.015 ms; the mean uses the bucket's middle).
 #[test]

@@ -634,6 +634,7 @@ pub fn plot_context(scenario: &Scenario) -> PlotContext {
             };
             FaultWindow {
                 label: format!("{target}: {}", fault_label(fault)),
+                detail: fault_detail(fault),
                 deployments: ids,
                 from: fault.from,
                 to: fault.to,
@@ -680,9 +681,50 @@ fn fault_label(fault: &FaultSpec) -> String {
     }
 }
 
+/// What the plots add after a fault's label: the `Retry-After` an error sends and the time
+/// range, e.g. `Retry-After 5s, 2m–12m` (the label already says the probability).
+fn fault_detail(fault: &FaultSpec) -> String {
+    let to = fault.to.map_or_else(|| "end".to_string(), format_duration);
+    let range = format!("{}–{to}", format_duration(fault.from));
+    match &fault.effect {
+        FaultEffect::Error(e) => match e.retry_after {
+            Some(after) => format!("Retry-After {}, {range}", format_duration(after)),
+            None => range,
+        },
+        _ => range,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plot_fault_labels_say_retry_after_probability_and_range() -> Result<(), ScenarioError> {
+        let yaml = r"name: labels
+duration: 15m
+router:
+  model_list:
+    - {model_name: gpt-4o, litellm_params: {model: azure/east}, model_info: {id: azure-east}}
+providers:
+  azure-east: {latency: {p50: 700ms, p99: 3s}}
+faults:
+  - {deployment: azure-east, from: 2m, to: 12m, error: rate_limit, status: 429, probability: 0.8, retry_after: 5s}
+  - {deployment: azure-east, from: 13m, error: timeout}
+traffic:
+  - {model: gpt-4o, rate: 1/s}
+";
+        let scenario = crate::scenario::parse_scenario(yaml, Path::new("<test>"))?;
+        let faults = plot_context(&scenario).faults;
+        // The label (also `summary.json`'s window name) is unchanged; the detail is the plots'.
+        assert_eq!(faults[0].label, "azure-east: rate_limit 429 80%");
+        assert_eq!(faults[0].detail, "Retry-After 5s, 2m–12m");
+        assert_eq!(faults[1].label, "azure-east: timeout");
+        assert_eq!(faults[1].detail, "13m–end");
+        let summary = summary_context(&scenario);
+        assert_eq!(summary.fault_windows[0].0, "azure-east: rate_limit 429 80%");
+        Ok(())
+    }
 
     #[test]
     fn a_recorder_still_shared_says_so_not_histogram() -> Result<(), Box<dyn std::error::Error>> {

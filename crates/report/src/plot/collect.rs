@@ -29,6 +29,9 @@ pub(crate) struct Intervals {
     pub(crate) closed: Vec<(u64, u64)>,
     /// Closed intervals past the cap, not kept.
     pub(crate) dropped: u64,
+    /// `CooldownSet` events (a re-set that extends a live interval counts again; `summary.json`'s
+    /// `cooldown_sets`); 0 for half-open intervals, which nothing sets.
+    pub(crate) sets: u64,
     /// The open interval: start and deadline (`u64::MAX` when only an event ends it).
     open: Option<(u64, u64)>,
 }
@@ -36,6 +39,7 @@ pub(crate) struct Intervals {
 impl Intervals {
     /// Opens (or, when still open at `at`, extends to `until`) an interval.
     fn set(&mut self, at: u64, until: u64) {
+        self.sets = self.sets.saturating_add(1);
         match self.open {
             Some((start, deadline)) if at < deadline => {
                 self.open = Some((start, deadline.max(until)));
@@ -72,6 +76,22 @@ impl Intervals {
         } else {
             self.dropped = self.dropped.saturating_add(1);
         }
+    }
+
+    /// Closed intervals and a count of sets (plot tests).
+    #[cfg(test)]
+    pub(crate) fn with(closed: Vec<(u64, u64)>, sets: u64) -> Self {
+        Self {
+            closed,
+            sets,
+            ..Self::default()
+        }
+    }
+
+    /// Periods: the closed intervals, kept or not (`summary.json`'s `cooldown_periods` for
+    /// cooling).
+    pub(crate) fn periods(&self) -> u64 {
+        (self.closed.len() as u64).saturating_add(self.dropped)
     }
 
     /// Total length of the kept intervals, µs.

@@ -1,6 +1,11 @@
 //! `deployments.svg`: a Gantt chart of deployment health. One lane per deployment, grouped
 //! under its model group: green while healthy, red while cooling, amber while half-open, with
 //! each fault window shaded behind the lanes of the deployments it hits.
+//!
+//! Visible at any zoom: a cooling or half-open period shorter than [`MIN_PERIOD_PX`] pixels
+//! (a 100 ms half-open probe in a 24-hour run is 1/1000 of a pixel) is drawn that wide. The
+//! legend and each lane's note name cooldown periods (intervals cooled, `cooldown_periods`)
+//! and cooldown sets (every `CooldownSet`, re-sets included, `cooldown_sets`) apart.
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -23,6 +28,8 @@ const BOTTOM_PX: u32 = 52;
 /// left for fault labels.
 const BAR: (f64, f64) = (0.14, 0.58);
 const FAULT_ROW_ALPHA: f64 = 0.16;
+/// The narrowest a cooling or half-open period is drawn, px.
+const MIN_PERIOD_PX: i32 = 2;
 
 /// One deployment's lane.
 #[derive(Debug)]
@@ -63,22 +70,27 @@ pub(crate) fn render(
     svg(height, |root| draw(root, &rows, faults, run_end_us))
 }
 
-/// `cooling 100.0 s, 5 periods` and `half-open 3 s, 2 periods`, one line each; none for a lane
-/// that stayed healthy. Says how many periods were not drawn when a deployment passed the cap.
+/// `cooling 100.0 s, 5 periods, 12 sets` and `half-open 3 s, 2 periods`, one line each; none
+/// for a lane that stayed healthy. Says how many periods were not drawn when a deployment passed the cap.
 fn annotation(lane: &Lane<'_>) -> Vec<String> {
     let mut parts = Vec::new();
     let mut dropped = 0;
     for (name, intervals) in [("cooling", lane.cooling), ("half-open", lane.half_open)] {
         let Some(iv) = intervals else { continue };
-        let n = iv.closed.len() as u64 + iv.dropped;
+        let n = iv.periods();
         dropped += iv.dropped;
         if n > 0 {
             let secs = iv.total_us() as f64 / 1e6;
             let capped = if iv.dropped > 0 { "+" } else { "" };
-            let periods = if n == 1 { "period" } else { "periods" };
+            let sets = if iv.sets > 0 {
+                format!(", {}", plural(iv.sets, "set"))
+            } else {
+                String::new()
+            };
             parts.push(format!(
-                "{name} {}{capped} s, {n} {periods}",
-                fmt_tick(round1(secs))
+                "{name} {}{capped} s, {}{sets}",
+                fmt_tick(round1(secs)),
+                plural(n, "period")
             ));
         }
     }
@@ -88,6 +100,33 @@ fn annotation(lane: &Lane<'_>) -> Vec<String> {
         ));
     }
     parts
+}
+
+/// `1 period`, `5 periods`.
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// The cooling legend entry: both counts of every lane, named apart.
+fn cooling_legend(rows: &[Row<'_>]) -> String {
+    let (periods, sets) = rows
+        .iter()
+        .filter_map(|r| match r {
+            Row::Lane(l) => l.cooling,
+            Row::Group(_) => None,
+        })
+        .fold((0_u64, 0_u64), |(p, s), iv| {
+            (p.saturating_add(iv.periods()), s.saturating_add(iv.sets))
+        });
+    format!(
+        "cooling: {} ({})",
+        plural(periods, "cooldown period"),
+        plural(sets, "cooldown set")
+    )
 }
 
 fn round1(x: f64) -> f64 {
@@ -106,6 +145,13 @@ fn merged(intervals: &[(u64, u64)], gap: u64) -> Vec<(u64, u64)> {
     out
 }
 
+/// A period's pixel span `x0..x1`, at least [`MIN_PERIOD_PX`] wide, inside `left..right`.
+fn period_px(x0: i32, x1: i32, (left, right): (i32, i32)) -> (i32, i32) {
+    let x1 = x1.max(x0 + MIN_PERIOD_PX).min(right);
+    let x0 = x0.min(x1 - MIN_PERIOD_PX).max(left);
+    (x0, x1)
+}
+
 fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u64) -> Drawn {
     title(root, "Deployment health")?;
     if rows.is_empty() {
@@ -113,7 +159,7 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
     }
     let mut entries = vec![
         (Swatch::Box(HEALTHY, 1.0), "healthy".to_string()),
-        (Swatch::Box(COOLING, 1.0), "cooling".to_string()),
+        (Swatch::Box(COOLING, 1.0), cooling_legend(rows)),
         (Swatch::Box(HALF_OPEN, 1.0), "half-open".to_string()),
     ];
     if !faults.is_empty() {
@@ -169,7 +215,6 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
 
     let plot_px = u64::from(chart.plotting_area().dim_in_pixel().0.max(1));
     let us_per_px = (run_end_us / plot_px).max(1);
-    let one_px = axis.at(us_per_px).max(axis.end / plot_px as f64);
     let end = axis.end;
     // Row `r` (0 at the top) spans y from `n - r - 1` to `n - r`.
     let bottom = |r: usize| n - r as f64 - 1.0;
@@ -231,15 +276,19 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
                     [(0.0, b0), (end, b1)],
                     HEALTHY.filled(),
                 )))?;
+                // In pixels, so that a period shorter than one still gets MIN_PERIOD_PX.
+                let (left, top) = chart.backend_coord(&(0.0, b1));
+                let (right, bottom) = chart.backend_coord(&(end, b0));
                 for (intervals, color) in [(lane.cooling, COOLING), (lane.half_open, HALF_OPEN)] {
                     let Some(iv) = intervals else { continue };
-                    chart.draw_series(merged(&iv.closed, us_per_px).into_iter().map(
-                        |(a, b)| {
-                            let x0 = axis.at(a);
-                            let x1 = axis.at(b).max(x0 + one_px).min(end.max(x0 + one_px));
-                            Rectangle::new([(x0, b0), (x1, b1)], color.filled())
-                        },
-                    ))?;
+                    for (a, b) in merged(&iv.closed, us_per_px) {
+                        let (x0, x1) = period_px(
+                            chart.backend_coord(&(axis.at(a), b0)).0,
+                            chart.backend_coord(&(axis.at(b), b0)).0,
+                            (left, right),
+                        );
+                        root.draw(&Rectangle::new([(x0, top), (x1, bottom)], color.filled()))?;
+                    }
                 }
                 // One line beside the bar, or up to three stacked around its centre.
                 let (rx, ry) = chart.backend_coord(&(end, y0 + (BAR.0 + BAR.1) / 2.0));
@@ -256,4 +305,86 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR_US: u64 = 3_600_000_000;
+
+    /// The widths (px) of the rectangles filled with `color`.
+    fn widths(svg: &str, color: RGBColor) -> Vec<i32> {
+        let fill = format!("fill=\"#{:02X}{:02X}{:02X}\"", color.0, color.1, color.2);
+        svg.split("<rect")
+            .skip(1)
+            .filter(|r| r.split("/>").next().is_some_and(|r| r.contains(&fill)))
+            .filter_map(|r| {
+                let w = r.split("width=\"").nth(1)?.split('"').next()?;
+                w.parse().ok()
+            })
+            .collect()
+    }
+
+    fn intervals(closed: Vec<(u64, u64)>, sets: u64) -> Intervals {
+        Intervals::with(closed, sets)
+    }
+
+    #[test]
+    fn a_100_ms_half_open_period_is_two_pixels_wide_in_a_day_and_in_a_minute() {
+        for run_end in [24 * HOUR_US, 60_000_000] {
+            let at = run_end / 2;
+            let cooling = intervals(vec![(at - 5_000_000, at)], 1);
+            let half_open = intervals(vec![(at, at + 100_000)], 0);
+            let lane = Lane {
+                id: "east",
+                group: "gpt-4o",
+                cooling: Some(&cooling),
+                half_open: Some(&half_open),
+            };
+            let svg = render(&[lane], &[], run_end).unwrap_or_default();
+            // The legend's swatch (14 px), then the period.
+            let half_open = widths(&svg, HALF_OPEN);
+            assert_eq!(half_open.len(), 2, "{run_end}: {half_open:?}");
+            assert!(half_open[1] >= MIN_PERIOD_PX, "{run_end}: {half_open:?}");
+            let cooling = widths(&svg, COOLING);
+            assert!(cooling.iter().all(|w| *w >= MIN_PERIOD_PX), "{cooling:?}");
+        }
+    }
+
+    #[test]
+    fn a_period_at_the_run_end_stays_inside_the_plot() {
+        assert_eq!(period_px(500, 500, (100, 500)), (498, 500));
+        assert_eq!(period_px(100, 100, (100, 500)), (100, 102));
+        assert_eq!(period_px(200, 300, (100, 500)), (200, 300));
+    }
+
+    #[test]
+    fn the_legend_and_the_notes_name_cooldown_periods_and_sets_apart() {
+        // Two periods from five sets (three re-sets extended a live cooldown) on one lane, one
+        // period from one set on the other.
+        let east = intervals(vec![(0, 10), (20, 30)], 5);
+        let west = intervals(vec![(40, 50)], 1);
+        let lanes = [
+            Lane {
+                id: "east",
+                group: "gpt-4o",
+                cooling: Some(&east),
+                half_open: None,
+            },
+            Lane {
+                id: "west",
+                group: "gpt-4o",
+                cooling: Some(&west),
+                half_open: None,
+            },
+        ];
+        let svg = render(&lanes, &[], 60_000_000).unwrap_or_default();
+        assert!(
+            svg.contains("cooling: 3 cooldown periods (6 cooldown sets)"),
+            "{svg}"
+        );
+        assert!(svg.contains("cooling 0 s, 2 periods, 5 sets"), "{svg}");
+        assert!(svg.contains("cooling 0 s, 1 period, 1 set"), "{svg}");
+    }
 }

@@ -84,14 +84,29 @@ pub struct DeploymentLane {
 /// A fault window, shaded on the timeline and behind the lanes it hits.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FaultWindow {
-    /// What the plots print, e.g. `east: rate_limit 90%`.
+    /// What the plots print, e.g. `east: rate_limit 90%` (also the window's name in
+    /// `summary.json`'s `windows`).
     pub label: String,
+    /// What the plots add after the label where there is room: the `Retry-After` sent and the
+    /// time range, e.g. `Retry-After 5s, 2m–12m` (empty: nothing).
+    pub detail: String,
     /// The deployment ids it hits.
     pub deployments: Vec<String>,
     /// Start, virtual time since the run start.
     pub from: Duration,
     /// End (exclusive); `None` means it lasts to the run end.
     pub to: Option<Duration>,
+}
+
+impl FaultWindow {
+    /// The label with its detail: what a plot prints where there is room.
+    pub(crate) fn full_label(&self) -> String {
+        if self.detail.is_empty() {
+            self.label.clone()
+        } else {
+            format!("{} {}", self.label, self.detail)
+        }
+    }
 }
 
 /// What the plots need to know about the run besides its events: every deployment (in

@@ -268,6 +268,7 @@ mod tests {
         // Drawn: the bands, and the fault's strip and edges.
         let fault = FaultWindow {
             label: "b: rate_limit".into(),
+            detail: String::new(),
             deployments: vec!["b".into()],
             from: std::time::Duration::from_secs(10),
             to: Some(std::time::Duration::from_secs(20)),

@@ -28,6 +28,7 @@ pub(crate) const OK: RGBColor = RGBColor(0x2e, 0x8b, 0x3e);
 pub(crate) const FAILED: RGBColor = RGBColor(0xd0, 0x21, 0x21);
 pub(crate) const RETRIES: RGBColor = RGBColor(0xe0, 0x8a, 0x00);
 pub(crate) const FALLBACKS: RGBColor = RGBColor(0x7b, 0x3f, 0xb0);
+pub(crate) const CONTINUATIONS: RGBColor = RGBColor(0x0f, 0x8f, 0x8f);
 pub(crate) const LATENCY: RGBColor = RGBColor(0x1f, 0x5f, 0xbf);
 pub(crate) const TTFT: RGBColor = RGBColor(0xd0, 0x6a, 0x00);
 

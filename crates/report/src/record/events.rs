@@ -171,8 +171,8 @@ impl State {
             }
             EventKind::Wait { .. }
             | EventKind::OrderFallback { .. }
-            | EventKind::WeightedFailover { .. }
-            | EventKind::StreamContinued { .. } => {}
+            | EventKind::WeightedFailover { .. } => {}
+            EventKind::StreamContinued { .. } => self.series.count(second, Count::Continuation),
         }
 
         if !matches!(

@@ -866,6 +866,20 @@ fn run_shows_a_progress_line_on_a_terminal_only_when_it_takes_over_a_second() ->
         .replace("rate: 5/s", "rate: 40/s");
     let screen = on_tty(&long, "long");
     assert!(screen.contains("running long"), "{screen}");
+    // The virtual time, as a share of the scenario's duration, and the requests so far.
+    let line = screen
+        .split("running long · virtual ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no virtual progress in {screen}"));
+    let of = format!(" / {hours} (");
+    let pct = line
+        .split_once(of.as_str())
+        .and_then(|(_, rest)| rest.split_once("%)"))
+        .map(|(pct, _)| pct)
+        .unwrap_or_else(|| panic!("no percentage of {hours} in {line}"));
+    let pct: u32 = pct.parse().unwrap_or_else(|_| panic!("{pct} in {line}"));
+    assert!(pct <= 100, "{line}");
+    assert!(line.contains(" requests"), "{line}");
     let screen = on_tty(TINY, "tiny");
     assert!(
         !screen.contains("running"),

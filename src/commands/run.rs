@@ -2,15 +2,18 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use routersim_engine::event::{EventKind, EventSink, RoutingEvent};
 use routersim_report::print_summary;
 use routersim_sim::config_keys::{config_lines, strict_errors};
-use routersim_sim::run::{self as runner, RunOptions};
+use routersim_sim::run::{self as runner, Rendering, RunOptions};
 use routersim_sim::scenario::{PROFILE_SET_PATH, load_scenario, load_scenario_with_set};
+use tokio::time::Instant;
 
 use crate::error::{CliError, strict};
 use crate::out::{Out, expectation_json, print_json};
@@ -47,8 +50,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             eprintln!("{line}");
         }
     }
-    let progress = (!args.quiet).then(|| Progress::start(&scenario.name));
-    let report = runner::run(&scenario, &options);
+    let progress = (!args.quiet).then(|| Progress::start(&scenario.name, scenario.duration));
+    let report = match progress.as_ref().and_then(Progress::counters) {
+        // On a terminal: a sink beside the recorder reads the virtual time off the events.
+        Some(counters) => {
+            let sink = |start: Instant| -> Arc<dyn EventSink + Send + Sync> {
+                Arc::new(ProgressSink {
+                    start,
+                    counters: Arc::clone(&counters),
+                })
+            };
+            runner::run_with_sink(&scenario, &options, Rendering::Full, Some(&sink))
+        }
+        None => runner::run(&scenario, &options),
+    };
     if let Some(progress) = progress {
         progress.stop();
     }
@@ -96,23 +111,108 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     Ok(code)
 }
 
+/// What the progress line says, updated by [`ProgressSink`] as the run's events go by.
+#[derive(Debug, Default)]
+struct Counters {
+    /// The latest event's virtual time since the run start, µs.
+    virtual_us: AtomicU64,
+    /// Requests ended.
+    requests: AtomicU64,
+}
+
+/// Sees every routing event beside the recorder (only while a progress line may show): two
+/// relaxed atomic writes per event, nothing that changes the run.
+struct ProgressSink {
+    start: Instant,
+    counters: Arc<Counters>,
+}
+
+impl EventSink for ProgressSink {
+    fn emit(&self, event: &RoutingEvent) {
+        let us = u64::try_from(event.at.saturating_duration_since(self.start).as_micros())
+            .unwrap_or(u64::MAX);
+        self.counters.virtual_us.fetch_max(us, Ordering::Relaxed);
+        if matches!(event.kind, EventKind::RequestEnd { .. }) {
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// `running NAME · virtual 12m30s / 1h (21%) · 182,000 requests` (the spinner's template adds
+/// the wall time). The percentage is of the scenario's `duration` (at most 100: a run drains
+/// its last requests past it).
+fn progress_message(name: &str, duration: Duration, counters: &Counters) -> String {
+    let virtual_us = counters.virtual_us.load(Ordering::Relaxed);
+    let requests = counters.requests.load(Ordering::Relaxed);
+    let total_us = u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
+    let pct = if total_us == 0 {
+        100
+    } else {
+        (u128::from(virtual_us) * 100 / u128::from(total_us)).min(100)
+    };
+    format!(
+        "running {name} · virtual {} / {} ({pct}%) · {} requests",
+        clock(virtual_us / 1_000_000),
+        clock(duration.as_secs()),
+        thousands(requests)
+    )
+}
+
+/// Whole seconds as `1h`, `12m30s`, `2h5s`, `0s`.
+fn clock(secs: u64) -> String {
+    let parts = [(secs / 3600, "h"), (secs / 60 % 60, "m"), (secs % 60, "s")];
+    let text: String = parts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect();
+    if text.is_empty() { "0s".into() } else { text }
+}
+
+/// `182000` as `182,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A spinner on stderr while a run takes more than [`PROGRESS_AFTER`] of wall time, only when
 /// stderr is a terminal (a log or a pipe gets no control characters). It runs on its own
 /// thread: the simulation never reads the wall clock.
 struct Progress {
     done: Arc<(Mutex<bool>, Condvar)>,
+    counters: Option<Arc<Counters>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Progress {
-    fn start(name: &str) -> Self {
+    fn start(name: &str, duration: Duration) -> Self {
         let done = Arc::new((Mutex::new(false), Condvar::new()));
-        let thread = std::io::stderr().is_terminal().then(|| {
+        let counters = std::io::stderr()
+            .is_terminal()
+            .then(|| Arc::new(Counters::default()));
+        let thread = counters.as_ref().map(|counters| {
             let done = Arc::clone(&done);
-            let message = format!("running {name}");
-            std::thread::spawn(move || show(&done, message))
+            let counters = Arc::clone(counters);
+            let name = name.to_string();
+            std::thread::spawn(move || show(&done, &name, duration, &counters))
         });
-        Self { done, thread }
+        Self {
+            done,
+            counters,
+            thread,
+        }
+    }
+
+    /// The counters the line reads (`None`: no line, stderr is not a terminal).
+    fn counters(&self) -> Option<Arc<Counters>> {
+        self.counters.clone()
     }
 
     fn stop(mut self) {
@@ -127,11 +227,12 @@ impl Progress {
     }
 }
 
-/// Waits [`PROGRESS_AFTER`]; if the run is still going, spins until it ends.
-fn show(done: &(Mutex<bool>, Condvar), message: String) {
+/// Waits [`PROGRESS_AFTER`]; if the run is still going, spins until it ends, the message
+/// refreshed a few times a second.
+fn show(done: &(Mutex<bool>, Condvar), name: &str, duration: Duration, counters: &Counters) {
     let (lock, signal) = done;
     let Ok(guard) = lock.lock() else { return };
-    let Ok((guard, _)) = signal.wait_timeout_while(guard, PROGRESS_AFTER, |done| !*done) else {
+    let Ok((mut guard, _)) = signal.wait_timeout_while(guard, PROGRESS_AFTER, |done| !*done) else {
         return;
     };
     if *guard {
@@ -142,8 +243,39 @@ fn show(done: &(Mutex<bool>, Condvar), message: String) {
     if let Ok(style) = ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}") {
         bar.set_style(style);
     }
-    bar.set_message(message);
+    bar.set_message(progress_message(name, duration, counters));
     bar.enable_steady_tick(Duration::from_millis(120));
-    drop(signal.wait_while(guard, |done| !*done));
+    while !*guard {
+        let Ok((next, _)) =
+            signal.wait_timeout_while(guard, Duration::from_millis(250), |done| !*done)
+        else {
+            break;
+        };
+        guard = next;
+        bar.set_message(progress_message(name, duration, counters));
+    }
     bar.finish_and_clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_says_virtual_progress_as_a_percentage_of_the_duration() {
+        let counters = Counters::default();
+        counters.virtual_us.store(750_000_000, Ordering::Relaxed);
+        counters.requests.store(182_000, Ordering::Relaxed);
+        assert_eq!(
+            progress_message("storm", Duration::from_secs(3600), &counters),
+            "running storm · virtual 12m30s / 1h (20%) · 182,000 requests"
+        );
+        // Draining past the duration stays at 100 %.
+        counters.virtual_us.store(3_700_000_000, Ordering::Relaxed);
+        assert!(progress_message("storm", Duration::from_secs(3600), &counters).contains("(100%)"));
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(clock(0), "0s");
+        assert_eq!(clock(7205), "2h5s");
+    }
 }

@@ -3,8 +3,9 @@
 //! - `deployments.svg`: one lane per deployment, grouped by model group, showing when it was
 //!   healthy, cooling and half-open, with the scenario's fault windows shaded behind the lanes
 //!   they hit. The picture an engineer replaying an incident looks at first.
-//! - `timeline.svg`: per virtual second, arrivals, ok, failed, retries and fallbacks (the
-//!   numbers of `timeseries.csv`), with the fault windows shaded and labelled.
+//! - `timeline.svg`: per virtual second, arrivals, ok, failed, retries, fallbacks and stream
+//!   continuations (the numbers of `timeseries.csv`), averaged into round buckets past 300 s,
+//!   with the fault windows shaded and labelled (time range, `Retry-After`).
 //! - `latency.svg`: the end-to-end latency distribution as a CDF on a "nines" scale, with
 //!   p50/p90/p99/p99.9 marked (and the TTFT distribution when the run streamed).
 //! - `attempts.svg`: how many provider attempts requests needed, and the fallback hops taken
@@ -20,8 +21,8 @@
 //!
 //! Bytes are deterministic: every input is ordered (lanes in `model_list` order, maps are
 //! `BTreeMap`s), coordinates are integers or floats printed by Rust's formatter, and nothing
-//! reads the clock. Rendering costs a few milliseconds: a timeline longer than 2,000 seconds
-//! is averaged into buckets, the latency CDF keeps the first and last point of each pixel
+//! reads the clock. Rendering costs a few milliseconds: a timeline longer than 300 seconds is
+//! averaged into at most 300 points, the latency CDF keeps the first and last point of each pixel
 //! column, and lane intervals closer than a pixel are merged.
 //!
 //! What the recorder keeps for the plots is small: the cooling and half-open intervals of each

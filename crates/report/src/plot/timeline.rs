@@ -144,11 +144,11 @@ pub(crate) fn timeline_bucket(n: u64) -> u64 {
 
 /// A bucket size for a label: `30 s`, `5 min`, `2 h`, `3 d`.
 fn bucket_name(secs: u64) -> String {
-    if secs % 86_400 == 0 {
+    if secs.is_multiple_of(86_400) {
         format!("{} d", secs / 86_400)
-    } else if secs % 3600 == 0 {
+    } else if secs.is_multiple_of(3600) {
         format!("{} h", secs / 3600)
-    } else if secs % 60 == 0 {
+    } else if secs.is_multiple_of(60) {
         format!("{} min", secs / 60)
     } else {
         format!("{secs} s")

@@ -132,6 +132,16 @@ fn cooldown_sets_count_every_set_and_periods_count_intervals() -> TestResult {
         html.contains("<span>cooldown sets</span><b>4</b>"),
         "report.html names sets"
     );
+    // And deployments.svg, in its legend and beside the lane.
+    let svg = std::fs::read_to_string(out.join("deployments.svg"))?;
+    assert!(
+        svg.contains("cooling: 2 cooldown periods (4 cooldown sets)"),
+        "deployments.svg names both"
+    );
+    assert!(
+        svg.contains("2 periods, 4 sets"),
+        "deployments.svg lane note"
+    );
     Ok(())
 }
 

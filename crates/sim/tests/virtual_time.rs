@@ -96,8 +96,8 @@ fn a_request_of_the_longest_latency_runs_in_a_few_rows() {
         csv,
         format!(
             "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,deployments_half_open,\
-             p50_ms,p90_ms,p99_ms\n\
-             0,1,0,0,0,0,0,0,,,\n{last},0,1,0,0,0,0,0,{ms}.000,{ms}.000,{ms}.000\n",
+             p50_ms,p90_ms,p99_ms,continuations\n\
+             0,1,0,0,0,0,0,0,,,,0\n{last},0,1,0,0,0,0,0,{ms}.000,{ms}.000,{ms}.000,0\n",
             ms = 87_600_u64 * 3_600_000
         )
     );

@@ -98,7 +98,9 @@ if [ "$REDIS" = 1 ]; then
     PIDS+=("$!")
   fi
   wait_for 10 redis-cli -p "$REDIS_PORT" ping || { echo "redis-server did not start" >&2; exit 1; }
-  redis-cli -p "$REDIS_PORT" flushall >/dev/null
+  # A server of the caller's may hold other keys: only this experiment's are removed.
+  redis-cli -p "$REDIS_PORT" del deployment:fleet-a:cooldown deployment:fleet-b:cooldown \
+    deployment:fleet-a:allowed_fails deployment:fleet-b:allowed_fails >/dev/null
   "$PY" - "$OUT/litellm.yaml" "$REDIS_PORT" <<'EOF'
 import sys, yaml
 path, port = sys.argv[1], int(sys.argv[2])

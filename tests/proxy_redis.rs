@@ -11,7 +11,6 @@
     clippy::expect_used,
     clippy::panic,
     clippy::too_many_lines,
-    clippy::disallowed_methods,
     reason = "tests"
 )]
 
@@ -22,32 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Killed, curl, curl_present, free_port, scratch_dir};
+use common::{Killed, curl, curl_present, free_port, redis_host_port, redis_url, scratch_dir};
 use routersim_engine::config::load::parse_yaml;
 use serde_json::{Value, json};
-
-/// The Redis under test, or `None` (skip) when none is configured and none is required.
-pub fn redis_url() -> Option<String> {
-    match std::env::var("ROUTERSIM_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("ROUTERSIM_REQUIRE_REDIS").as_deref() != Ok("1"),
-                "ROUTERSIM_REQUIRE_REDIS=1 but ROUTERSIM_REDIS_URL is unset"
-            );
-            eprintln!("warning: ROUTERSIM_REDIS_URL is unset: the Redis proxy test is skipped");
-            None
-        }
-    }
-}
-
-/// `redis://host:port` → (host, port).
-fn host_port(url: &str) -> (String, u16) {
-    let rest = url.trim_start_matches("redis://");
-    let rest = rest.rsplit('@').next().unwrap().split('/').next().unwrap();
-    let (host, port) = rest.rsplit_once(':').unwrap();
-    (host.to_string(), port.parse().unwrap())
-}
 
 /// Ids unique to this run, so a shared server's keys never collide.
 fn tag() -> String {
@@ -156,7 +132,9 @@ fn provider_calls(dir: &Path) -> Vec<(String, u64)> {
 
 #[test]
 fn two_proxies_share_cooldowns_through_redis() {
-    let Some(url) = redis_url() else { return };
+    let Some(url) = redis_url("the Redis proxy test") else {
+        return;
+    };
     if !curl_present() {
         eprintln!("warning: curl is not installed: the Redis proxy test is skipped");
         return;
@@ -186,7 +164,7 @@ fn two_proxies_share_cooldowns_through_redis() {
     let mut config: Value = parse_yaml(&std::fs::read_to_string(&emitted).unwrap()).unwrap();
     let local: PathBuf = dir.join("local.yaml");
     std::fs::write(&local, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-    let (host, port) = host_port(&url);
+    let (host, port) = redis_host_port(&url);
     config["router_settings"]["redis_host"] = json!(host);
     config["router_settings"]["redis_port"] = json!(port);
     let shared = dir.join("shared.yaml");

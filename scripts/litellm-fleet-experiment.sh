@@ -6,9 +6,14 @@
 # through `router_settings.redis_host/redis_port`. Prints the calls each deployment received,
 # counted at the provider side (the fake's provider_calls.csv).
 #
+# --driver drive (default): `routersim drive --target A,B,C` sends the traffic (the scenario's
+# uniform arrivals, dealt round-robin) and starts the fake providers in-process; the live report
+# goes to OUT/live. --driver python: `routersim serve` + a small Python load loop (how the
+# figures in the first notes were measured).
+#
 #   scripts/litellm-fleet-experiment.sh [--replicas N] [--redis] [--requests N] [--rate R]
 #       [--redis-port P] [--monitor] [--out DIR] [--routersim BIN] [--litellm BIN]
-#       [--error rate_limit|service_unavailable|...] [--allowed-fails N]
+#       [--error rate_limit|service_unavailable|...] [--allowed-fails N] [--driver drive|python]
 #
 # --redis without --redis-port starts a redis-server of its own on a free loopback port (and
 # stops it); --monitor also records `redis-cli MONITOR` into OUT/monitor.txt. Loopback only;
@@ -18,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REPLICAS=1 REDIS=0 REQUESTS=300 RATE=5 REDIS_PORT="" MONITOR=0 OUT="" ERROR=rate_limit ALLOWED_FAILS=""
+REPLICAS=1 REDIS=0 REQUESTS=300 RATE=5 REDIS_PORT="" MONITOR=0 OUT="" ERROR=rate_limit ALLOWED_FAILS="" DRIVER=drive
 ROUTERSIM=target/debug/routersim
 LITELLM=target/litellm-venv/bin/litellm
 while [ $# -gt 0 ]; do
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --error) ERROR="$2"; shift 2 ;;
     --allowed-fails) ALLOWED_FAILS="$2"; shift 2 ;;
+    --driver) DRIVER="$2"; shift 2 ;;
     --routersim) ROUTERSIM="$2"; shift 2 ;;
     --litellm) LITELLM="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
@@ -63,11 +69,17 @@ wait_for() {
   done
 }
 
-# The fake providers: the fault lasts the whole serve (which LiteLLM's start-up precedes).
+# The fake providers: under serve the fault lasts the whole serve (which LiteLLM's start-up
+# precedes); under drive the timeline starts once every proxy answers.
+if [ "$DRIVER" = drive ]; then
+  DURATION="$("$PY" -c "import math,sys; print(math.ceil(float(sys.argv[1]) / float(sys.argv[2])))" "$REQUESTS" "$RATE")s"
+else
+  DURATION=20m
+fi
 cat >"$OUT/scenario.yaml" <<EOF
 name: litellm-fleet-experiment
 seed: 16
-duration: 20m
+duration: $DURATION
 router:
   model_list:
     - {model_name: gpt, litellm_params: {model: openai/fleet-a}, model_info: {id: fleet-a}}
@@ -80,15 +92,30 @@ providers:
   fleet-a: {latency: 20ms}
   fleet-b: {latency: 20ms}
 faults:
-  - {deployment: fleet-a, from: 0s, to: 20m, error: $ERROR, probability: 1.0, retry_after: 5s}
+  - {deployment: fleet-a, from: 0s, to: $DURATION, error: $ERROR, probability: 1.0, retry_after: 5s}
 traffic:
-  - {model: gpt, rate: 1/s, to: 1s}
+  - {model: gpt, rate: $RATE/s, to: $DURATION, arrival: uniform, output_tokens: 5}
 EOF
-"$ROUTERSIM" serve "$OUT/scenario.yaml" --emit-litellm-config "$OUT/litellm.yaml" \
-  --out "$OUT/provider" >"$OUT/serve.out" 2>"$OUT/serve.err" &
-SERVE=$!
-PIDS+=("$SERVE")
-wait_for 30 test -s "$OUT/litellm.yaml" || { echo "serve did not start" >&2; cat "$OUT/serve.err" >&2; exit 1; }
+KEY="sk-fleet-$$-$RANDOM"
+PORTS=()
+for i in $(seq 0 $((REPLICAS - 1))); do PORTS+=("$(free_port)"); done
+TARGETS=$(printf 'http://127.0.0.1:%s,' "${PORTS[@]}")
+TARGETS=${TARGETS%,}
+if [ "$DRIVER" = drive ]; then
+  "$ROUTERSIM" drive "$OUT/scenario.yaml" --target "$TARGETS" --api-key "$KEY" \
+    --emit-litellm-config "$OUT/litellm.yaml" --wait-for-target 180s --drain 30s \
+    --max-requests "$REQUESTS" --out "$OUT/live" >"$OUT/drive.out" 2>"$OUT/drive.err" &
+  DRIVE=$!
+  PIDS+=("$DRIVE")
+  CALLS="$OUT/live/provider_calls.csv"
+  wait_for 30 test -s "$OUT/litellm.yaml" || { echo "drive did not start" >&2; cat "$OUT/drive.err" >&2; exit 1; }
+else
+  "$ROUTERSIM" serve "$OUT/scenario.yaml" --emit-litellm-config "$OUT/litellm.yaml" \
+    --out "$OUT/provider" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+  PIDS+=("$!")
+  CALLS="$OUT/provider/provider_calls.csv"
+  wait_for 30 test -s "$OUT/litellm.yaml" || { echo "serve did not start" >&2; cat "$OUT/serve.err" >&2; exit 1; }
+fi
 
 if [ "$REDIS" = 1 ]; then
   if [ -z "$REDIS_PORT" ]; then
@@ -110,11 +137,8 @@ yaml.safe_dump(cfg, open(path, "w"), sort_keys=False)
 EOF
 fi
 
-KEY="sk-fleet-$$-$RANDOM"
-PORTS=()
-for i in $(seq 0 $((REPLICAS - 1))); do
-  port=$(free_port)
-  PORTS+=("$port")
+for i in "${!PORTS[@]}"; do
+  port=${PORTS[$i]}
   LITELLM_MASTER_KEY="$KEY" LITELLM_LOCAL_MODEL_COST_MAP=True \
     "$LITELLM" --config "$OUT/litellm.yaml" --host 127.0.0.1 --port "$port" \
     >"$OUT/proxy$i.log" 2>&1 &
@@ -130,7 +154,11 @@ if [ "$MONITOR" = 1 ]; then
   PIDS+=("$!")
   sleep 0.5
 fi
-echo "load: $REQUESTS requests at $RATE/s round-robin over ${#PORTS[@]} proxies (${PORTS[*]}), redis=$REDIS${REDIS_PORT:+ port $REDIS_PORT}" >&2
+echo "load ($DRIVER): $REQUESTS requests at $RATE/s round-robin over ${#PORTS[@]} proxies (${PORTS[*]}), redis=$REDIS${REDIS_PORT:+ port $REDIS_PORT}" >&2
+if [ "$DRIVER" = drive ]; then
+  wait "$DRIVE" || { echo "drive failed (see $OUT/drive.err)" >&2; cat "$OUT/drive.err" >&2; exit 1; }
+  grep -E '^(requests|live)' "$OUT/drive.out" >&2 || true
+else
 "$PY" - "$REQUESTS" "$RATE" "$KEY" "$OUT/requests.csv" "${PORTS[@]}" <<'EOF'
 import sys, time, json, threading, urllib.request, urllib.error
 n, rate, key, out, ports = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
@@ -167,11 +195,12 @@ with open(out, "w") as f:
 ok = sum(1 for r in rows if r[4] == 200)
 print(f"requests: {len(rows)} sent, {ok} ok, {len(rows) - ok} failed", file=sys.stderr)
 EOF
+fi
 cleanup
 PIDS=()
-wait_for 30 test -s "$OUT/provider/provider_calls.csv" || { echo "no provider_calls.csv" >&2; exit 1; }
+wait_for 30 test -s "$CALLS" || { echo "no $CALLS" >&2; exit 1; }
 # provider_calls.csv: at_ms,deployment,...; one row per call served.
 for d in fleet-a fleet-b; do
-  printf '%s %s\n' "$d" "$(awk -F, -v d="$d" 'NR > 1 && $2 == d' "$OUT/provider/provider_calls.csv" | wc -l)"
+  printf '%s %s\n' "$d" "$(awk -F, -v d="$d" 'NR > 1 && $2 == d' "$CALLS" | wc -l)"
 done
 echo "replicas $REPLICAS redis $REDIS requests $REQUESTS rate $RATE out $OUT"

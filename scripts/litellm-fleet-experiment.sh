@@ -14,6 +14,10 @@
 #   scripts/litellm-fleet-experiment.sh [--replicas N] [--redis] [--requests N] [--rate R]
 #       [--redis-port P] [--monitor] [--out DIR] [--routersim BIN] [--litellm BIN]
 #       [--error rate_limit|service_unavailable|...] [--allowed-fails N] [--driver drive|python]
+#       [--router litellm|routersim]
+#
+# --router routersim runs `routersim proxy` replicas on the same emitted config instead of
+# LiteLLM's proxy (LiteLLM is then not needed).
 #
 # --redis without --redis-port starts a redis-server of its own on a free loopback port (and
 # stops it); --monitor also records `redis-cli MONITOR` into OUT/monitor.txt. Loopback only;
@@ -23,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REPLICAS=1 REDIS=0 REQUESTS=300 RATE=5 REDIS_PORT="" MONITOR=0 OUT="" ERROR=rate_limit ALLOWED_FAILS="" DRIVER=drive
+REPLICAS=1 REDIS=0 REQUESTS=300 RATE=5 REDIS_PORT="" MONITOR=0 OUT="" ERROR=rate_limit ALLOWED_FAILS="" DRIVER=drive ROUTER=litellm
 ROUTERSIM=target/debug/routersim
 LITELLM=target/litellm-venv/bin/litellm
 while [ $# -gt 0 ]; do
@@ -38,14 +42,19 @@ while [ $# -gt 0 ]; do
     --error) ERROR="$2"; shift 2 ;;
     --allowed-fails) ALLOWED_FAILS="$2"; shift 2 ;;
     --driver) DRIVER="$2"; shift 2 ;;
+    --router) ROUTER="$2"; shift 2 ;;
     --routersim) ROUTERSIM="$2"; shift 2 ;;
     --litellm) LITELLM="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
-[ -x "$LITELLM" ] || { echo "skip: no LiteLLM proxy at $LITELLM" >&2; exit 3; }
 [ -x "$ROUTERSIM" ] || { echo "no routersim at $ROUTERSIM (cargo build)" >&2; exit 2; }
-PY="$(dirname "$LITELLM")/python"
+if [ "$ROUTER" = litellm ]; then
+  [ -x "$LITELLM" ] || { echo "skip: no LiteLLM proxy at $LITELLM" >&2; exit 3; }
+  PY="$(dirname "$LITELLM")/python"
+else
+  PY=python3
+fi
 if [ "$REDIS" = 1 ] && [ -z "$REDIS_PORT" ] && ! command -v redis-server >/dev/null; then
   echo "skip: no redis-server (apt-get install redis-server)" >&2; exit 3
 fi
@@ -69,6 +78,23 @@ wait_for() {
   done
 }
 
+# The Redis first: its address goes into the scenario's router_settings, and so into the
+# emitted proxy config (redis_host/redis_port are LiteLLM Router arguments).
+REDIS_KEYS=""
+if [ "$REDIS" = 1 ]; then
+  if [ -z "$REDIS_PORT" ]; then
+    REDIS_PORT=$(free_port)
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+      >"$OUT/redis.log" 2>&1 &
+    PIDS+=("$!")
+  fi
+  wait_for 10 redis-cli -p "$REDIS_PORT" ping || { echo "redis-server did not start" >&2; exit 1; }
+  # A server of the caller's may hold other keys: only this experiment's are removed.
+  redis-cli -p "$REDIS_PORT" del deployment:fleet-a:cooldown deployment:fleet-b:cooldown \
+    deployment:fleet-a:allowed_fails deployment:fleet-b:allowed_fails >/dev/null
+  REDIS_KEYS=$(printf '    redis_host: 127.0.0.1\n    redis_port: %s' "$REDIS_PORT")
+fi
+
 # The fake providers: under serve the fault lasts the whole serve (which LiteLLM's start-up
 # precedes); under drive the timeline starts once every proxy answers.
 if [ "$DRIVER" = drive ]; then
@@ -88,6 +114,7 @@ router:
     routing_strategy: simple-shuffle
     num_retries: 2
 ${ALLOWED_FAILS:+    allowed_fails: $ALLOWED_FAILS}
+$REDIS_KEYS
 providers:
   fleet-a: {latency: 20ms}
   fleet-b: {latency: 20ms}
@@ -117,38 +144,22 @@ else
   wait_for 30 test -s "$OUT/litellm.yaml" || { echo "serve did not start" >&2; cat "$OUT/serve.err" >&2; exit 1; }
 fi
 
-if [ "$REDIS" = 1 ]; then
-  if [ -z "$REDIS_PORT" ]; then
-    REDIS_PORT=$(free_port)
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-      >"$OUT/redis.log" 2>&1 &
-    PIDS+=("$!")
-  fi
-  wait_for 10 redis-cli -p "$REDIS_PORT" ping || { echo "redis-server did not start" >&2; exit 1; }
-  # A server of the caller's may hold other keys: only this experiment's are removed.
-  redis-cli -p "$REDIS_PORT" del deployment:fleet-a:cooldown deployment:fleet-b:cooldown \
-    deployment:fleet-a:allowed_fails deployment:fleet-b:allowed_fails >/dev/null
-  "$PY" - "$OUT/litellm.yaml" "$REDIS_PORT" <<'EOF'
-import sys, yaml
-path, port = sys.argv[1], int(sys.argv[2])
-cfg = yaml.safe_load(open(path))
-cfg.setdefault("router_settings", {}).update({"redis_host": "127.0.0.1", "redis_port": port})
-yaml.safe_dump(cfg, open(path, "w"), sort_keys=False)
-EOF
-fi
-
 for i in "${!PORTS[@]}"; do
   port=${PORTS[$i]}
-  LITELLM_MASTER_KEY="$KEY" LITELLM_LOCAL_MODEL_COST_MAP=True \
-    "$LITELLM" --config "$OUT/litellm.yaml" --host 127.0.0.1 --port "$port" \
-    >"$OUT/proxy$i.log" 2>&1 &
+  if [ "$ROUTER" = litellm ]; then
+    LITELLM_MASTER_KEY="$KEY" LITELLM_LOCAL_MODEL_COST_MAP=True \
+      "$LITELLM" --config "$OUT/litellm.yaml" --host 127.0.0.1 --port "$port" \
+      >"$OUT/proxy$i.log" 2>&1 &
+  else
+    "$ROUTERSIM" proxy --config "$OUT/litellm.yaml" --listen "127.0.0.1:$port" \
+      >"$OUT/proxy$i.log" 2>&1 &
+  fi
   PIDS+=("$!")
 done
 for i in "${!PORTS[@]}"; do
   wait_for 180 curl -sf "http://127.0.0.1:${PORTS[$i]}/health/liveliness" \
     || { echo "proxy $i did not start (see $OUT/proxy$i.log)" >&2; exit 1; }
 done
-# Calls made before the load (none expected) are subtracted below.
 if [ "$MONITOR" = 1 ]; then
   redis-cli -p "$REDIS_PORT" monitor >"$OUT/monitor.txt" 2>&1 &
   PIDS+=("$!")
@@ -203,4 +214,4 @@ wait_for 30 test -s "$CALLS" || { echo "no $CALLS" >&2; exit 1; }
 for d in fleet-a fleet-b; do
   printf '%s %s\n' "$d" "$(awk -F, -v d="$d" 'NR > 1 && $2 == d' "$CALLS" | wc -l)"
 done
-echo "replicas $REPLICAS redis $REDIS requests $REQUESTS rate $RATE out $OUT"
+echo "router $ROUTER replicas $REPLICAS redis $REDIS requests $REQUESTS rate $RATE out $OUT"

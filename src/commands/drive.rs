@@ -25,9 +25,10 @@ pub struct DriveArgs {
     /// The scenario file (YAML).
     pub scenario: PathBuf,
     /// The router under test: http://HOST:PORT (requests go to /v1/chat/completions) or a
-    /// base URL ending in /v1. Loopback unless --allow-remote.
-    #[arg(long)]
-    pub target: String,
+    /// base URL ending in /v1. Loopback unless --allow-remote. Repeated or comma-separated:
+    /// router replicas, each request sent to the next one in turn (round-robin).
+    #[arg(long, required = true, value_delimiter = ',')]
+    pub target: Vec<String>,
     /// Sent as `Authorization: Bearer KEY` (LiteLLM's master key).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
@@ -66,11 +67,12 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     if args.allow_remote {
         eprintln!(
             "warning: --allow-remote: drive may send chaos traffic to {} (not only this machine)",
-            args.target
+            args.target.join(", ")
         );
     }
     let options = DriveOptions {
-        target: args.target.clone(),
+        target: args.target.first().cloned().unwrap_or_default(),
+        replicas: args.target.iter().skip(1).cloned().collect(),
         api_key: args.api_key.clone(),
         out: args.out.clone(),
         providers: args.providers.clone(),

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use routersim_sim::proxy::{ProxyOptions, config_lines, load_config, proxy};
+use routersim_sim::proxy::shared_state::redis_settings;
+use routersim_sim::proxy::{ProxyError, ProxyOptions, config_lines, load_config, proxy};
 use routersim_sim::serve::is_loopback;
 
 use crate::error::CliError;
@@ -44,10 +45,32 @@ pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
     let epoch_unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    // `router_settings.redis_host` (LiteLLM's shared state): `os.environ/NAME` values are read
+    // here, where the environment is read.
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "src/ is where the environment is read"
+    )]
+    let env = |name: &str| std::env::var(name).ok();
+    let redis = redis_settings(&args.config)
+        .and_then(|settings| settings.map(|s| s.target(&env)).transpose())
+        .map_err(ProxyError::Redis)?;
+    match &redis {
+        Some(target) => eprintln!(
+            "shared state: cooldowns and allowed-fails counters in Redis at {} \
+             (router_settings.redis_host), shared with every replica using it",
+            target.shown
+        ),
+        None => eprintln!(
+            "state: per process (no router_settings.redis_host): cooldowns are not shared with \
+             other replicas"
+        ),
+    }
     let options = ProxyOptions {
         listen: args.listen,
         allow_remote: args.allow_remote,
         epoch_unix_ms,
+        redis,
     };
     let file = args.config.display().to_string();
     let mut ready = |addr: SocketAddr, groups: &[Arc<str>]| -> Result<(), String> {
@@ -73,5 +96,11 @@ pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
         report.ok,
         report.requests - report.ok
     )?;
+    if let Some((reads, writes, errors)) = report.redis {
+        writeln!(
+            out,
+            "redis: {reads} reads, {writes} writes, {errors} failed commands"
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }

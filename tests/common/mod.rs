@@ -88,3 +88,33 @@ pub fn shipped_scenarios() -> Vec<PathBuf> {
     assert!(files.len() >= 30, "the shipped scenarios: {files:?}");
     files
 }
+
+/// The Redis the shared-state tests use (`ROUTERSIM_REDIS_URL`, which `.ci/run` sets after
+/// starting a loopback redis-server), or `None` with a warning: the caller skips. Under
+/// `ROUTERSIM_REQUIRE_REDIS=1` (also set by `.ci/run`) a missing server fails instead.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test's environment names the server"
+)]
+pub fn redis_url(test: &str) -> Option<String> {
+    match std::env::var("ROUTERSIM_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("ROUTERSIM_REQUIRE_REDIS").as_deref() != Ok("1"),
+                "ROUTERSIM_REQUIRE_REDIS=1 but ROUTERSIM_REDIS_URL is unset"
+            );
+            eprintln!("warning: ROUTERSIM_REDIS_URL is unset: {test} is skipped");
+            None
+        }
+    }
+}
+
+/// `redis://[user:pass@]host:port[/db]` → (host, port).
+pub fn redis_host_port(url: &str) -> (String, u16) {
+    let rest = url.trim_start_matches("redis://");
+    let rest = rest.rsplit('@').next().unwrap_or(rest);
+    let rest = rest.split('/').next().unwrap_or(rest);
+    let (host, port) = rest.rsplit_once(':').expect("redis URL with a port");
+    (host.to_string(), port.parse().expect("a numeric port"))
+}

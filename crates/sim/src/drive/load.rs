@@ -92,8 +92,10 @@ impl Target {
 /// What every request carries.
 #[derive(Clone, Debug)]
 pub struct Client {
-    /// Where requests go.
+    /// The router (the first of `replicas`): health and identity are asked here.
     pub target: Target,
+    /// Every router replica, `target` first: chat requests go round-robin over them.
+    pub replicas: Vec<Target>,
     /// `Authorization: Bearer …`.
     pub api_key: Option<String>,
 }
@@ -106,6 +108,7 @@ pub fn user_agent() -> String {
 /// A bodyless or JSON request to `path` on the target.
 fn build(
     client: &Client,
+    target: &Target,
     method: http::Method,
     path: &str,
     body: Option<Bytes>,
@@ -114,7 +117,7 @@ fn build(
     let mut builder = http::Request::builder()
         .method(method)
         .uri(path)
-        .header(http::header::HOST, &client.target.authority)
+        .header(http::header::HOST, &target.authority)
         .header(http::header::USER_AGENT, user_agent())
         .header("x-routersim-drive", "1");
     if let Some(key) = &client.api_key {
@@ -163,8 +166,17 @@ async fn read_body(response: Response) -> Result<Bytes, String> {
 
 /// `GET path` on the target: the status and body, if it answered.
 pub async fn get(client: &Client, path: &str) -> Option<(u16, http::HeaderMap, Bytes)> {
-    let request = build(client, http::Method::GET, path, None, &[]).ok()?;
-    let response = tokio::time::timeout(Duration::from_secs(5), send(client.target.addr, request))
+    get_from(client, &client.target, path).await
+}
+
+/// `GET path` on one replica.
+pub async fn get_from(
+    client: &Client,
+    target: &Target,
+    path: &str,
+) -> Option<(u16, http::HeaderMap, Bytes)> {
+    let request = build(client, target, http::Method::GET, path, None, &[]).ok()?;
+    let response = tokio::time::timeout(Duration::from_secs(5), send(target.addr, request))
         .await
         .ok()?
         .ok()?;
@@ -194,9 +206,11 @@ pub fn body_of(request: &Request) -> Bytes {
     Bytes::from(body.to_string())
 }
 
-/// Sends one arrival and records what came back. `arrival` is its scheduled instant.
+/// Sends one arrival to replica `replica` (modulo their number) and records what came back.
+/// `arrival` is its scheduled instant.
 pub async fn request(
     client: Rc<Client>,
+    replica: usize,
     request: Request,
     start: Instant,
     arrival: Instant,
@@ -215,15 +229,20 @@ pub async fn request(
     if let Some(n) = request.output_tokens {
         extra.push(("x-routersim-output-tokens", n.to_string()));
     }
-    let path = format!("{}/chat/completions", client.target.v1);
+    let target = client
+        .replicas
+        .get(replica % client.replicas.len().max(1))
+        .unwrap_or(&client.target);
+    let path = format!("{}/chat/completions", target.v1);
     let outcome = match build(
         &client,
+        target,
         http::Method::POST,
         &path,
         Some(body_of(&request)),
         &extra,
     ) {
-        Ok(http_request) => exchange(&client, http_request, &mut record, arrival).await,
+        Ok(http_request) => exchange(target, http_request, &mut record, arrival).await,
         Err(e) => Err(e),
     };
     if let Err(e) = outcome {
@@ -234,12 +253,12 @@ pub async fn request(
 }
 
 async fn exchange(
-    client: &Client,
+    target: &Target,
     http_request: http::Request<Full<Bytes>>,
     record: &mut RequestRecord,
     arrival: Instant,
 ) -> Result<(), String> {
-    let response = send(client.target.addr, http_request).await?;
+    let response = send(target.addr, http_request).await?;
     let status = response.status().as_u16();
     record.status = Some(status);
     record.read_headers(response.headers());

@@ -43,6 +43,9 @@ pub struct DriveOptions {
     /// The router: `http://host:port` (requests go to `/v1/chat/completions`) or a base URL
     /// ending in `/v1`.
     pub target: String,
+    /// Further replicas of the router (a fleet): chat requests go round-robin over `target`
+    /// and these, in this order, one request each, as a round-robin load balancer would.
+    pub replicas: Vec<String>,
     /// Sent as `Authorization: Bearer …`.
     pub api_key: Option<String>,
     /// The report folder (default `reports/<name>/live/`).
@@ -152,8 +155,14 @@ pub fn drive(
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<DriveReport, DriveError> {
     let target = Target::parse(&options.target).map_err(DriveError::Url)?;
-    if !options.allow_remote && !target.is_loopback() {
-        return Err(DriveError::Remote(options.target.clone()));
+    let mut replicas = vec![target.clone()];
+    for url in &options.replicas {
+        replicas.push(Target::parse(url).map_err(DriveError::Url)?);
+    }
+    if let Some(remote) = replicas.iter().find(|t| !t.is_loopback())
+        && !options.allow_remote
+    {
+        return Err(DriveError::Remote(remote.url.clone()));
     }
     if let Some(url) = &options.providers {
         let providers = Target::parse(url).map_err(DriveError::Url)?;
@@ -172,6 +181,7 @@ pub fn drive(
     let local = tokio::task::LocalSet::new();
     let client = Rc::new(Client {
         target,
+        replicas,
         api_key: options.api_key.clone(),
     });
     let observed = local.block_on(
@@ -299,6 +309,7 @@ async fn generate(
         {
             return (sent, "max-rps");
         }
+        let replica = usize::try_from(sent).unwrap_or(0);
         sent += 1;
         counters.sent.set(sent);
         counters.in_flight.set(counters.in_flight.get() + 1);
@@ -306,7 +317,7 @@ async fn generate(
         counters.records.borrow_mut().push(None);
         let (client, counters) = (client.clone(), counters.clone());
         tokio::task::spawn_local(async move {
-            let record = load::request(client, arrival.request, start, at).await;
+            let record = load::request(client, replica, arrival.request, start, at).await;
             if record.failure().is_some() {
                 counters.failed.set(counters.failed.get() + 1);
             }
@@ -408,22 +419,25 @@ async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duratio
     }
 }
 
-/// Polls the target until it answers HTTP at all (any status).
+/// Polls every replica until each answers HTTP at all (any status).
 async fn wait_for(client: &Client, wait: Duration) -> Result<(), DriveError> {
     let deadline = Instant::now() + wait;
-    let path = format!("{}/health/liveliness", client.target.root);
-    loop {
-        if load::get(client, &path).await.is_some() {
-            return Ok(());
+    for target in &client.replicas {
+        let path = format!("{}/health/liveliness", target.root);
+        loop {
+            if load::get_from(client, target, &path).await.is_some() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(DriveError::NotReady {
+                    target: target.url.clone(),
+                    waited: wait,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
         }
-        if Instant::now() >= deadline {
-            return Err(DriveError::NotReady {
-                target: client.target.url.clone(),
-                waited: wait,
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    Ok(())
 }
 
 /// The target's name and version, when it says: LiteLLM's `/health/readiness` carries
@@ -488,7 +502,11 @@ fn write_report(
     })?;
     summary.source = Some("live".to_string());
     summary.live = Some(LiveInfo {
-        target: options.target.clone(),
+        // With replicas, every URL in the order requests were dealt to them.
+        target: std::iter::once(options.target.as_str())
+            .chain(options.replicas.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(","),
         target_name: observed.target_name.clone(),
         target_version: observed.target_version.clone(),
         providers: options

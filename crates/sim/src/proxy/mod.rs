@@ -12,12 +12,19 @@
 //! engine's request (dropping it mid-attempt would leave its in-flight count and cooldown
 //! bookkeeping half done); it runs to its end and its answer is dropped.
 //!
+//! With `router_settings.redis_host` (or `redis_url`) the cooldowns and allowed-fails counters
+//! live in Redis ([`shared_state`], `routersim_state_redis`), shared with every other replica
+//! on the same Redis: each request first refreshes the store's memory tier from Redis (the
+//! keys not cooling here and not read within the last second, as LiteLLM 1.110.2 reads).
+//!
 //! Concerns: [`frontend`] reads the caller's request, [`events`] routes a stream's engine
-//! events to its response, [`render`] writes the answers.
+//! events to its response, [`render`] writes the answers, [`shared_state`] reads the Redis
+//! settings.
 
 pub mod events;
 pub mod frontend;
 pub mod render;
+pub mod shared_state;
 
 use std::cell::Cell;
 use std::convert::Infallible;
@@ -39,6 +46,7 @@ use routersim_engine::config::{ConfigError, RouterConfig};
 use routersim_engine::http::{HttpProvider, TcpConnector};
 use routersim_engine::request::CompletionResult;
 use routersim_mock_providers::wire::openai::Meta;
+use routersim_state_redis::{RedisOptions, RedisState};
 use serde_json::json;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -46,6 +54,7 @@ use crate::serve::{bind, is_loopback, terminated};
 use events::{StreamMsg, StreamRoutes};
 use frontend::{ChatRequest, parse_chat};
 use render::{ProxyBody, Tally, json_response, plain_error, result_response, stream_response};
+use shared_state::RedisTarget;
 
 /// The largest request body read (a bigger one is a 413).
 pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -64,6 +73,8 @@ pub struct ProxyOptions {
     /// The wall clock's reading now, ms since the Unix epoch (the engine's clock starts there;
     /// the caller reads it: only the CLI reads the system clock).
     pub epoch_unix_ms: i64,
+    /// Keep cooldowns and allowed-fails counters in this Redis (from `router_settings`).
+    pub redis: Option<RedisTarget>,
 }
 
 /// Why the proxy could not serve.
@@ -89,6 +100,9 @@ pub enum ProxyError {
     /// The caller's ready hook failed.
     #[error("{0}")]
     Ready(String),
+    /// The Redis of `router_settings` could not be reached.
+    #[error("{0}")]
+    Redis(String),
 }
 
 /// What a proxy session did.
@@ -100,6 +114,8 @@ pub struct ProxyReport {
     pub ok: u64,
     /// Why it stopped.
     pub stopped_by: &'static str,
+    /// With Redis: read round trips, writes answered, commands failed.
+    pub redis: Option<(u64, u64, u64)>,
 }
 
 /// Loads a LiteLLM proxy config (or routersim router file) with the load options every
@@ -140,12 +156,12 @@ pub const ADAPTER_KEYS: &[&str] = &[
 ];
 
 /// What `proxy` prints about its config: [`config_lines`](crate::config_keys::config_lines)
-/// without the keys the adapter uses.
+/// without the keys the adapter and the shared state use.
 pub fn config_lines(config: &RouterConfig) -> Vec<String> {
     let mut shown = config.clone();
-    shown
-        .ignored_keys
-        .retain(|k| !ADAPTER_KEYS.contains(&k.as_str()));
+    shown.ignored_keys.retain(|k| {
+        !ADAPTER_KEYS.contains(&k.as_str()) && !shared_state::REDIS_KEYS.contains(&k.as_str())
+    });
     crate::config_keys::config_lines(&shown)
 }
 
@@ -161,25 +177,46 @@ pub struct ProxyServer {
     next_id: Cell<u64>,
     requests: Cell<u64>,
     ok: Cell<u64>,
+    /// The router's state store when it is Redis (refreshed before each request).
+    redis: Option<RedisState>,
 }
 
 impl ProxyServer {
     /// The engine for `config`, every deployment reached over TCP at its `api_base`, on tokio's
     /// clock with the wall clock at `epoch_unix_ms` now.
     pub fn new(config: RouterConfig, epoch_unix_ms: i64) -> Result<Self, ConfigError> {
+        Self::with_state(config, epoch_unix_ms, None)
+    }
+
+    /// [`new`](Self::new), its cooldowns and allowed-fails counters in `redis` when given.
+    pub fn with_state(
+        config: RouterConfig,
+        epoch_unix_ms: i64,
+        redis: Option<RedisState>,
+    ) -> Result<Self, ConfigError> {
         let provider = HttpProvider::new(TcpConnector, &config.deployments)?;
         let routes = Arc::new(StreamRoutes::default());
-        let router = Router::builder(config, provider)
+        let mut builder = Router::builder(config, provider)
             .clock(TokioClock::with_epoch(epoch_unix_ms))
-            .sink(routes.clone())
-            .build();
+            .sink(routes.clone());
+        if let Some(store) = &redis {
+            builder = builder.state_store(store.clone());
+        }
         Ok(Self {
-            router,
+            router: builder.build(),
             routes,
             next_id: Cell::new(FIRST_OWN_REQUEST_ID),
             requests: Cell::new(0),
             ok: Cell::new(0),
+            redis,
         })
+    }
+
+    /// LiteLLM's pre-routing read: the cooldowns other replicas wrote, into the memory tier.
+    async fn refresh_shared_state(&self) {
+        if let Some(store) = &self.redis {
+            store.refresh().await;
+        }
     }
 
     /// The engine.
@@ -280,6 +317,7 @@ impl ProxyServer {
             created: self.router.clock().unix_millis().div_euclid(1000),
             input_tokens: chat.request.input_tokens,
         };
+        self.refresh_shared_state().await;
         if chat.request.stream {
             self.stream(chat, meta).await
         } else {
@@ -412,7 +450,25 @@ async fn run(
         file: "(config)".into(),
         source,
     };
-    let server = Rc::new(ProxyServer::new(config, options.epoch_unix_ms).map_err(file_less)?);
+    let redis = match &options.redis {
+        Some(target) => {
+            let ids = config
+                .deployments
+                .iter()
+                .map(|d| d.id.to_string())
+                .collect();
+            let store = RedisState::connect(RedisOptions::new(target.url.clone(), ids))
+                .await
+                .map_err(|e| {
+                    let why = e.to_string().replace(&target.url, &target.shown);
+                    ProxyError::Redis(format!("router_settings.redis_host: {why}"))
+                })?;
+            Some(store)
+        }
+        None => None,
+    };
+    let server =
+        Rc::new(ProxyServer::with_state(config, options.epoch_unix_ms, redis).map_err(file_less)?);
     let listener = bind(options.listen)?;
     let addr = listener.local_addr()?;
     ready(addr, &server.model_groups()).map_err(ProxyError::Ready)?;
@@ -435,9 +491,18 @@ async fn run(
     for task in tasks {
         task.abort();
     }
+    let redis = match &server.redis {
+        Some(store) => {
+            // The cooldowns set last are sent before the process ends (bounded: Redis may hang).
+            let _ = tokio::time::timeout(Duration::from_secs(2), store.flush()).await;
+            Some((store.reads(), store.writes(), store.errors()))
+        }
+        None => None,
+    };
     Ok(ProxyReport {
         requests: server.requests.get(),
         ok: server.ok.get(),
         stopped_by,
+        redis,
     })
 }

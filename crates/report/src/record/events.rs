@@ -411,7 +411,7 @@ impl State {
         let row = AttemptRow {
             request_id: event.request_id,
             attempt: *attempt,
-            start_us: self.us(*start),
+            start_us,
             end_us: at,
             model_group,
             deployment_id,

@@ -132,6 +132,16 @@ pub(super) const EVENTS_HEADER: &[&str] =
 /// Buffer of each trace writer.
 const CSV_BUFFER: usize = 64 * 1024;
 
+/// The bytes that make a field quoted: one load per byte instead of four compares.
+static QUOTED: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b',' as usize] = true;
+    table[b'"' as usize] = true;
+    table[b'\r' as usize] = true;
+    table[b'\n' as usize] = true;
+    table
+};
+
 /// A trace file being written: rows are built in a scratch buffer and written through a
 /// `BufWriter`. Fields are quoted exactly as the `csv` crate's default writer quotes them
 /// (only when they contain `,`, `"`, `\r` or `\n`), without its per-byte state machine: this
@@ -172,10 +182,7 @@ impl CsvOut {
 
     pub(super) fn str(&mut self, value: &str) -> io::Result<()> {
         self.separate();
-        if value
-            .bytes()
-            .any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n'))
-        {
+        if value.bytes().any(|b| QUOTED[usize::from(b)]) {
             self.row.push(b'"');
             for b in value.bytes() {
                 if b == b'"' {

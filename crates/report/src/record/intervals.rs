@@ -23,8 +23,8 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use flate2::{Compress, Compression, FlushCompress, Status};
-use hdrhistogram::Histogram;
 use hdrhistogram::Counter;
+use hdrhistogram::Histogram;
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 

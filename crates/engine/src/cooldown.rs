@@ -17,7 +17,7 @@
 //! `cooldown_time`, then the provider's `Retry-After`, then the router's `cooldown_time`, which
 //! defaults to 5 seconds."*
 
-use std::sync::Mutex;
+use std::cell::RefCell;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -165,16 +165,18 @@ struct WindowCounts {
 
 /// Per-process success/failure counts per deployment. A window opens at the first outcome
 /// recorded after the previous one expired and lasts [`ERROR_RATE_WINDOW`] (a TTL key, as in
-/// LiteLLM, rather than a sliding window).
+/// LiteLLM, rather than a sliding window). A `RefCell`, not a `Mutex`: its router is driven
+/// from one thread (a `Box<dyn CooldownTrigger>` is not `Send`), and the lock showed in the
+/// harness's profile.
 #[derive(Debug, Default)]
 pub struct ErrorRateWindow {
-    counts: Mutex<Vec<WindowCounts>>,
+    counts: RefCell<Vec<WindowCounts>>,
 }
 
 impl ErrorRateWindow {
     /// Forgets a deployment's counts.
     pub fn reset(&self, deployment: usize) {
-        let mut counts = crate::sync::lock_unpoisoned(&self.counts);
+        let mut counts = self.counts.borrow_mut();
         if let Some(entry) = counts.get_mut(deployment) {
             *entry = WindowCounts::default();
         }
@@ -182,7 +184,7 @@ impl ErrorRateWindow {
 
     /// Records an outcome; returns `(successes, failures)` in the current window.
     pub fn record(&self, deployment: usize, now: Instant, failed: bool) -> (u32, u32) {
-        let mut counts = crate::sync::lock_unpoisoned(&self.counts);
+        let mut counts = self.counts.borrow_mut();
         if counts.len() <= deployment {
             counts.resize(deployment + 1, WindowCounts::default());
         }

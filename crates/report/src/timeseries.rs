@@ -109,7 +109,11 @@ impl Timeseries {
     /// Adds one to a counter of `second`.
     pub(crate) fn count(&mut self, second: u64, what: Count) {
         self.touch(second);
-        let row = self.rows.entry(second).or_default();
+        // Counts land almost always in the latest second: look there before searching.
+        let row = match self.rows.last_entry() {
+            Some(last) if *last.key() == second => last.into_mut(),
+            _ => self.rows.entry(second).or_default(),
+        };
         let field = match what {
             Count::Arrival => &mut row.arrivals,
             Count::Ok => &mut row.ok,

@@ -85,6 +85,9 @@ pub enum Stalled {
 /// A single-threaded executor on a virtual clock. Build one per run.
 pub struct Executor {
     shared: Rc<Shared>,
+    /// The wakers of the timers due at one step, kept between steps (one allocation per run,
+    /// not one per step).
+    due: RefCell<Vec<Waker>>,
 }
 
 impl Default for Executor {
@@ -110,10 +113,11 @@ impl Executor {
             shared: Rc::new(Shared {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 queue: RefCell::new(VecDeque::new()),
-                timers: RefCell::new(Timers::new(origin)),
+                timers: RefCell::new(Timers::new()),
                 now: Cell::new(origin),
                 origin,
             }),
+            due: RefCell::new(Vec::new()),
         }
     }
 
@@ -165,7 +169,7 @@ impl Executor {
     /// Moves the clock to the earliest live deadline and wakes what is due; false when no
     /// timer is set.
     fn advance(&self) -> bool {
-        let mut wakers = Vec::new();
+        let mut wakers = std::mem::take(&mut *self.due.borrow_mut());
         {
             let mut timers = self.shared.timers.borrow_mut();
             let Some(deadline) = timers.next_deadline() else {
@@ -175,9 +179,10 @@ impl Executor {
             self.shared.now.set(now);
             timers.fire_due(now, &mut wakers);
         }
-        for waker in wakers {
+        for waker in wakers.drain(..) {
             waker.wake();
         }
+        *self.due.borrow_mut() = wakers;
         true
     }
 

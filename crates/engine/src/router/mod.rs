@@ -51,8 +51,9 @@ mod stream_cooldown;
 mod visit;
 mod walk;
 
+use std::cell::{RefCell, RefMut};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::SeedableRng;
@@ -78,7 +79,6 @@ use crate::state::{InMemoryState, StateStore};
 use crate::stats::LoadTracker;
 use crate::strategy::SelectionStrategy;
 use crate::stream_rules::StreamRules;
-use crate::sync::lock_unpoisoned as lock;
 
 pub use health::PROBE_REQUEST_ID_BASE;
 use stream::StreamProgress;
@@ -315,7 +315,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
             config,
             provider: self.provider,
             clock: self.clock,
-            rng: Mutex::new(self.rng),
+            rng: RefCell::new(self.rng),
             sink: self.sink,
             strategy,
             retry,
@@ -335,13 +335,19 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
     }
 }
 
+/// The router's draws, borrowed for one call. A `RefCell`, not a `Mutex`: a router is driven from
+/// one thread (it is not `Send`: its state store is a `Box<dyn StateStore>`).
+fn lock(rng: &RefCell<ChaCha8Rng>) -> RefMut<'_, ChaCha8Rng> {
+    rng.borrow_mut()
+}
+
 /// The router engine. See the module docs for the shape of a request.
 pub struct Router<P, C = TokioClock> {
     config: RouterConfig,
     groups: Vec<Group>,
     provider: P,
     clock: C,
-    rng: Mutex<ChaCha8Rng>,
+    rng: RefCell<ChaCha8Rng>,
     sink: Arc<dyn EventSink>,
     strategy: Box<dyn SelectionStrategy>,
     retry: Box<dyn RetryPolicy>,

@@ -40,7 +40,16 @@ impl State {
     }
 
     pub(super) fn record(&mut self, event: &RoutingEvent) {
-        let at = self.us(event.at);
+        // Events often share an instant (an attempt's end and its request's end): converting an
+        // `Instant` is a checked subtraction, so the last one is kept.
+        let at = match self.last_at {
+            (instant, us) if instant == event.at => us,
+            _ => {
+                let us = self.us(event.at);
+                self.last_at = (event.at, us);
+                us
+            }
+        };
         let name = event.kind.name();
         self.agg.last_event_us = self.agg.last_event_us.max(at);
         count_event(&mut self.agg.events, name);
@@ -411,7 +420,7 @@ impl State {
         let row = AttemptRow {
             request_id: event.request_id,
             attempt: *attempt,
-            start_us: self.us(*start),
+            start_us,
             end_us: at,
             model_group,
             deployment_id,

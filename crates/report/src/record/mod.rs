@@ -166,6 +166,7 @@ impl Recorder {
             state: Mutex::new(State {
                 dir,
                 start,
+                last_at: (start, 0),
                 requests,
                 attempts,
                 events,
@@ -322,6 +323,8 @@ struct Aggregates {
 struct State {
     dir: PathBuf,
     start: Instant,
+    /// The last event's instant and its µs since `start` (see `record`).
+    last_at: (Instant, u64),
     requests: Option<CsvOut>,
     attempts: Option<CsvOut>,
     events: Option<CsvOut>,

@@ -356,6 +356,7 @@ impl State {
             ttft_us: ttft,
             routing_failures: &self.failures_field,
             client_try: trace.client.map(|(n, _, _)| n),
+            replica: self.fleet.as_ref().map(|f| f.current),
         };
         write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
     }
@@ -420,6 +421,7 @@ impl State {
             retry_after: *retry_after,
             wait: *wait,
             fallback_depth: *fallback_depth,
+            replica: self.fleet.as_ref().map(|f| f.current),
         };
         write_row(&mut self.attempts, &mut self.error, |w| w.attempt(&row));
     }

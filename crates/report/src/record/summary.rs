@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::stream::StreamOutcome;
 
-use super::{
+use super::{replicas, 
     INTER_TOKEN_HGRM, LATENCY_HGRM, RunMeta, SUMMARY_JSON, State, TIMESERIES_CSV, TTFT_HGRM,
 };
 use crate::error::ReportError;
@@ -328,6 +328,7 @@ impl State {
             routing: self.routing_metrics(),
             source: None,
             live: None,
+            by_replica: self.fleet.as_ref().map(replicas::ReplicaFold::summary),
         }
     }
 

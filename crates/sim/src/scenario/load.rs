@@ -23,6 +23,8 @@ use super::set::{apply_sets, set_covering};
 use super::validate::{model_groups, model_known, validate_traffic};
 use super::values::{Count, Fallback, Format, Rate, StreamShare};
 use super::{DEFAULT_EPOCH, Expectation, RouterSource, Scenario, ScenarioError};
+use crate::fleet::FleetConfig;
+use crate::fleet::config::take_fleet_config;
 use crate::traffic::{ArrivalProcess, TokenRange};
 use crate::transport::Transport;
 use crate::yaml::{self, LocationIndex, YamlError};
@@ -136,9 +138,17 @@ fn parse_with_extra_set(
     let mut set: Vec<(String, Value)> =
         raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
     set.extend(extra.iter().cloned());
+    let mut fleet = FleetConfig::default();
     let (mut router, router_source) = match (raw.router, raw.router_file) {
         (Some(mut value), None) => {
             apply_sets(&ctx, &mut value, &set)?;
+            let deltallm = is_deltallm(&value);
+            fleet = take_fleet_config(&mut value, deltallm).map_err(|e| {
+                match set_covering(&set, &e.path) {
+                    Some(key) => ctx.error(&format!("set.{key}"), e.message),
+                    None => ctx.error(&format!("router.{}", e.path), e.message),
+                }
+            })?;
             let config =
                 load_router_config_value_with(&value, router_load_options()).map_err(|e| {
                     match set_covering(&set, &e.path) {
@@ -172,6 +182,13 @@ fn parse_with_extra_set(
         }
     };
 
+    if fleet.state_from_redis_host {
+        router.warnings.push(
+            "router.state: shared (the default when router_settings.redis_host is set): the \
+             replicas share a simulated store, not a real Redis"
+                .to_string(),
+        );
+    }
     validate_targets(&router.deployments, &raw.providers, &raw.faults)
         .map_err(|e| ctx.error(&e.path, e.message))?;
 
@@ -296,6 +313,7 @@ fn parse_with_extra_set(
         epoch_unix_ms,
         router,
         router_source,
+        fleet,
         set,
         providers: raw.providers,
         faults: raw.faults,
@@ -424,4 +442,13 @@ pub(super) struct RawTraffic {
 pub(super) struct Metadata {
     #[serde(default)]
     pub(super) tags: Vec<String>,
+}
+
+/// Whether a router tree runs DeltaLLM's rules (`router_settings.profile: deltallm`): its
+/// shared store increments counters atomically (Lua) by default.
+fn is_deltallm(tree: &Value) -> bool {
+    tree.get("router_settings")
+        .and_then(|s| s.get("profile"))
+        .and_then(Value::as_str)
+        .is_some_and(|p| p.starts_with("deltallm"))
 }

@@ -112,6 +112,12 @@ impl State {
                     .or_default()
                     .set(at, until, &mut self.series);
             }
+            // A fleet's deployment is cooling while any replica holds it cooled.
+            EventKind::CooldownEnd { deployment_id, .. }
+                if self
+                    .fleet
+                    .as_ref()
+                    .is_some_and(|f| f.cooled_elsewhere(deployment_id, event.at)) => {}
             EventKind::CooldownEnd { deployment_id, .. } => {
                 self.per_deployment.cooldown_end(deployment_id, at);
                 if let Some(d) = self.cooldowns.get_mut(deployment_id) {

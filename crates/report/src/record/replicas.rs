@@ -88,6 +88,13 @@ impl ReplicaFold {
         }
     }
 
+    /// Whether a replica other than the current one holds `deployment` cooled past `at`.
+    pub(super) fn cooled_elsewhere(&self, deployment: &str, at: Instant) -> bool {
+        self.replicas.iter().enumerate().any(|(i, c)| {
+            i != self.current as usize && c.cooled_until.get(deployment).is_some_and(|&u| u > at)
+        })
+    }
+
     /// `by_replica`, in replica order.
     pub(super) fn summary(&self) -> Vec<ReplicaSummary> {
         self.replicas.iter().map(|c| c.summary.clone()).collect()

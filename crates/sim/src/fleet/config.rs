@@ -77,12 +77,14 @@ pub struct StoreModel {
     pub read_latency: Duration,
     /// How long a write takes to reach the store (other replicas see it only then).
     pub write_latency: Duration,
-    /// How often a replica refreshes its in-memory tier from the store (LiteLLM's cache in
-    /// front of Redis); zero reads the store on every lookup.
-    pub sync_interval: Duration,
-    /// Allowed-fails counters are incremented atomically in the store (DeltaLLM's Lua
-    /// scripts); otherwise each replica reads the count, adds its failure and writes it back
-    /// (a concurrent update in between is lost).
+    /// How long a replica trusts a store read that found no cooldown before reading that
+    /// key again (LiteLLM 1.110.2 with Redis, observed: 1 s per process and key; zero reads
+    /// on every lookup). A live cooldown in the replica's memory is never read again while it
+    /// lasts.
+    pub miss_ttl: Duration,
+    /// Allowed-fails counters are incremented atomically in the store (LiteLLM's awaited
+    /// `INCRBYFLOAT`, DeltaLLM's Lua scripts); otherwise each replica reads the count, adds
+    /// its failure and writes it back (a concurrent update in between is lost).
     pub atomic_counters: bool,
     /// What a replica does while the store is out.
     pub failure_mode: FailureMode,
@@ -95,8 +97,8 @@ impl Default for StoreModel {
         Self {
             read_latency: Duration::from_millis(1),
             write_latency: Duration::from_millis(1),
-            sync_interval: Duration::ZERO,
-            atomic_counters: false,
+            miss_ttl: Duration::from_secs(1),
+            atomic_counters: true,
             failure_mode: FailureMode::FailOpen,
             faults: Vec::new(),
         }
@@ -155,8 +157,8 @@ fn err(path: impl Into<String>, message: impl Into<String>) -> FleetKeyError {
 }
 
 /// Takes the fleet keys out of `tree` (the router config, `set` already applied) and reads
-/// them. `deltallm` says whether the router runs DeltaLLM's rules (its store increments
-/// counters atomically by default). A `router:` mapping nested in the tree (what
+/// them. `deltallm` says whether the router runs DeltaLLM's rules (its replicas read the
+/// store on every lookup by default: `miss_ttl` 0). A `router:` mapping nested in the tree (what
 /// `--set router.replicas=4` writes, since `set` paths are relative to the router config) is
 /// read as the same keys.
 pub fn take_fleet_config(tree: &mut Value, deltallm: bool) -> Result<FleetConfig, FleetKeyError> {
@@ -240,7 +242,10 @@ fn read_fleet(
         }
         None => {}
     }
-    fleet.store.atomic_counters = deltallm;
+    if deltallm {
+        // DeltaLLM reads the shared health state on every admission (one pipeline or MGET).
+        fleet.store.miss_ttl = Duration::ZERO;
+    }
     if let Some(store) = keys.get("store").filter(|v| !v.is_null()) {
         if fleet.state != StateMode::Shared {
             return Err(err(
@@ -255,7 +260,7 @@ fn read_fleet(
 }
 
 const STORE_KEYS: &str =
-    "read_latency, write_latency, sync_interval, atomic_counters, failure_mode, faults";
+    "read_latency, write_latency, miss_ttl, atomic_counters, failure_mode, faults";
 
 fn read_store(v: &Value, store: &mut StoreModel) -> Result<(), FleetKeyError> {
     let Value::Object(map) = v else {
@@ -266,7 +271,7 @@ fn read_store(v: &Value, store: &mut StoreModel) -> Result<(), FleetKeyError> {
         match key.as_str() {
             "read_latency" => store.read_latency = duration(&path, v)?,
             "write_latency" => store.write_latency = duration(&path, v)?,
-            "sync_interval" => store.sync_interval = duration(&path, v)?,
+            "miss_ttl" => store.miss_ttl = duration(&path, v)?,
             "atomic_counters" => {
                 store.atomic_counters = v
                     .as_bool()

@@ -7,13 +7,18 @@
 //! virtual clock ([`now`]):
 //! - a write issued at `t` lands in the store at `t + write_latency` (plus any
 //!   `store_latency` fault active at `t`); the writer's own tier has it at once;
-//! - a replica refreshes its tier from the store on a lookup, at most once per
-//!   `sync_interval` per deployment (0: every lookup), and sees the store as it was
-//!   `read_latency` (plus any `store_latency`) ago; the newest write wins (by issue time);
-//! - allowed-fails counters: with `atomic_counters` (DeltaLLM's Lua scripts) the increment is
-//!   applied in the store when issued, so no replica's failure is lost; without (a read, +1,
-//!   a write) each replica adds its failure to the count it last saw, and a concurrent update
-//!   is lost;
+//! - a replica reads a deployment's key on a lookup only when its tier holds no live cooldown
+//!   for it and its last read that found none is older than `miss_ttl`, and sees the store as
+//!   it was `read_latency` (plus any `store_latency`) ago. This is what LiteLLM 1.110.2 was
+//!   seen to do with Redis (`/work/wt/I16_LITELLM_REDIS.md`, `redis-cli MONITOR`): one `MGET`
+//!   per selection of the keys not cooled in memory and not found absent within the last 1 s;
+//!   a key found in Redis becomes a local cooldown, not read again while it lasts;
+//! - a cooldown write is a plain overwrite (LiteLLM: `SET deployment:<id>:cooldown … EX`,
+//!   sent about 1 ms after the failure): the store's deadline is the last writer's;
+//! - allowed-fails counters: with `atomic_counters` (the default: LiteLLM's awaited
+//!   `INCRBYFLOAT`, DeltaLLM's Lua scripts) the increment is applied in the store when
+//!   issued, so no replica's failure is lost; without (a read, +1, a write) each replica adds
+//!   its failure to the count it last saw, and a concurrent update is lost;
 //! - during a `store_outage` nothing lands and nothing is read. `fail_open`: the replica
 //!   keeps process-local state (its writes stay in its tier only) and drops that local
 //!   evidence once the store answers again (DeltaLLM: "After Redis reconnects, shared Redis
@@ -190,7 +195,8 @@ struct Local {
 #[derive(Debug, Default)]
 struct Tier {
     cooldowns: Vec<Option<Local>>,
-    last_sync: Vec<Option<Instant>>,
+    /// When each key was last read from the store.
+    last_read: Vec<Option<Instant>>,
     /// This replica's own counter values (what it last wrote), for the read-modify-write.
     counters: Vec<Option<CounterWrite>>,
 }
@@ -209,50 +215,53 @@ impl ReplicaState {
             store,
             tier: RefCell::new(Tier {
                 cooldowns: vec![None; deployments],
-                last_sync: vec![None; deployments],
+                last_read: vec![None; deployments],
                 counters: vec![None; deployments],
             }),
         }
     }
 
-    /// Refreshes the tier's entry for `deployment` from the store, if due.
+    /// Reads the store for `deployment` if the tier has no live entry and its last read that
+    /// found none is older than `miss_ttl` (LiteLLM 1.110.2, observed: a live local cooldown
+    /// is never read again while it lasts; a miss is trusted for 1 s per process and key).
     fn refresh(&self, deployment: usize, at: Instant) {
         let mut tier = self.tier.borrow_mut();
-        let interval = self.store.model.sync_interval;
-        let Some(last) = tier.last_sync.get_mut(deployment) else {
+        let Tier {
+            cooldowns,
+            last_read,
+            ..
+        } = &mut *tier;
+        let (Some(entry), Some(last)) = (cooldowns.get_mut(deployment), last_read.get_mut(deployment))
+        else {
             return;
         };
-        if !interval.is_zero() && last.is_some_and(|l| at < l + interval) {
+        if entry.is_some_and(|l| l.until > at && !l.local_only) {
+            return;
+        }
+        let miss_ttl = self.store.model.miss_ttl;
+        if last.is_some_and(|l| at < l + miss_ttl) {
             return;
         }
         let Some(horizon) = self.store.horizon(at) else {
             return; // the store is out: keep what we have
         };
         *last = Some(at);
-        let remote = self.store.read_cooldown(deployment, horizon);
-        let Some(entry) = tier.cooldowns.get_mut(deployment) else {
-            return;
-        };
         if entry.is_some_and(|l| l.local_only) {
             // The store answers again: it is authoritative, local evidence is dropped.
             *entry = None;
         }
-        if let Some(w) = remote
-            && entry.is_none_or(|l| w.issued > l.issued)
+        if let Some(w) = self.store.read_cooldown(deployment, horizon)
+            && w.until > at
+            && entry.is_none_or(|l| w.issued > l.issued || l.until <= at)
         {
-            *entry = (w.until > w.issued).then_some(Local {
+            *entry = Some(Local {
                 until: w.until,
                 first_expiry: w.until,
                 issued: w.issued,
                 local_only: false,
             });
-        }
-    }
-
-    fn refresh_all(&self, at: Instant) {
-        let n = self.tier.borrow().cooldowns.len();
-        for d in 0..n {
-            self.refresh(d, at);
+            // Only a miss is trusted: once this copy expires, the next lookup reads again.
+            *last = None;
         }
     }
 
@@ -280,7 +289,6 @@ impl StateStore for ReplicaState {
 
     fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
         let at = now();
-        self.refresh(deployment, at);
         let old = self.tier.borrow().cooldowns.get(deployment).copied().flatten();
         let effective = old.map_or(until, |l| l.until.max(until));
         let first = old
@@ -300,7 +308,6 @@ impl StateStore for ReplicaState {
         if rule == Rewrite::KeepLater {
             return self.set_cooldown(deployment, until);
         }
-        self.refresh(deployment, now);
         let live = self
             .tier
             .borrow()
@@ -318,7 +325,6 @@ impl StateStore for ReplicaState {
     }
 
     fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant> {
-        self.refresh(deployment, now);
         let mut tier = self.tier.borrow_mut();
         let entry = tier.cooldowns.get_mut(deployment)?;
         match *entry {
@@ -327,8 +333,9 @@ impl StateStore for ReplicaState {
         }
     }
 
+    // The sweeper's look and the writes never read the store: LiteLLM reads only when it
+    // selects a deployment (a read counts against `miss_ttl`).
     fn take_all_expired(&self, now: Instant) -> Vec<(usize, Instant)> {
-        self.refresh_all(now);
         let mut tier = self.tier.borrow_mut();
         let mut out = Vec::new();
         for (i, entry) in tier.cooldowns.iter_mut().enumerate() {
@@ -406,7 +413,6 @@ impl StateStore for ReplicaState {
 
     fn clear_cooldown(&self, deployment: usize) -> bool {
         let at = now();
-        self.refresh(deployment, at);
         let existed = self
             .tier
             .borrow_mut()
@@ -434,5 +440,136 @@ impl StateStore for ReplicaState {
 
     fn accepts_health_writes(&self) -> bool {
         self.store.model.failure_mode == FailureMode::FailOpen || self.store.up(now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use routersim_runtime::RuntimeKind;
+    use routersim_runtime::time::{now, sleep};
+
+    use super::*;
+    use crate::fleet::config::StoreFault;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn model(write: u64, read: u64) -> StoreModel {
+        StoreModel {
+            write_latency: MS * u32::try_from(write).unwrap_or(0),
+            read_latency: MS * u32::try_from(read).unwrap_or(0),
+            miss_ttl: Duration::ZERO,
+            ..StoreModel::default()
+        }
+    }
+
+    fn on_clock<T>(f: impl Future<Output = T>) -> T {
+        match RuntimeKind::Virtual.block_on(f) {
+            Ok(v) => v,
+            Err(e) => panic!("runtime: {e}"),
+        }
+    }
+
+    #[test]
+    fn a_write_reaches_another_replica_after_write_and_read_latency() {
+        on_clock(async {
+            let store = SharedStore::new(model(20, 10), 2, now());
+            let (a, b) = (ReplicaState::new(store.clone(), 2), ReplicaState::new(store, 2));
+            let until = now() + Duration::from_secs(5);
+            assert_eq!(a.rewrite_cooldown(1, now(), until, Rewrite::FirstOrLatest), until);
+            assert_eq!(a.cooldown_until(1), Some(until), "the writer sees its own write");
+            assert_eq!(b.cooldown_until(1), None);
+            sleep(MS * 29).await;
+            assert_eq!(b.cooldown_until(1), None, "landed at 20 ms, read 10 ms stale");
+            sleep(MS).await;
+            assert_eq!(b.cooldown_until(1), Some(until));
+            assert_eq!(b.cooldown_until(0), None);
+        });
+    }
+
+    #[test]
+    fn a_miss_is_trusted_for_miss_ttl_and_a_live_entry_until_it_ends() {
+        on_clock(async {
+            let m = StoreModel {
+                miss_ttl: Duration::from_secs(1),
+                ..model(0, 0)
+            };
+            let store = SharedStore::new(m, 1, now());
+            let (a, b) = (ReplicaState::new(store.clone(), 1), ReplicaState::new(store, 1));
+            assert_eq!(b.cooldown_until(0), None); // b reads the store now
+            let until = now() + Duration::from_secs(5);
+            a.rewrite_cooldown(0, now(), until, Rewrite::FirstOrLatest);
+            sleep(MS * 999).await;
+            assert_eq!(b.cooldown_until(0), None, "b's next read is due at 1 s");
+            sleep(MS).await;
+            assert_eq!(b.cooldown_until(0), Some(until));
+            // An overwrite with a later deadline is not read while b's copy lasts.
+            let later = now() + Duration::from_secs(10);
+            a.rewrite_cooldown(0, now(), later, Rewrite::KeepLater);
+            sleep(MS * 10).await;
+            assert_eq!(b.cooldown_until(0), Some(until));
+            sleep(until - now()).await;
+            assert_eq!(b.cooldown_until(0), Some(later), "read again once its copy expired");
+        });
+    }
+
+    #[test]
+    fn atomic_counters_lose_no_update_and_read_modify_write_does() {
+        let count = |atomic: bool| {
+            on_clock(async move {
+                let m = StoreModel {
+                    atomic_counters: atomic,
+                    ..model(50, 0)
+                };
+                let store = SharedStore::new(m, 1, now());
+                let replicas: Vec<ReplicaState> =
+                    (0..3).map(|_| ReplicaState::new(store.clone(), 1)).collect();
+                let ttl = Duration::from_secs(60);
+                // Three replicas count a failure each within the write latency.
+                let counts: Vec<u32> = replicas
+                    .iter()
+                    .map(|r| r.increment_allowed_fails(0, now(), ttl))
+                    .collect();
+                sleep(MS * 100).await;
+                let after = replicas[0].increment_allowed_fails(0, now(), ttl);
+                (counts, after)
+            })
+        };
+        assert_eq!(count(true), (vec![1, 2, 3], 4));
+        // Each replica read 0 and wrote 1: two of the three failures are lost.
+        assert_eq!(count(false), (vec![1, 1, 1], 2));
+    }
+
+    #[test]
+    fn an_outage_keeps_fail_open_local_and_refuses_fail_closed() {
+        let outage = |mode: FailureMode| StoreModel {
+            failure_mode: mode,
+            faults: vec![StoreFault {
+                from: Duration::from_secs(1),
+                to: Duration::from_secs(2),
+                kind: StoreFaultKind::Outage,
+            }],
+            ..model(0, 0)
+        };
+        on_clock(async move {
+            let store = SharedStore::new(outage(FailureMode::FailOpen), 1, now());
+            let (a, b) = (ReplicaState::new(store.clone(), 1), ReplicaState::new(store, 1));
+            sleep(Duration::from_millis(1500)).await;
+            assert!(a.accepts_health_writes());
+            let until = now() + Duration::from_secs(5);
+            a.rewrite_cooldown(0, now(), until, Rewrite::FirstOrLatest);
+            assert_eq!(a.cooldown_until(0), Some(until), "process-local during the outage");
+            assert_eq!(b.cooldown_until(0), None, "the write never reached the store");
+            sleep(Duration::from_secs(1)).await;
+            assert_eq!(a.cooldown_until(0), None, "local evidence dropped once the store answers");
+        });
+        on_clock(async move {
+            let store = SharedStore::new(outage(FailureMode::FailClosed), 1, now());
+            let a = ReplicaState::new(store, 1);
+            assert!(a.accepts_health_writes());
+            sleep(Duration::from_millis(1500)).await;
+            assert!(!a.accepts_health_writes());
+            sleep(Duration::from_secs(1)).await;
+            assert!(a.accepts_health_writes());
+        });
     }
 }

@@ -445,7 +445,7 @@ pub(super) struct Metadata {
 }
 
 /// Whether a router tree runs DeltaLLM's rules (`router_settings.profile: deltallm`): its
-/// shared store increments counters atomically (Lua) by default.
+/// replicas read the shared store on every lookup by default.
 fn is_deltallm(tree: &Value) -> bool {
     tree.get("router_settings")
         .and_then(|s| s.get("profile"))

@@ -107,6 +107,11 @@ fn a_fleet_run_tags_traces_and_summary_by_replica() {
     assert_eq!(sum("cooldown_sets"), summary["cooldowns"]["sets"].as_u64().unwrap());
     // Per-process state: every replica cooled the failing deployment itself.
     assert!(by_replica.iter().all(|r| r["cooldown_sets"].as_u64().unwrap() > 0));
+    // …and each has its own cooldown lane beside the deployment's.
+    let svg = std::fs::read_to_string(out.join("deployments.svg")).unwrap();
+    for r in 0..3 {
+        assert!(svg.contains(&format!("a @ r{r}")), "no lane a @ r{r}");
+    }
 }
 
 #[test]

@@ -282,6 +282,7 @@ impl EventSink for Recorder {
         state.record(event);
         if let Some(fleet) = state.fleet.as_mut() {
             fleet.fold(event);
+            state.replica_lanes(event);
         }
     }
 }

@@ -70,7 +70,10 @@ fn bad_fleet_keys_exit_2_naming_file_line_and_path() {
         assert_eq!(output.status.code(), Some(2), "{fleet}: {stderr}");
         let at = format!("{}:{line}:", file.display());
         assert!(stderr.contains(&at), "{fleet}: no {at} in {stderr}");
-        assert!(stderr.contains(&format!("{key}:")), "{fleet}: no {key} in {stderr}");
+        assert!(
+            stderr.contains(&format!("{key}:")),
+            "{fleet}: no {key} in {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
@@ -94,19 +97,34 @@ fn a_fleet_run_tags_traces_and_summary_by_replica() {
     let requests = std::fs::read_to_string(out.join("requests.csv")).unwrap();
     for line in requests.lines().skip(1) {
         let id: u64 = line.split(',').next().unwrap().parse().unwrap();
-        assert_eq!(line.rsplit(',').next().unwrap(), (id % 3).to_string(), "{line}");
+        assert_eq!(
+            line.rsplit(',').next().unwrap(),
+            (id % 3).to_string(),
+            "{line}"
+        );
     }
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let by_replica = summary["by_replica"].as_array().unwrap();
     assert_eq!(by_replica.len(), 3);
-    let sum = |key: &str| by_replica.iter().map(|r| r[key].as_u64().unwrap()).sum::<u64>();
+    let sum = |key: &str| {
+        by_replica
+            .iter()
+            .map(|r| r[key].as_u64().unwrap())
+            .sum::<u64>()
+    };
     assert_eq!(sum("requests"), summary["requests"].as_u64().unwrap());
     assert_eq!(sum("attempts"), summary["attempts"].as_u64().unwrap());
-    assert_eq!(sum("cooldown_sets"), summary["cooldowns"]["sets"].as_u64().unwrap());
+    assert_eq!(
+        sum("cooldown_sets"),
+        summary["cooldowns"]["sets"].as_u64().unwrap()
+    );
     // Per-process state: every replica cooled the failing deployment itself.
-    assert!(by_replica.iter().all(|r| r["cooldown_sets"].as_u64().unwrap() > 0));
+    assert!(
+        by_replica
+            .iter()
+            .all(|r| r["cooldown_sets"].as_u64().unwrap() > 0)
+    );
     // …and each has its own cooldown lane beside the deployment's.
     let svg = std::fs::read_to_string(out.join("deployments.svg")).unwrap();
     for r in 0..3 {
@@ -160,7 +178,10 @@ fn a_shared_store_saves_the_other_replicas_the_discovery() {
         "  replicas: 4\n  state: shared\n  store: {failure_mode: fail_closed, faults: [{kind: store_outage, from: 0s, to: 30s}]}\n",
         "fleet-outage-closed",
     );
-    assert!(closed > per_process, "closed {closed} vs per_process {per_process}");
+    assert!(
+        closed > per_process,
+        "closed {closed} vs per_process {per_process}"
+    );
 }
 
 #[test]

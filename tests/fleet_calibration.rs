@@ -64,7 +64,11 @@ fn one_replica_matches_litellm() {
 
 #[test]
 fn three_replicas_in_process_match_litellm() {
-    assert_within(failing_calls(3, "per_process"), 30.5, "3 replicas, per_process");
+    assert_within(
+        failing_calls(3, "per_process"),
+        30.5,
+        "3 replicas, per_process",
+    );
 }
 
 #[test]

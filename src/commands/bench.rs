@@ -37,7 +37,11 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     let mut out = Out::stdout();
     writeln!(out, "requests simulated:     {}", result.requests)?;
     if options.replicas > 1 {
-        writeln!(out, "router replicas:        {} (round robin)", options.replicas)?;
+        writeln!(
+            out,
+            "router replicas:        {} (round robin)",
+            options.replicas
+        )?;
     }
     writeln!(
         out,

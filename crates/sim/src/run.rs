@@ -336,7 +336,8 @@ async fn simulate(
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),
     };
-    let recorder = recorder.with_replicas(u32::try_from(scenario.fleet.replicas).unwrap_or(u32::MAX))?;
+    let recorder =
+        recorder.with_replicas(u32::try_from(scenario.fleet.replicas).unwrap_or(u32::MAX))?;
     let providers = FakeProviders::new(
         &scenario.router,
         &scenario.providers,

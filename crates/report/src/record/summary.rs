@@ -13,8 +13,9 @@ use hdrhistogram::Histogram;
 use routersim_engine::contract::{FilterReason, ValidationReason};
 use routersim_engine::stream::StreamOutcome;
 
-use super::{replicas, 
+use super::{
     INTER_TOKEN_HGRM, LATENCY_HGRM, RunMeta, SUMMARY_JSON, State, TIMESERIES_CSV, TTFT_HGRM,
+    replicas,
 };
 use crate::error::ReportError;
 use crate::hgrm::write_hgrm;

@@ -173,13 +173,19 @@ pub fn take_fleet_config(tree: &mut Value, deltallm: bool) -> Result<FleetConfig
     }
     if let Some(nested) = map.remove("router") {
         let Value::Object(nested) = nested else {
-            return Err(err("router", "expected a mapping of fleet keys (replicas, …)"));
+            return Err(err(
+                "router",
+                "expected a mapping of fleet keys (replicas, …)",
+            ));
         };
         for (key, v) in nested {
             if !FLEET_KEYS.contains(&key.as_str()) {
                 return Err(err(
                     format!("router.{key}"),
-                    format!("unknown fleet key; expected one of {}", FLEET_KEYS.join(", ")),
+                    format!(
+                        "unknown fleet key; expected one of {}",
+                        FLEET_KEYS.join(", ")
+                    ),
                 ));
             }
             keys.insert(key, v);
@@ -200,7 +206,10 @@ fn read_fleet(
     let mut fleet = FleetConfig::default();
     if let Some(v) = keys.get("replicas").filter(|v| !v.is_null()) {
         let n = v.as_u64().ok_or_else(|| {
-            err("replicas", format!("expected a whole number of router replicas (1 or more), found {v}"))
+            err(
+                "replicas",
+                format!("expected a whole number of router replicas (1 or more), found {v}"),
+            )
         })?;
         if n == 0 || n > MAX_REPLICAS as u64 {
             return Err(err(
@@ -218,7 +227,9 @@ fn read_fleet(
             _ => {
                 return Err(err(
                     "load_balancer",
-                    format!("unknown load balancer {v}; expected round_robin, random or least_connections"),
+                    format!(
+                        "unknown load balancer {v}; expected round_robin, random or least_connections"
+                    ),
                 ));
             }
         };
@@ -346,10 +357,9 @@ fn read_fault(path: &str, v: &Value) -> Result<StoreFault, FleetKeyError> {
             }
             StoreFaultKind::Outage
         }
-        Some("store_latency") => StoreFaultKind::Latency(duration(
-            &format!("{path}.latency"),
-            get("latency")?,
-        )?),
+        Some("store_latency") => {
+            StoreFaultKind::Latency(duration(&format!("{path}.latency"), get("latency")?)?)
+        }
         _ => {
             return Err(err(
                 format!("{path}.kind"),
@@ -364,9 +374,12 @@ fn read_fault(path: &str, v: &Value) -> Result<StoreFault, FleetKeyError> {
 }
 
 fn duration(path: &str, v: &Value) -> Result<Duration, FleetKeyError> {
-    let text = v
-        .as_str()
-        .ok_or_else(|| err(path, format!("expected a duration such as 5ms or 1s, found {v}")))?;
+    let text = v.as_str().ok_or_else(|| {
+        err(
+            path,
+            format!("expected a duration such as 5ms or 1s, found {v}"),
+        )
+    })?;
     parse_duration(text).map_err(|e| err(path, e.to_string()))
 }
 

@@ -139,7 +139,9 @@ impl<P: Provider + 'static> Fleet<P> {
                     .rng(seeded_rng(seed, &stream))
                     .sink(sink);
                 let builder = match &store {
-                    Some(store) => builder.state_store(ReplicaState::new(store.clone(), deployments)),
+                    Some(store) => {
+                        builder.state_store(ReplicaState::new(store.clone(), deployments))
+                    }
                     None => builder,
                 };
                 Rc::new(builder.build())

@@ -132,11 +132,15 @@ impl SharedStore {
         };
         let mut keys = self.keys.borrow_mut();
         if let Some(history) = keys.cooldowns.get_mut(deployment) {
-            push(history, CooldownWrite {
-                issued,
-                landed,
-                until,
-            }, |w| w.landed);
+            push(
+                history,
+                CooldownWrite {
+                    issued,
+                    landed,
+                    until,
+                },
+                |w| w.landed,
+            );
         }
     }
 
@@ -155,7 +159,7 @@ impl SharedStore {
         let keys = self.keys.borrow();
         keys.counters
             .get(deployment)
-            .and_then(|h| h.iter().filter(|w| w.landed <= horizon).last())
+            .and_then(|h| h.iter().rfind(|w| w.landed <= horizon))
             .filter(|w| w.expires > now)
             .map_or(0, |w| w.count)
     }
@@ -231,7 +235,8 @@ impl ReplicaState {
             last_read,
             ..
         } = &mut *tier;
-        let (Some(entry), Some(last)) = (cooldowns.get_mut(deployment), last_read.get_mut(deployment))
+        let (Some(entry), Some(last)) =
+            (cooldowns.get_mut(deployment), last_read.get_mut(deployment))
         else {
             return;
         };
@@ -284,12 +289,22 @@ impl StateStore for ReplicaState {
     fn cooldown_until(&self, deployment: usize) -> Option<Instant> {
         self.refresh(deployment, now());
         let tier = self.tier.borrow();
-        tier.cooldowns.get(deployment).copied().flatten().map(|l| l.until)
+        tier.cooldowns
+            .get(deployment)
+            .copied()
+            .flatten()
+            .map(|l| l.until)
     }
 
     fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
         let at = now();
-        let old = self.tier.borrow().cooldowns.get(deployment).copied().flatten();
+        let old = self
+            .tier
+            .borrow()
+            .cooldowns
+            .get(deployment)
+            .copied()
+            .flatten();
         let effective = old.map_or(until, |l| l.until.max(until));
         let first = old
             .filter(|l| l.until > at)
@@ -402,7 +417,11 @@ impl StateStore for ReplicaState {
             CounterWrite {
                 landed,
                 count: base + 1,
-                expires: if base == 0 { now + ttl } else { own_live.map_or(now + ttl, |c| c.expires) },
+                expires: if base == 0 {
+                    now + ttl
+                } else {
+                    own_live.map_or(now + ttl, |c| c.expires)
+                },
             }
         };
         *own = Some(next);
@@ -430,11 +449,14 @@ impl StateStore for ReplicaState {
             *own = None;
         }
         if let Some(landed) = self.store.lands(at) {
-            self.store.write_counter(deployment, CounterWrite {
-                landed,
-                count: 0,
-                expires: at,
-            });
+            self.store.write_counter(
+                deployment,
+                CounterWrite {
+                    landed,
+                    count: 0,
+                    expires: at,
+                },
+            );
         }
     }
 
@@ -473,13 +495,27 @@ mod tests {
     fn a_write_reaches_another_replica_after_write_and_read_latency() {
         on_clock(async {
             let store = SharedStore::new(model(20, 10), 2, now());
-            let (a, b) = (ReplicaState::new(store.clone(), 2), ReplicaState::new(store, 2));
+            let (a, b) = (
+                ReplicaState::new(store.clone(), 2),
+                ReplicaState::new(store, 2),
+            );
             let until = now() + Duration::from_secs(5);
-            assert_eq!(a.rewrite_cooldown(1, now(), until, Rewrite::FirstOrLatest), until);
-            assert_eq!(a.cooldown_until(1), Some(until), "the writer sees its own write");
+            assert_eq!(
+                a.rewrite_cooldown(1, now(), until, Rewrite::FirstOrLatest),
+                until
+            );
+            assert_eq!(
+                a.cooldown_until(1),
+                Some(until),
+                "the writer sees its own write"
+            );
             assert_eq!(b.cooldown_until(1), None);
             sleep(MS * 29).await;
-            assert_eq!(b.cooldown_until(1), None, "landed at 20 ms, read 10 ms stale");
+            assert_eq!(
+                b.cooldown_until(1),
+                None,
+                "landed at 20 ms, read 10 ms stale"
+            );
             sleep(MS).await;
             assert_eq!(b.cooldown_until(1), Some(until));
             assert_eq!(b.cooldown_until(0), None);
@@ -494,7 +530,10 @@ mod tests {
                 ..model(0, 0)
             };
             let store = SharedStore::new(m, 1, now());
-            let (a, b) = (ReplicaState::new(store.clone(), 1), ReplicaState::new(store, 1));
+            let (a, b) = (
+                ReplicaState::new(store.clone(), 1),
+                ReplicaState::new(store, 1),
+            );
             assert_eq!(b.cooldown_until(0), None); // b reads the store now
             let until = now() + Duration::from_secs(5);
             a.rewrite_cooldown(0, now(), until, Rewrite::FirstOrLatest);
@@ -508,7 +547,11 @@ mod tests {
             sleep(MS * 10).await;
             assert_eq!(b.cooldown_until(0), Some(until));
             sleep(until - now()).await;
-            assert_eq!(b.cooldown_until(0), Some(later), "read again once its copy expired");
+            assert_eq!(
+                b.cooldown_until(0),
+                Some(later),
+                "read again once its copy expired"
+            );
         });
     }
 
@@ -521,8 +564,9 @@ mod tests {
                     ..model(50, 0)
                 };
                 let store = SharedStore::new(m, 1, now());
-                let replicas: Vec<ReplicaState> =
-                    (0..3).map(|_| ReplicaState::new(store.clone(), 1)).collect();
+                let replicas: Vec<ReplicaState> = (0..3)
+                    .map(|_| ReplicaState::new(store.clone(), 1))
+                    .collect();
                 let ttl = Duration::from_secs(60);
                 // Three replicas count a failure each within the write latency.
                 let counts: Vec<u32> = replicas
@@ -552,15 +596,30 @@ mod tests {
         };
         on_clock(async move {
             let store = SharedStore::new(outage(FailureMode::FailOpen), 1, now());
-            let (a, b) = (ReplicaState::new(store.clone(), 1), ReplicaState::new(store, 1));
+            let (a, b) = (
+                ReplicaState::new(store.clone(), 1),
+                ReplicaState::new(store, 1),
+            );
             sleep(Duration::from_millis(1500)).await;
             assert!(a.accepts_health_writes());
             let until = now() + Duration::from_secs(5);
             a.rewrite_cooldown(0, now(), until, Rewrite::FirstOrLatest);
-            assert_eq!(a.cooldown_until(0), Some(until), "process-local during the outage");
-            assert_eq!(b.cooldown_until(0), None, "the write never reached the store");
+            assert_eq!(
+                a.cooldown_until(0),
+                Some(until),
+                "process-local during the outage"
+            );
+            assert_eq!(
+                b.cooldown_until(0),
+                None,
+                "the write never reached the store"
+            );
             sleep(Duration::from_secs(1)).await;
-            assert_eq!(a.cooldown_until(0), None, "local evidence dropped once the store answers");
+            assert_eq!(
+                a.cooldown_until(0),
+                None,
+                "local evidence dropped once the store answers"
+            );
         });
         on_clock(async move {
             let store = SharedStore::new(outage(FailureMode::FailClosed), 1, now());

@@ -201,3 +201,28 @@ fn fleet_runs_are_deterministic() {
         );
     }
 }
+
+#[test]
+fn redis_host_makes_the_state_shared_and_says_so() {
+    let dir = scratch_dir("fleet-redis-host");
+    let file = dir.join("fleet.yaml");
+    std::fs::write(
+        &file,
+        "name: rh\nduration: 10s\nrouter:\n  replicas: 2\n  model_list:\n    \
+         - {model_name: g, litellm_params: {model: openai/a}, model_info: {id: a}}\n  \
+         router_settings: {redis_host: localhost, redis_port: 6379}\n\
+         traffic:\n  - {model: g, rate: 1/s, to: 10s}\n",
+    )
+    .unwrap();
+    let output = run(&file, &dir.join("out"));
+    let stderr = text(output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("router.state: shared"), "{stderr}");
+    // redis_host did something; redis_port still does not.
+    let ignored = stderr
+        .lines()
+        .find(|l| l.contains("not modelled"))
+        .unwrap_or_default();
+    assert!(!ignored.contains("redis_host"), "{stderr}");
+    assert!(ignored.contains("router_settings.redis_port"), "{stderr}");
+}

@@ -450,13 +450,19 @@ fn load_inline_router(
             Some(key) => ctx.error(&format!("set.{key}"), e.message),
             None => ctx.error(&format!("router.{}", e.path), e.message),
         })?;
-    let config =
+    let mut config =
         load_router_config_value_with(&value, router_load_options()).map_err(
             |e| match set_covering(set, &e.path) {
                 Some(key) => ctx.error(&format!("set.{key}"), e.message),
                 None => ctx.error(&router_path(&e), e.message),
             },
         )?;
+    if fleet.state_from_redis_host {
+        // It chose the shared store: no longer a key that does nothing.
+        config
+            .ignored_keys
+            .retain(|k| k != "router_settings.redis_host");
+    }
     Ok((config, fleet))
 }
 

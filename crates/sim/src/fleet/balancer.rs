@@ -3,7 +3,7 @@
 //!
 //! Separate from the fleet runner so a new policy is one impl here. Every pick is
 //! deterministic: round robin counts, random draws from a seeded ChaCha stream,
-//! least-connections breaks ties by the lowest index.
+//! least-connections breaks ties round robin.
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -42,17 +42,22 @@ impl LoadBalancer for Random {
     }
 }
 
-/// The fewest requests in flight; the lowest index on a tie.
+/// The fewest requests in flight; ties go round robin (as nginx's `least_conn` does), so an
+/// idle fleet is not all sent to replica 0.
 #[derive(Debug, Default)]
-pub struct LeastConnections;
+pub struct LeastConnections {
+    next: usize,
+}
 
 impl LoadBalancer for LeastConnections {
     fn pick(&mut self, in_flight: &[usize]) -> usize {
-        in_flight
-            .iter()
-            .enumerate()
-            .min_by_key(|&(i, n)| (*n, i))
-            .map_or(0, |(i, _)| i)
+        let n = in_flight.len().max(1);
+        let pick = (0..n)
+            .map(|k| (self.next + k) % n)
+            .min_by_key(|&i| in_flight.get(i).copied().unwrap_or(0))
+            .unwrap_or(0);
+        self.next = pick + 1;
+        pick
     }
 }
 
@@ -61,7 +66,7 @@ pub fn balancer(kind: Balancer, rng: ChaCha8Rng) -> Box<dyn LoadBalancer> {
     match kind {
         Balancer::RoundRobin => Box::new(RoundRobin::default()),
         Balancer::Random => Box::new(Random { rng }),
-        Balancer::LeastConnections => Box::new(LeastConnections),
+        Balancer::LeastConnections => Box::new(LeastConnections::default()),
     }
 }
 
@@ -75,8 +80,12 @@ mod tests {
         let mut rr = RoundRobin::default();
         let picks: Vec<usize> = (0..5).map(|_| rr.pick(&[0, 0, 0])).collect();
         assert_eq!(picks, [0, 1, 2, 0, 1]);
-        assert_eq!(LeastConnections.pick(&[3, 1, 1]), 1);
-        assert_eq!(LeastConnections.pick(&[0, 1, 0]), 0);
+        let mut lc = LeastConnections::default();
+        assert_eq!(lc.pick(&[3, 1, 1]), 1);
+        assert_eq!(lc.pick(&[3, 1, 1]), 2, "a tie goes round robin");
+        assert_eq!(lc.pick(&[0, 1, 0]), 0);
+        let idle: Vec<usize> = (0..4).map(|_| lc.pick(&[0, 0, 0])).collect();
+        assert_eq!(idle, [1, 2, 0, 1]);
     }
 
     #[test]

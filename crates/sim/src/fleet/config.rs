@@ -24,7 +24,7 @@ pub enum Balancer {
     RoundRobin,
     /// A uniform draw per request from the run's seeded `balancer` stream.
     Random,
-    /// The replica with the fewest requests in flight (the lowest index on a tie).
+    /// The replica with the fewest requests in flight (ties round robin).
     LeastConnections,
 }
 

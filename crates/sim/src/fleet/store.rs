@@ -584,6 +584,44 @@ mod tests {
     }
 
     #[test]
+    fn store_latency_delays_what_the_others_see_while_it_lasts() {
+        on_clock(async {
+            let m = StoreModel {
+                faults: vec![StoreFault {
+                    from: Duration::ZERO,
+                    to: Duration::from_secs(1),
+                    kind: StoreFaultKind::Latency(MS * 200),
+                }],
+                ..model(1, 0)
+            };
+            let store = SharedStore::new(m, 1, now());
+            let (a, b) = (
+                ReplicaState::new(store.clone(), 1),
+                ReplicaState::new(store, 1),
+            );
+            let until = now() + Duration::from_secs(5);
+            a.rewrite_cooldown(0, now(), until, Rewrite::FirstOrLatest);
+            sleep(MS * 150).await;
+            assert_eq!(
+                b.cooldown_until(0),
+                None,
+                "landing at 201 ms, read 200 ms stale"
+            );
+            sleep(MS * 260).await;
+            assert_eq!(b.cooldown_until(0), Some(until));
+            // After the window, a write lands within the plain latency.
+            sleep(Duration::from_secs(1)).await;
+            a.clear_cooldown(0);
+            sleep(MS * 2).await;
+            assert_eq!(
+                b.cooldown_until(0),
+                Some(until),
+                "b's live copy is not read again"
+            );
+        });
+    }
+
+    #[test]
     fn an_outage_keeps_fail_open_local_and_refuses_fail_closed() {
         let outage = |mode: FailureMode| StoreModel {
             failure_mode: mode,

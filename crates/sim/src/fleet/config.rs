@@ -116,7 +116,8 @@ pub struct FleetConfig {
     pub state: StateMode,
     /// The shared store (read only with `state: shared`).
     pub store: StoreModel,
-    /// `state` was not written and `router_settings.redis_host` made it `shared`.
+    /// `state` was not written and `router_settings.redis_host` made it `shared` (only with
+    /// more than one replica).
     pub state_from_redis_host: bool,
 }
 
@@ -247,7 +248,9 @@ fn read_fleet(
                 }
             };
         }
-        None if redis_host => {
+        // One replica sharing a store with no one is per-process state: then redis_host
+        // changes nothing (and stays a key routersim does not model).
+        None if redis_host && fleet.replicas > 1 => {
             fleet.state = StateMode::Shared;
             fleet.state_from_redis_host = true;
         }
@@ -437,8 +440,11 @@ mod tests {
 
     #[test]
     fn redis_host_makes_state_shared_unless_written() -> Result<(), FleetKeyError> {
-        let fleet = read(serde_json::json!({"router_settings": {"redis_host": "h"}}))?;
+        let fleet =
+            read(serde_json::json!({"router_settings": {"redis_host": "h"}, "replicas": 2}))?;
         assert!(fleet.state == StateMode::Shared && fleet.state_from_redis_host);
+        let fleet = read(serde_json::json!({"router_settings": {"redis_host": "h"}}))?;
+        assert!(fleet.state == StateMode::PerProcess && !fleet.state_from_redis_host);
         let fleet = read(serde_json::json!({
             "router_settings": {"redis_host": "h"}, "state": "per_process"
         }))?;

@@ -10,7 +10,8 @@
 //! - a replica reads a deployment's key on a lookup only when its tier holds no live cooldown
 //!   for it and its last read that found none is older than `miss_ttl`, and sees the store as
 //!   it was `read_latency` (plus any `store_latency`) ago. This is what LiteLLM 1.110.2 was
-//!   seen to do with Redis (`/work/wt/I16_LITELLM_REDIS.md`, `redis-cli MONITOR`): one `MGET`
+//!   seen to do with Redis (`redis-cli MONITOR` against real proxies, the redis helper's
+//!   `scripts/litellm-fleet-experiment.sh`): one `MGET`
 //!   per selection of the keys not cooled in memory and not found absent within the last 1 s;
 //!   a key found in Redis becomes a local cooldown, not read again while it lasts;
 //! - a cooldown write is a plain overwrite (LiteLLM: `SET deployment:<id>:cooldown … EX`,

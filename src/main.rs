@@ -162,6 +162,10 @@ pub struct BenchArgs {
     /// Time only the harness's own runtime (no comparison with the other).
     #[arg(long, conflicts_with = "serve")]
     pub no_compare: bool,
+    /// Router replicas behind a round-robin balancer (`router.replicas`), each with its own
+    /// state; the floor is the same traffic without routers.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024), conflicts_with = "serve")]
+    pub replicas: u16,
 }
 
 /// `routersim check`.

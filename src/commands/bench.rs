@@ -31,10 +31,18 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         transport: args.transport,
         runtime: args.runtime.into(),
         compare: !args.no_compare,
+        replicas: usize::from(args.replicas),
     };
     let result = run_bench(&options)?;
     let mut out = Out::stdout();
     writeln!(out, "requests simulated:     {}", result.requests)?;
+    if options.replicas > 1 {
+        writeln!(
+            out,
+            "router replicas:        {} (round robin)",
+            options.replicas
+        )?;
+    }
     writeln!(
         out,
         "{:<24}{:.3} s wall, {:.0} simulated req/s (traces {}{})",

@@ -57,6 +57,12 @@ pub trait StateStore {
     fn clear_cooldown(&self, deployment: usize) -> bool;
     /// Forgets the allowed-fails count of `deployment`.
     fn reset_allowed_fails(&self, deployment: usize);
+    /// Whether a cooldown may be written now. A shared store that is unreachable and set to
+    /// fail closed (DeltaLLM: *"With fail_closed, health transitions fail … while Redis is
+    /// unavailable"*) says no, and the router then sets no cooldown. In-memory: always.
+    fn accepts_health_writes(&self) -> bool {
+        true
+    }
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -121,6 +121,30 @@ pub struct Summary {
     /// A live run's target and how it was observed (`routersim drive` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveInfo>,
+    /// Each router replica's share of the run (`router.replicas` above 1), in replica order;
+    /// absent for one replica, so every single-router summary reads as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_replica: Option<Vec<ReplicaSummary>>,
+}
+
+/// One router replica's numbers (see [`Summary::by_replica`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaSummary {
+    /// The replica's index (0-based, the `replica` column of the traces).
+    pub replica: u32,
+    /// User requests the load balancer sent it.
+    pub requests: u64,
+    /// Of those, succeeded.
+    pub ok: u64,
+    /// Of those, failed.
+    pub failed: u64,
+    /// Provider calls its requests made (as the summary's `attempts`).
+    pub attempts: u64,
+    /// `CooldownSet` events it emitted (a re-cool counts again).
+    pub cooldown_sets: u64,
+    /// Cooldown periods it started: a `CooldownSet` on a deployment this replica did not
+    /// already hold cooled (a re-cool that extends its live cooldown is not a new period).
+    pub cooldown_periods: u64,
 }
 
 /// What a live run (`routersim drive`) drove and how its events were obtained.

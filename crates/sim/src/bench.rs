@@ -59,6 +59,8 @@ pub struct BenchOptions {
     pub runtime: RuntimeKind,
     /// Also time the other runtime's harness and floor.
     pub compare: bool,
+    /// Router replicas (`--replicas`; `router.replicas`, round robin, per-process state).
+    pub replicas: usize,
 }
 
 impl Default for BenchOptions {
@@ -75,6 +77,7 @@ impl Default for BenchOptions {
             transport: Transport::Memory,
             runtime: RuntimeKind::Virtual,
             compare: true,
+            replicas: 1,
         }
     }
 }
@@ -176,7 +179,7 @@ pub fn bench_scenario_yaml(options: &BenchOptions) -> String {
 description: three deployments, 10 % 503s, cooldowns on
 seed: 1
 duration: {duration}
-router:
+router:{replicas}
   model_list:
     - {{model_name: gpt-4o, litellm_params: {{model: openai/gpt-4o}}, model_info: {{id: d1}}}}
     - {{model_name: gpt-4o, litellm_params: {{model: azure/gpt-4o}}, model_info: {{id: d2}}}}
@@ -202,6 +205,11 @@ traffic:
             .map_or(String::new(), |p| format!("\n    profile: {p}")),
         rate = options.rate,
         share = options.stream_share,
+        replicas = if options.replicas > 1 {
+            format!("\n  replicas: {}", options.replicas)
+        } else {
+            String::new()
+        },
     )
 }
 

@@ -15,6 +15,7 @@ pub mod drive;
 pub mod expect;
 pub mod explore;
 pub mod facts;
+pub mod fleet;
 pub mod footprint;
 pub mod hash;
 pub mod oracle;

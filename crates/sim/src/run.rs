@@ -19,13 +19,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use routersim_engine::Router;
 use routersim_engine::config::Profile;
 use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_engine::provider::Provider;
 use routersim_engine::request::{ClientTry, CompletionResult};
 use routersim_mock_providers::provider::FakeProviders;
-use routersim_mock_providers::rng::seeded_rng;
 use routersim_mock_providers::spec::{FaultEffect, FaultTarget, LatencySpec, StreamFault};
 use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_mock_providers::{FaultSpec, duration::format_duration};
@@ -36,12 +34,13 @@ use routersim_report::{
     DeploymentLane, ExpectRow, FaultWindow, PageTitle, PlotContext, write_report_html,
 };
 use routersim_runtime::time::{now, sleep_until, yield_now};
-use routersim_runtime::{RuntimeClock, RuntimeError, spawn_local};
+use routersim_runtime::{RuntimeError, spawn_local};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::expect::{self, ExpectationResult};
 use crate::facts::{FactsSink, RunFacts};
+use crate::fleet::{Fleet, FleetInputs};
 use crate::report_dir::{ReportDir, ReportDirError};
 use crate::scenario::{Scenario, ScenarioError, load_scenario};
 use crate::transport::{self, Transport};
@@ -337,6 +336,8 @@ async fn simulate(
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),
     };
+    let recorder =
+        recorder.with_replicas(u32::try_from(scenario.fleet.replicas).unwrap_or(u32::MAX))?;
     let providers = FakeProviders::new(
         &scenario.router,
         &scenario.providers,
@@ -409,24 +410,32 @@ impl Simulation<'_> {
             settle,
         } = self;
         let sink = Arc::new(FactsSink::new(recorder.clone()));
-        let router = Rc::new(
-            Router::builder(scenario.router.clone(), provider)
-                .clock(RuntimeClock::with_epoch(scenario.epoch_unix_ms))
-                .rng(seeded_rng(seed, "router"))
-                .sink(match extra_sink {
+        let mut fleet = Fleet::build(
+            FleetInputs {
+                config: &scenario.router,
+                fleet: &scenario.fleet,
+                seed,
+                epoch_unix_ms: scenario.epoch_unix_ms,
+                start,
+                recorder: &recorder,
+                sink: match extra_sink {
                     Some(extra) => Arc::new(Tee(sink.clone(), extra(start))),
                     None => sink.clone(),
-                })
-                .build(),
+                },
+            },
+            provider,
         );
-        let sweeper = spawn_local({
-            let router = router.clone();
-            async move { router.run_cooldown_sweeper().await }
-        });
-        let probes = spawn_local({
-            let router = router.clone();
-            async move { router.run_health_checks().await }
-        });
+        let mut background = Vec::with_capacity(2 * fleet.routers.len());
+        for router in &fleet.routers {
+            background.push(spawn_local({
+                let router = router.clone();
+                async move { router.run_cooldown_sweeper().await }
+            }));
+            background.push(spawn_local({
+                let router = router.clone();
+                async move { router.run_health_checks().await }
+            }));
+        }
         let in_flight = Rc::new(InFlight::default());
         let mut arrivals = scenario.arrivals_with_seed(seed);
         for arrival in arrivals.by_ref() {
@@ -440,7 +449,7 @@ impl Simulation<'_> {
             for _ in 0..settle {
                 yield_now().await;
             }
-            let (router, task) = (router.clone(), InFlight::enter(&in_flight));
+            let ((router, connection), task) = (fleet.pick(), InFlight::enter(&in_flight));
             let mut request = arrival.request;
             let client_retries = scenario.client_retries;
             if client_retries > 0 {
@@ -467,6 +476,7 @@ impl Simulation<'_> {
                     client.provider_calls_before += calls as u32;
                     failed = failed_calls(router.completion_of(&request).await);
                 }
+                drop(connection);
                 task.finished();
             })));
         }
@@ -481,9 +491,10 @@ impl Simulation<'_> {
             return Err(RunError::TaskPanicked(in_flight.abandoned()));
         }
         let end = now();
-        sweeper.cancel().await;
-        probes.cancel().await;
-        drop(router);
+        for task in background {
+            task.cancel().await;
+        }
+        drop(fleet);
         let facts = sink.facts();
         drop(sink);
         let recorder = sole_recorder(recorder)?;

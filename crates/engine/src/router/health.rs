@@ -145,7 +145,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         failure: FailureKind,
         request_id: Option<u64>,
     ) {
-        if duration.is_zero() {
+        if duration.is_zero() || !self.state.accepts_health_writes() {
             return;
         }
         let now = self.clock.now();

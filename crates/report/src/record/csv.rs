@@ -51,6 +51,8 @@ pub(super) struct RequestRow<'a> {
     pub(super) routing_failures: &'a str,
     /// A client's send number (`client_retries`); `None` without client retries.
     pub(super) client_try: Option<u32>,
+    /// The router replica (fleet runs only: the column exists only then).
+    pub(super) replica: Option<u32>,
 }
 
 pub(super) type RequestField = fn(&mut CsvOut, &RequestRow<'_>) -> io::Result<()>;
@@ -105,6 +107,8 @@ pub(super) struct AttemptRow<'a> {
     pub(super) retry_after: Option<Duration>,
     pub(super) wait: Duration,
     pub(super) fallback_depth: u32,
+    /// The router replica (fleet runs only: the column exists only then).
+    pub(super) replica: Option<u32>,
 }
 
 pub(super) type AttemptField = fn(&mut CsvOut, &AttemptRow<'_>) -> io::Result<()>;
@@ -125,6 +129,9 @@ pub(super) const ATTEMPTS_COLUMNS: &[Column<AttemptField>] = &[
     col("wait_ms", |w, r| w.fmt(Ms(micros(r.wait)))),
     col("fallback_depth", |w, r| w.fmt(r.fallback_depth)),
 ];
+
+/// The column a fleet run appends to `requests.csv` and `attempts.csv`.
+pub(super) const REPLICA_COLUMN: &str = "replica";
 
 pub(super) const EVENTS_HEADER: &[&str] =
     &["at_ms", "event", "model_group", "deployment_id", "detail"];
@@ -217,6 +224,9 @@ impl CsvOut {
         for column in REQUESTS_COLUMNS {
             (column.field)(self, row)?;
         }
+        if let Some(replica) = row.replica {
+            self.fmt(replica)?;
+        }
         self.end()
     }
 
@@ -224,6 +234,9 @@ impl CsvOut {
     pub(super) fn attempt(&mut self, row: &AttemptRow<'_>) -> io::Result<()> {
         for column in ATTEMPTS_COLUMNS {
             (column.field)(self, row)?;
+        }
+        if let Some(replica) = row.replica {
+            self.fmt(replica)?;
         }
         self.end()
     }
@@ -401,6 +414,7 @@ mod tests {
             ttft_us: None,
             routing_failures: "a:429:http_429",
             client_try: None,
+            replica: None,
         };
         let streamed = RequestRow {
             request_id: None,
@@ -435,6 +449,7 @@ mod tests {
             retry_after: None,
             wait: Duration::ZERO,
             fallback_depth: 0,
+            replica: None,
         };
         let failed = AttemptRow {
             request_id: None,

@@ -121,6 +121,12 @@ impl State {
                     .or_default()
                     .set(at, until, &mut self.series);
             }
+            // A fleet's deployment is cooling while any replica holds it cooled.
+            EventKind::CooldownEnd { deployment_id, .. }
+                if self
+                    .fleet
+                    .as_ref()
+                    .is_some_and(|f| f.cooled_elsewhere(deployment_id, event.at)) => {}
             EventKind::CooldownEnd { deployment_id, .. } => {
                 self.per_deployment.cooldown_end(deployment_id, at);
                 if let Some(d) = self.cooldowns.get_mut(deployment_id) {
@@ -365,6 +371,7 @@ impl State {
             ttft_us: ttft,
             routing_failures: &self.failures_field,
             client_try: trace.client.map(|(n, _, _)| n),
+            replica: self.fleet.as_ref().map(|f| f.current),
         };
         write_row(&mut self.requests, &mut self.error, |w| w.request(&row));
     }
@@ -429,6 +436,7 @@ impl State {
             retry_after: *retry_after,
             wait: *wait,
             fallback_depth: *fallback_depth,
+            replica: self.fleet.as_ref().map(|f| f.current),
         };
         write_row(&mut self.attempts, &mut self.error, |w| w.attempt(&row));
     }

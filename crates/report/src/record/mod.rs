@@ -43,6 +43,7 @@ mod deployments;
 mod events;
 mod intervals;
 mod quantiles;
+mod replicas;
 mod routing;
 mod summary;
 mod windows;
@@ -64,7 +65,9 @@ use crate::streams::{BREAKS, OUTCOMES};
 use crate::summary::{RouterProfile, Summary};
 use crate::timeseries::{DeploymentCooldowns, Timeseries};
 
-use self::csv::{ATTEMPTS_COLUMNS, CsvOut, EVENTS_HEADER, REQUESTS_COLUMNS, header};
+use self::csv::{
+    ATTEMPTS_COLUMNS, CsvOut, EVENTS_HEADER, REPLICA_COLUMN, REQUESTS_COLUMNS, header,
+};
 use self::deployments::{DEPLOYMENTS_COLUMNS, DeploymentSeconds};
 use self::intervals::LatencyIntervals;
 pub use self::routing::ROUTING_JSONL;
@@ -189,6 +192,7 @@ impl Recorder {
                 transport: None,
                 router_profile: None,
                 windows: Windows::default(),
+                fleet: None,
             }),
         })
     }
@@ -221,6 +225,38 @@ impl Recorder {
         self
     }
 
+    /// A fleet run of `replicas` router replicas: above 1, `requests.csv` and `attempts.csv`
+    /// end with a `replica` column and `summary.json` gains `by_replica`; each router's events
+    /// must then be preceded by [`set_replica`](Self::set_replica). At 1 nothing changes.
+    pub fn with_replicas(mut self, replicas: u32) -> Result<Self, ReportError> {
+        if replicas <= 1 {
+            return Ok(self);
+        }
+        let state = self.state_mut();
+        state.fleet = Some(replicas::ReplicaFold::new(replicas));
+        // Nothing but the header is written yet: write the files again with the column.
+        // (Each old writer is dropped, flushing its header, before the file is truncated.)
+        for (out, columns) in [
+            (&mut state.requests, header(REQUESTS_COLUMNS)),
+            (&mut state.attempts, header(ATTEMPTS_COLUMNS)),
+        ] {
+            if let Some(path) = out.take().map(|csv| csv.path.clone()) {
+                let mut columns = columns;
+                columns.push(REPLICA_COLUMN);
+                *out = Some(CsvOut::create(path, &columns)?);
+            }
+        }
+        Ok(self)
+    }
+
+    /// The replica the next events come from (a fleet run's per-router sink calls this before
+    /// passing each event on; see [`with_replicas`](Self::with_replicas)).
+    pub fn set_replica(&self, replica: u32) {
+        if let Some(fleet) = lock_unpoisoned(&self.state).fleet.as_mut() {
+            fleet.current = replica;
+        }
+    }
+
     /// Skips the SVG plots in [`finish`](Self::finish) (the other files are unchanged).
     pub fn without_plots(mut self) -> Self {
         self.state_mut().plots.enabled = false;
@@ -243,7 +279,12 @@ impl Recorder {
 impl EventSink for Recorder {
     fn emit(&self, event: &RoutingEvent) {
         // A poisoned lock can only follow a panic elsewhere; keep recording what we can.
-        lock_unpoisoned(&self.state).record(event);
+        let mut state = lock_unpoisoned(&self.state);
+        state.record(event);
+        if let Some(fleet) = state.fleet.as_mut() {
+            fleet.fold(event);
+            state.replica_lanes(event);
+        }
     }
 }
 
@@ -364,4 +405,6 @@ struct State {
     router_profile: Option<RouterProfile>,
     /// Every deployment, and the time windows folded as requests finish.
     windows: Windows,
+    /// A fleet run's per-replica counts (`None` for one router).
+    fleet: Option<replicas::ReplicaFold>,
 }

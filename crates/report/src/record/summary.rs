@@ -15,6 +15,7 @@ use routersim_engine::stream::StreamOutcome;
 
 use super::{
     INTER_TOKEN_HGRM, LATENCY_HGRM, RunMeta, SUMMARY_JSON, State, TIMESERIES_CSV, TTFT_HGRM,
+    replicas,
 };
 use crate::error::ReportError;
 use crate::hgrm::write_hgrm;
@@ -328,6 +329,7 @@ impl State {
             routing: self.routing_metrics(),
             source: None,
             live: None,
+            by_replica: self.fleet.as_ref().map(replicas::ReplicaFold::summary),
         }
     }
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use routersim_engine::config::RouterConfig;
 use routersim_engine::config::input::read_text_file;
 use routersim_engine::config::{load::LoadOptions, load::load_router_config_value_with};
 use routersim_engine::retry_after::parse_rfc3339_utc;
@@ -23,6 +24,8 @@ use super::set::{apply_sets, set_covering};
 use super::validate::{model_groups, model_known, validate_traffic};
 use super::values::{Count, Fallback, Format, Rate, StreamShare};
 use super::{DEFAULT_EPOCH, Expectation, RouterSource, Scenario, ScenarioError};
+use crate::fleet::FleetConfig;
+use crate::fleet::config::take_fleet_config;
 use crate::traffic::{ArrivalProcess, TokenRange};
 use crate::transport::Transport;
 use crate::yaml::{self, LocationIndex, YamlError};
@@ -136,16 +139,11 @@ fn parse_with_extra_set(
     let mut set: Vec<(String, Value)> =
         raw.set.map(|m| m.into_iter().collect()).unwrap_or_default();
     set.extend(extra.iter().cloned());
+    let mut fleet = FleetConfig::default();
     let (mut router, router_source) = match (raw.router, raw.router_file) {
-        (Some(mut value), None) => {
-            apply_sets(&ctx, &mut value, &set)?;
-            let config =
-                load_router_config_value_with(&value, router_load_options()).map_err(|e| {
-                    match set_covering(&set, &e.path) {
-                        Some(key) => ctx.error(&format!("set.{key}"), e.message),
-                        None => ctx.error(&router_path(&e), e.message),
-                    }
-                })?;
+        (Some(value), None) => {
+            let (config, inline_fleet) = load_inline_router(&ctx, value, &set)?;
+            fleet = inline_fleet;
             (config, RouterSource::Inline)
         }
         (None, Some(relative)) => {
@@ -172,6 +170,7 @@ fn parse_with_extra_set(
         }
     };
 
+    router.warnings.extend(fleet_note(&fleet));
     validate_targets(&router.deployments, &raw.providers, &raw.faults)
         .map_err(|e| ctx.error(&e.path, e.message))?;
 
@@ -296,6 +295,7 @@ fn parse_with_extra_set(
         epoch_unix_ms,
         router,
         router_source,
+        fleet,
         set,
         providers: raw.providers,
         faults: raw.faults,
@@ -424,4 +424,53 @@ pub(super) struct RawTraffic {
 pub(super) struct Metadata {
     #[serde(default)]
     pub(super) tags: Vec<String>,
+}
+
+/// Whether a router tree runs DeltaLLM's rules (`router_settings.profile: deltallm`): its
+/// replicas read the shared store on every lookup by default.
+fn is_deltallm(tree: &Value) -> bool {
+    tree.get("router_settings")
+        .and_then(|s| s.get("profile"))
+        .and_then(Value::as_str)
+        .is_some_and(|p| p.starts_with("deltallm"))
+}
+
+/// An inline `router:` with `set` applied: its fleet keys taken out and read, the rest loaded
+/// as the router config. Errors are located at `router.<path>`, or at `set.<key>` when a
+/// `set` entry wrote the value.
+fn load_inline_router(
+    ctx: &Ctx<'_>,
+    mut value: Value,
+    set: &[(String, Value)],
+) -> Result<(RouterConfig, FleetConfig), ScenarioError> {
+    apply_sets(ctx, &mut value, set)?;
+    let deltallm = is_deltallm(&value);
+    let fleet =
+        take_fleet_config(&mut value, deltallm).map_err(|e| match set_covering(set, &e.path) {
+            Some(key) => ctx.error(&format!("set.{key}"), e.message),
+            None => ctx.error(&format!("router.{}", e.path), e.message),
+        })?;
+    let mut config =
+        load_router_config_value_with(&value, router_load_options()).map_err(
+            |e| match set_covering(set, &e.path) {
+                Some(key) => ctx.error(&format!("set.{key}"), e.message),
+                None => ctx.error(&router_path(&e), e.message),
+            },
+        )?;
+    if fleet.state_from_redis_host {
+        // It chose the shared store: no longer a key that does nothing.
+        config
+            .ignored_keys
+            .retain(|k| k != "router_settings.redis_host");
+    }
+    Ok((config, fleet))
+}
+
+/// What the run should say about its fleet (`state` made `shared` by `redis_host`).
+fn fleet_note(fleet: &FleetConfig) -> Option<String> {
+    fleet.state_from_redis_host.then(|| {
+        "router.state: shared (the default when router_settings.redis_host is set): the \
+         replicas share a simulated store, not a real Redis"
+            .to_string()
+    })
 }

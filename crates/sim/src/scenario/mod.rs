@@ -156,6 +156,9 @@ pub struct Scenario {
     pub router: RouterConfig,
     /// Where it came from.
     pub router_source: RouterSource,
+    /// The fleet keys of `router:` (`replicas`, `load_balancer`, `state`, `store`): one
+    /// replica with per-process state unless set.
+    pub fleet: crate::fleet::FleetConfig,
     /// `set`: the overrides applied to the router config, in file order (path, value).
     pub set: Vec<(String, Value)>,
     /// `providers`, keyed by deployment id (each one exists in the router config).

@@ -55,7 +55,8 @@ pub(crate) struct RemoteCount {
 pub(crate) struct Shared {
     pub cooldown_keys: Vec<String>,
     pub fail_keys: Vec<String>,
-    pub memory: InMemoryState,
+    /// The memory tier (the engine's store is single-threaded inside; the writer task is not).
+    pub memory_tier: Mutex<InMemoryState>,
     /// Each deployment's allowed-fails count as Redis last reported it.
     pub remote_fails: Mutex<Vec<Option<RemoteCount>>>,
     /// When each cooldown key was last read from Redis.
@@ -68,6 +69,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The memory tier, locked.
+    pub fn memory(&self) -> MutexGuard<'_, InMemoryState> {
+        lock(&self.memory_tier)
+    }
+
     pub(crate) fn failed(&self, what: &str, e: &redis::RedisError) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         *lock(&self.last_error) = Some(format!("{what}: {e}"));
@@ -129,7 +135,7 @@ impl RedisState {
                 .iter()
                 .map(|id| allowed_fails_key(id))
                 .collect(),
-            memory: InMemoryState::new(n),
+            memory_tier: Mutex::new(InMemoryState::new(n)),
             remote_fails: Mutex::new(vec![None; n]),
             last_read: Mutex::new(vec![None; n]),
             read_throttle: options.read_throttle,
@@ -159,7 +165,7 @@ impl RedisState {
                 .filter(|&i| {
                     let cooling = self
                         .shared
-                        .memory
+                        .memory()
                         .cooldown_until(i)
                         .is_some_and(|d| d > now);
                     let fresh =
@@ -182,7 +188,7 @@ impl RedisState {
                 for (i, cooldown_ms, fails) in found {
                     if cooldown_ms > 0 {
                         self.shared
-                            .memory
+                            .memory()
                             .set_cooldown(i, now + Duration::from_millis(cooldown_ms));
                     }
                     if let Some((count, ttl_ms)) = fails {
@@ -260,11 +266,11 @@ fn redact(url: &str) -> String {
 
 impl StateStore for RedisState {
     fn cooldown_until(&self, deployment: usize) -> Option<Instant> {
-        self.shared.memory.cooldown_until(deployment)
+        self.shared.memory().cooldown_until(deployment)
     }
 
     fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
-        let effective = self.shared.memory.set_cooldown(deployment, until);
+        let effective = self.shared.memory().set_cooldown(deployment, until);
         self.send_cooldown(deployment, effective);
         effective
     }
@@ -278,22 +284,22 @@ impl StateStore for RedisState {
     ) -> Instant {
         let effective = self
             .shared
-            .memory
+            .memory()
             .rewrite_cooldown(deployment, now, until, rule);
         self.send_cooldown(deployment, effective);
         effective
     }
 
     fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant> {
-        self.shared.memory.take_if_expired(deployment, now)
+        self.shared.memory().take_if_expired(deployment, now)
     }
 
     fn take_all_expired(&self, now: Instant) -> Vec<(usize, Instant)> {
-        self.shared.memory.take_all_expired(now)
+        self.shared.memory().take_all_expired(now)
     }
 
     fn next_cooldown_deadline(&self) -> Option<Instant> {
-        self.shared.memory.next_cooldown_deadline()
+        self.shared.memory().next_cooldown_deadline()
     }
 
     /// This process's count, raised to what Redis last reported plus this failure; the
@@ -301,7 +307,7 @@ impl StateStore for RedisState {
     fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32 {
         let local = self
             .shared
-            .memory
+            .memory()
             .increment_allowed_fails(deployment, now, ttl);
         let count = {
             let mut remote = lock(&self.shared.remote_fails);
@@ -324,13 +330,13 @@ impl StateStore for RedisState {
     }
 
     fn clear_cooldown(&self, deployment: usize) -> bool {
-        let existed = self.shared.memory.clear_cooldown(deployment);
+        let existed = self.shared.memory().clear_cooldown(deployment);
         self.send(Write::Clear { deployment });
         existed
     }
 
     fn reset_allowed_fails(&self, deployment: usize) {
-        self.shared.memory.reset_allowed_fails(deployment);
+        self.shared.memory().reset_allowed_fails(deployment);
         if let Some(slot) = lock(&self.shared.remote_fails).get_mut(deployment) {
             *slot = None;
         }

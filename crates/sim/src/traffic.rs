@@ -188,7 +188,13 @@ impl RequestTemplate {
             response_format: self.response_format,
             tools: self.tools,
             contract: self.contract.clone(),
-            ..Request::default()
+            // Spelled out, not `..Request::default()`: that would build (and drop) an `Arc` for
+            // the default model and models on every arrival.
+            stream: false,
+            prefill_tokens: 0,
+            output_tokens: None,
+            params: BTreeMap::new(),
+            client: None,
         }
     }
 }

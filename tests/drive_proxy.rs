@@ -14,11 +14,7 @@
 
 mod common;
 
-use std::fs::File;
-use std::process::Command;
-use std::time::{Duration, Instant};
-
-use common::{Killed, free_port, repo, routersim, scratch_dir};
+use common::{free_port, repo, routersim, scratch_dir, spawn_drive_emitting_config, spawn_proxy};
 use serde_json::Value;
 
 /// Two deployments of a group; `gpt-a` answers 429 with Retry-After 2 s from 1 s to 3 s.
@@ -48,40 +44,14 @@ fn drive_through_routersim_proxy_writes_a_complete_joined_report() {
     let scenario = dir.join("drive-proxy.yaml");
     std::fs::write(&scenario, SCENARIO).unwrap();
     let (port, config, live) = (free_port(), dir.join("proxy.yaml"), dir.join("live"));
-    let mut drive = Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("drive")
-            .arg(&scenario)
-            .args(["--target", &format!("http://127.0.0.1:{port}")])
-            .arg("--emit-litellm-config")
-            .arg(&config)
-            .args(["--wait-for-target", "30s", "--drain", "5s"])
-            .arg("--out")
-            .arg(&live)
-            .stdout(File::create(dir.join("drive.out")).unwrap())
-            .stderr(File::create(dir.join("drive.err")).unwrap())
-            .spawn()
-            .unwrap(),
+    let mut drive = spawn_drive_emitting_config(
+        &dir,
+        &scenario,
+        &["--target", &format!("http://127.0.0.1:{port}")],
+        &config,
+        &live,
     );
-    let begun = Instant::now();
-    while !config.exists() {
-        assert!(
-            begun.elapsed() < Duration::from_secs(30),
-            "drive wrote no config"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _proxy = Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("proxy")
-            .arg("--config")
-            .arg(&config)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(File::create(dir.join("proxy.out")).unwrap())
-            .stderr(File::create(dir.join("proxy.err")).unwrap())
-            .spawn()
-            .unwrap(),
-    );
+    let _proxy = spawn_proxy(&dir, "proxy", &config, port);
     let status = drive.0.wait().unwrap();
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
     assert!(

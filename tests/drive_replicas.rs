@@ -10,12 +10,10 @@
 
 mod common;
 
-use std::fs::File;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use common::{Killed, free_port, scratch_dir};
+use common::{Killed, free_port, scratch_dir, spawn_drive_emitting_config, spawn_proxy};
 use serde_json::Value;
 
 const SCENARIO: &str = r"name: drive-replicas
@@ -31,20 +29,6 @@ providers:
 traffic:
   - {model: gpt, rate: 10/s, to: 2s, arrival: uniform, output_tokens: 5}
 ";
-
-fn proxy(dir: &Path, name: &str, config: &Path, port: u16) -> Killed {
-    Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("proxy")
-            .arg("--config")
-            .arg(config)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(File::create(dir.join(format!("{name}.out"))).unwrap())
-            .stderr(File::create(dir.join(format!("{name}.err"))).unwrap())
-            .spawn()
-            .unwrap(),
-    )
-}
 
 /// SIGTERM (the proxy then prints its tally), and its stdout.
 fn stop(dir: &Path, name: &str, mut p: Killed) -> String {
@@ -67,28 +51,15 @@ fn drive_deals_requests_round_robin_over_repeated_targets() {
         format!("http://127.0.0.1:{port_a}"),
         format!("http://127.0.0.1:{port_b}"),
     );
-    let mut drive = Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("drive")
-            .arg(&scenario)
-            .args(["--target", &url_a, "--target", &url_b])
-            .arg("--emit-litellm-config")
-            .arg(&config)
-            .args(["--wait-for-target", "30s", "--drain", "5s"])
-            .arg("--out")
-            .arg(&live)
-            .stdout(File::create(dir.join("drive.out")).unwrap())
-            .stderr(File::create(dir.join("drive.err")).unwrap())
-            .spawn()
-            .unwrap(),
+    let mut drive = spawn_drive_emitting_config(
+        &dir,
+        &scenario,
+        &["--target", &url_a, "--target", &url_b],
+        &config,
+        &live,
     );
-    let begun = Instant::now();
-    while !config.exists() {
-        assert!(begun.elapsed() < Duration::from_secs(30), "no config");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let a = proxy(&dir, "a", &config, port_a);
-    let b = proxy(&dir, "b", &config, port_b);
+    let a = spawn_proxy(&dir, "a", &config, port_a);
+    let b = spawn_proxy(&dir, "b", &config, port_b);
     let status = drive.0.wait().unwrap();
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
     assert!(

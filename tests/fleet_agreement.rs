@@ -18,12 +18,12 @@
 
 mod common;
 
-use std::fs::File;
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-use common::{Killed, free_port, redis_host_port, redis_url, routersim, scratch_dir};
+use common::{
+    Killed, free_port, redis_host_port, redis_url, routersim, scratch_dir,
+    spawn_drive_emitting_config, spawn_proxy,
+};
 use serde_json::Value;
 
 /// Seconds of traffic (5/s) and the failing deployment's Retry-After.
@@ -76,20 +76,6 @@ fn tag() -> String {
     format!("{}x{nanos:x}", std::process::id())
 }
 
-fn proxy(dir: &Path, name: &str, config: &Path, port: u16) -> Killed {
-    Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("proxy")
-            .arg("--config")
-            .arg(config)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(File::create(dir.join(format!("{name}.out"))).unwrap())
-            .stderr(File::create(dir.join(format!("{name}.err"))).unwrap())
-            .spawn()
-            .unwrap(),
-    )
-}
-
 /// The live run (sharing `redis` when given): calls to `fail-<tag>` at the provider side.
 fn live_calls(dir: &Path, redis: Option<&str>, tag: &str) -> usize {
     let redis = redis.map(redis_host_port);
@@ -106,32 +92,14 @@ fn live_calls(dir: &Path, redis: Option<&str>, tag: &str) -> usize {
         .map(|p| format!("http://127.0.0.1:{p}"))
         .collect::<Vec<_>>()
         .join(",");
-    let mut drive = Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("drive")
-            .arg(&file)
-            .args(["--target", &targets])
-            .arg("--emit-litellm-config")
-            .arg(&config)
-            .args(["--wait-for-target", "30s", "--drain", "5s"])
-            .arg("--out")
-            .arg(&live)
-            .stdout(File::create(dir.join("drive.out")).unwrap())
-            .stderr(File::create(dir.join("drive.err")).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    let begun = Instant::now();
-    while !config.exists() {
-        assert!(begun.elapsed() < Duration::from_secs(30), "no config");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut drive =
+        spawn_drive_emitting_config(dir, &file, &["--target", &targets], &config, &live);
     let emitted = std::fs::read_to_string(&config).unwrap();
     assert_eq!(emitted.contains("redis_host"), redis.is_some(), "{emitted}");
     let _proxies: Vec<Killed> = ports
         .iter()
         .enumerate()
-        .map(|(i, &port)| proxy(dir, &format!("proxy{i}"), &config, port))
+        .map(|(i, &port)| spawn_proxy(dir, &format!("proxy{i}"), &config, port))
         .collect();
     let status = drive.0.wait().unwrap();
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Killed, curl, curl_present, free_port, redis_host_port, redis_url, scratch_dir};
+use common::{
+    Killed, curl, curl_present, free_port, redis_host_port, redis_url, scratch_dir, spawn_proxy,
+};
 use routersim_engine::config::load::parse_yaml;
 use serde_json::{Value, json};
 
@@ -67,16 +69,7 @@ fn wait_for(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
 
 fn start_proxy(dir: &Path, name: &str, config: &Path) -> (Killed, u16) {
     let port = free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_routersim"))
-        .arg("proxy")
-        .arg("--config")
-        .arg(config)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(File::create(dir.join(format!("{name}.out"))).unwrap())
-        .stderr(File::create(dir.join(format!("{name}.err"))).unwrap())
-        .spawn()
-        .unwrap();
-    let proxy = Killed(child);
+    let proxy = spawn_proxy(dir, name, config, port);
     wait_for(name, Duration::from_secs(30), || {
         curl(&[&format!("http://127.0.0.1:{port}/health/liveliness")]).contains("200 OK")
     });

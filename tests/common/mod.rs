@@ -1,8 +1,10 @@
 //! Helpers for the end-to-end tests.
 #![allow(dead_code)]
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 /// A fresh, empty directory under the system temp dir, unique to this test and process.
 pub fn scratch_dir(name: &str) -> PathBuf {
@@ -34,6 +36,59 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// `routersim proxy --config CONFIG --listen 127.0.0.1:PORT`, its output in `DIR/NAME.out`
+/// and `DIR/NAME.err`.
+pub fn spawn_proxy(dir: &Path, name: &str, config: &Path, port: u16) -> Killed {
+    Killed(
+        Command::new(env!("CARGO_BIN_EXE_routersim"))
+            .arg("proxy")
+            .arg("--config")
+            .arg(config)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(File::create(dir.join(format!("{name}.out"))).expect("proxy stdout file"))
+            .stderr(File::create(dir.join(format!("{name}.err"))).expect("proxy stderr file"))
+            .spawn()
+            .expect("routersim proxy starts"),
+    )
+}
+
+/// `routersim drive SCENARIO TARGET_ARGS… --emit-litellm-config CONFIG --out LIVE` (waiting up
+/// to 30 s for its targets, draining 5 s), its output in `DIR/drive.out` and `DIR/drive.err`;
+/// returns once drive has written CONFIG, the router config to start the targets with.
+/// `target_args` are drive's `--target` arguments as given (repeated or comma-separated).
+pub fn spawn_drive_emitting_config(
+    dir: &Path,
+    scenario: &Path,
+    target_args: &[&str],
+    config: &Path,
+    live: &Path,
+) -> Killed {
+    let drive = Killed(
+        Command::new(env!("CARGO_BIN_EXE_routersim"))
+            .arg("drive")
+            .arg(scenario)
+            .args(target_args)
+            .arg("--emit-litellm-config")
+            .arg(config)
+            .args(["--wait-for-target", "30s", "--drain", "5s"])
+            .arg("--out")
+            .arg(live)
+            .stdout(File::create(dir.join("drive.out")).expect("drive stdout file"))
+            .stderr(File::create(dir.join("drive.err")).expect("drive stderr file"))
+            .spawn()
+            .expect("routersim drive starts"),
+    );
+    let begun = Instant::now();
+    while !config.exists() {
+        assert!(
+            begun.elapsed() < Duration::from_secs(30),
+            "drive wrote no config"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drive
 }
 
 /// A loopback port free at the moment of asking.

@@ -236,6 +236,62 @@ fn bench_runs_under_the_profile_asked_for() -> Result<(), Box<dyn std::error::Er
     Ok(())
 }
 
+/// `bench --repeat N` reports the fastest run of each kind and, beside it, the median of the
+/// N (issue 17: "best of 5; report median too"), and the ratios of the medians; one run has no
+/// median to report.
+#[test]
+fn bench_reports_the_median_beside_the_fastest() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = scratch_dir("cli-bench-median");
+    let out = dir.join("b").to_string_lossy().into_owned();
+    let bench = |repeat: &str| {
+        routersim(&[
+            "bench",
+            "--duration",
+            "20s",
+            "--rate",
+            "5",
+            "--repeat",
+            repeat,
+            "--out",
+            &out,
+        ])
+    };
+    let output = bench("3");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout)?;
+    for kind in [
+        "harness (virtual):",
+        "floor (virtual):",
+        "harness (tokio):",
+        "floor (tokio):",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(kind))
+            .ok_or_else(|| format!("no {kind} line in {stdout}"))?;
+        let (fastest, median) = line
+            .split_once("; median of 3: ")
+            .ok_or_else(|| format!("no median on {line}"))?;
+        let secs = |s: &str| -> f64 {
+            s.split(" s")
+                .next()
+                .and_then(|v| v.split_whitespace().last())
+                .map_or(f64::NAN, |v| v.parse().unwrap_or(f64::NAN))
+        };
+        // The fastest is never slower than the median.
+        assert!(secs(fastest) <= secs(median), "{line}");
+    }
+    assert!(
+        stdout.contains("median ratio harness (virtual)/tokio floor:"),
+        "{stdout}"
+    );
+    let output = bench("1");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout)?;
+    assert!(!stdout.contains("median of"), "{stdout}");
+    Ok(())
+}
+
 /// `run --profile` overrides `router_settings.profile`: under `litellm-1.110` the router also
 /// waits after the last failed try (3 waits for 2 retries), under the file's own profile not;
 /// a profile that does not exist is a load error naming the override.

@@ -45,7 +45,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     }
     writeln!(
         out,
-        "{:<24}{:.3} s wall, {:.0} simulated req/s (traces {}{})",
+        "{:<24}{:.3} s wall, {:.0} simulated req/s (traces {}{}){}",
         format!("harness ({}):", result.runtime.name()),
         result.sim_wall_secs,
         result.sim_rate(),
@@ -53,7 +53,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         match options.transport {
             Transport::Memory => String::new(),
             other => format!(", transport {other}"),
-        }
+        },
+        median_note(&result, result.medians.sim_wall_secs),
     )?;
     if let (Some(secs), Some(rate), Some(ratio)) = (
         result.memory_wall_secs,
@@ -81,33 +82,37 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
 /// The floors, the other runtime and the ratios.
 fn print_floors(out: &mut Out, result: &BenchResult) -> Result<(), CliError> {
     let own = result.runtime.name();
+    let medians = result.medians;
     writeln!(
         out,
-        "{:<24}{:.3} s wall, {:.0} simulated req/s",
+        "{:<24}{:.3} s wall, {:.0} simulated req/s{}",
         format!("floor ({own}):"),
         result.floor_wall_secs,
         result.floor_rate(),
+        median_note(result, medians.floor_wall_secs),
     )?;
-    if let Some(other) = result.other {
+    if let (Some(other), Some((median_sim, median_floor))) = (result.other, medians.other) {
         let name = other.runtime.name();
         writeln!(
             out,
-            "{:<24}{:.3} s wall, {:.0} simulated req/s",
+            "{:<24}{:.3} s wall, {:.0} simulated req/s{}",
             format!("harness ({name}):"),
             other.sim_wall_secs,
             result.rate_of(other.sim_wall_secs),
+            median_note(result, median_sim),
         )?;
         writeln!(
             out,
-            "{:<24}{:.3} s wall, {:.0} simulated req/s",
+            "{:<24}{:.3} s wall, {:.0} simulated req/s{}",
             format!("floor ({name}):"),
             other.floor_wall_secs,
             result.rate_of(other.floor_wall_secs),
+            median_note(result, median_floor),
         )?;
     }
     writeln!(
         out,
-        "{:<32}{:.3}",
+        "{:<44}{:.3}",
         format!("ratio harness/floor ({own}):"),
         result.ratio()
     )?;
@@ -115,21 +120,67 @@ fn print_floors(out: &mut Out, result: &BenchResult) -> Result<(), CliError> {
         let name = other.runtime.name();
         writeln!(
             out,
-            "{:<32}{:.3}",
+            "{:<44}{:.3}",
             format!("ratio harness/floor ({name}):"),
             other.floor_wall_secs / other.sim_wall_secs.max(1e-9)
         )?;
         writeln!(
             out,
-            "{:<32}{:.3}",
+            "{:<44}{:.3}",
             format!("ratio harness ({own})/tokio floor:"),
             result.sim_rate() / result.tokio_floor_rate().max(1e-9)
         )?;
         writeln!(
             out,
-            "{:<32}{:.2}x",
+            "{:<44}{:.2}x",
             format!("harness {own} vs {name}:"),
             other.sim_wall_secs / result.sim_wall_secs.max(1e-9)
+        )?;
+    }
+    if medians.runs > 1 {
+        print_median_ratios(out, result)?;
+    }
+    Ok(())
+}
+
+/// After a line's fastest run: the median of all of them (nothing for a single run).
+fn median_note(result: &BenchResult, median_secs: f64) -> String {
+    if result.medians.runs < 2 {
+        return String::new();
+    }
+    format!(
+        "; median of {}: {median_secs:.3} s, {:.0} req/s",
+        result.medians.runs,
+        result.rate_of(median_secs)
+    )
+}
+
+/// The ratios again, of the medians.
+fn print_median_ratios(out: &mut Out, result: &BenchResult) -> Result<(), CliError> {
+    let m = result.medians;
+    let own = result.runtime.name();
+    writeln!(
+        out,
+        "{:<44}{:.3}",
+        format!("median ratio harness/floor ({own}):"),
+        m.floor_wall_secs / m.sim_wall_secs.max(1e-9)
+    )?;
+    if let (Some(other), Some((other_sim, other_floor))) = (result.other, m.other) {
+        let tokio_floor = match result.runtime {
+            routersim_runtime::RuntimeKind::Tokio => m.floor_wall_secs,
+            routersim_runtime::RuntimeKind::Virtual => other_floor,
+        };
+        writeln!(
+            out,
+            "{:<44}{:.3}",
+            format!("median ratio harness ({own})/tokio floor:"),
+            tokio_floor / m.sim_wall_secs.max(1e-9)
+        )?;
+        writeln!(
+            out,
+            "{:<44}{:.2}x",
+            format!("median harness {own} vs {}:", other.runtime.name()),
+            other_sim / m.sim_wall_secs.max(1e-9)
         )?;
     }
     Ok(())

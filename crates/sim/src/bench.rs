@@ -101,6 +101,34 @@ pub struct BenchResult {
     pub memory_wall_secs: Option<f64>,
     /// The full run's report.
     pub report: RunReport,
+    /// The median wall seconds of each kind over the `repeat` runs (the figures above are the
+    /// fastest): a quiet machine's best and a shared machine's typical.
+    pub medians: Medians,
+}
+
+/// Median wall seconds of each kind of run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Medians {
+    /// Runs of each kind.
+    pub runs: u32,
+    /// The harness.
+    pub sim_wall_secs: f64,
+    /// The floor on the harness's runtime.
+    pub floor_wall_secs: f64,
+    /// The harness and the floor on the other runtime.
+    pub other: Option<(f64, f64)>,
+}
+
+/// The median of `samples` (the mean of the middle two for an even count; 0 when empty).
+pub fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2],
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
 }
 
 /// The same harness and floor on the other runtime.
@@ -322,21 +350,33 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
         let floor = time_floor(options.runtime)?;
         Ok((report, sim, floor, memory_secs, other))
     };
-    let (mut report, mut sim_wall_secs, mut floor_wall_secs, mut memory_wall_secs, mut other) =
-        timed()?;
+    let (mut report, sim, floor, mut memory_wall_secs, first_other) = timed()?;
     let peak = peak_rss_kib();
+    let (mut sims, mut floors) = (vec![sim], vec![floor]);
+    let mut others: Vec<OtherRuntime> = first_other.into_iter().collect();
     for _ in 1..options.repeat.max(1) {
         let (this, sim, floor, memory, this_other) = timed()?;
         report = this;
-        sim_wall_secs = sim_wall_secs.min(sim);
-        floor_wall_secs = floor_wall_secs.min(floor);
+        sims.push(sim);
+        floors.push(floor);
         memory_wall_secs = memory_wall_secs.zip(memory).map(|(a, b)| a.min(b));
-        other = other.zip(this_other).map(|(a, b)| OtherRuntime {
-            runtime: a.runtime,
-            sim_wall_secs: a.sim_wall_secs.min(b.sim_wall_secs),
-            floor_wall_secs: a.floor_wall_secs.min(b.floor_wall_secs),
-        });
+        others.extend(this_other);
     }
+    let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let other_sims: Vec<f64> = others.iter().map(|o| o.sim_wall_secs).collect();
+    let other_floors: Vec<f64> = others.iter().map(|o| o.floor_wall_secs).collect();
+    let other = others.first().map(|o| OtherRuntime {
+        runtime: o.runtime,
+        sim_wall_secs: fastest(&other_sims),
+        floor_wall_secs: fastest(&other_floors),
+    });
+    let medians = Medians {
+        runs: sims.len() as u32,
+        sim_wall_secs: median(&sims),
+        floor_wall_secs: median(&floors),
+        other: other.map(|_| (median(&other_sims), median(&other_floors))),
+    };
+    let (sim_wall_secs, floor_wall_secs) = (fastest(&sims), fastest(&floors));
     Ok(BenchResult {
         requests: report.summary.requests,
         sim_wall_secs,
@@ -346,5 +386,6 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
         peak_rss_kib: peak,
         memory_wall_secs,
         report,
+        medians,
     })
 }

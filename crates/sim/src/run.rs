@@ -458,9 +458,7 @@ impl Simulation<'_> {
                     ..ClientTry::default()
                 });
             }
-            // Boxed: the task's cell (aligned to 128 bytes by tokio) then holds only a
-            // pointer, and the request's state is one allocation of its own size.
-            drop(spawn_local(Box::pin(async move {
+            let serve = async move {
                 // By reference: the task holds the only copy of the request while it is in
                 // flight.
                 // Only a failure's provider calls outlive the result (the task stays small).
@@ -478,7 +476,15 @@ impl Simulation<'_> {
                 }
                 drop(connection);
                 task.finished();
-            })));
+            };
+            if routersim_runtime::is_virtual() {
+                // The virtual executor's task is one allocation of the future's own size.
+                drop(spawn_local(serve));
+            } else {
+                // Boxed on tokio: its task cell is aligned to 128 bytes, so it then holds only
+                // a pointer and the request's state is one allocation of its own size.
+                drop(spawn_local(Box::pin(serve)));
+            }
         }
         if let Some(e) = arrivals.take_error() {
             // A traffic file changed since it was validated: no report of part of the traffic.

@@ -1,4 +1,4 @@
-//! The virtual-time executor: one thread, a FIFO run queue, a timer heap, a clock that only
+//! The virtual-time executor: one thread, a FIFO run queue, a timer queue, a clock that only
 //! moves when every task is waiting.
 //!
 //! Why not tokio's paused runtime: measured on the bench workload, tokio's floor spends ~15 % in
@@ -15,7 +15,6 @@
 //! built, and no output depends on it (a test shifts it by a thousand days).
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
@@ -35,10 +34,13 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// One executor's state, reachable from its tasks through the thread-local [`CURRENT`].
 pub(crate) struct Shared {
     id: u64,
-    queue: RefCell<VecDeque<Runnable>>,
+    /// Tasks woken since the current pass began, in wake order.
+    queue: RefCell<Vec<Runnable>>,
     pub(crate) timers: RefCell<Timers>,
-    /// Virtual now (kept as an instant: reading it is a copy, not an addition).
+    /// Virtual now as an instant (reading it is a copy, not an addition).
     now: Cell<Instant>,
+    /// Virtual now in nanoseconds since the origin: what deadlines are compared with.
+    now_ns: Cell<u64>,
     origin: Instant,
 }
 
@@ -48,10 +50,32 @@ impl Shared {
         self.now.get()
     }
 
+    /// Virtual now, in nanoseconds since the origin.
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.now_ns.get()
+    }
+
+    /// `deadline` in nanoseconds since the origin (0 before it; saturating ~584 years after).
+    pub(crate) fn nanos_at(&self, deadline: Instant) -> u64 {
+        deadline
+            .checked_duration_since(self.origin)
+            .map_or(0, duration_nanos)
+    }
+
+    fn set_now_ns(&self, now_ns: u64) {
+        self.now_ns.set(now_ns);
+        self.now.set(self.origin + Duration::from_nanos(now_ns));
+    }
+
     /// Virtual time since the origin.
     pub(crate) fn elapsed(&self) -> Duration {
-        self.now.get().saturating_duration_since(self.origin)
+        Duration::from_nanos(self.now_ns.get())
     }
+}
+
+/// A duration in nanoseconds, saturating (at ~584 years).
+pub(crate) fn duration_nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 thread_local! {
@@ -88,6 +112,8 @@ pub struct Executor {
     /// The wakers of the timers due at one step, kept between steps (one allocation per run,
     /// not one per step).
     due: RefCell<Vec<Waker>>,
+    /// The tasks of the pass being run, swapped with the queue (likewise kept).
+    pass: RefCell<Vec<Runnable>>,
 }
 
 impl Default for Executor {
@@ -109,15 +135,18 @@ impl Executor {
     /// An executor whose `Instant`s count from `origin` (a test moves it to prove that no
     /// output depends on it).
     pub fn with_origin(origin: Instant) -> Self {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         Self {
             shared: Rc::new(Shared {
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                queue: RefCell::new(VecDeque::new()),
-                timers: RefCell::new(Timers::new()),
+                id,
+                queue: RefCell::new(Vec::new()),
+                timers: RefCell::new(Timers::new(id)),
                 now: Cell::new(origin),
+                now_ns: Cell::new(0),
                 origin,
             }),
             due: RefCell::new(Vec::new()),
+            pass: RefCell::new(Vec::new()),
         }
     }
 
@@ -152,33 +181,27 @@ impl Executor {
         }
     }
 
-    /// Runs the tasks queued when the pass began (tasks they wake run on the next pass).
+    /// Runs the tasks queued when the pass began (tasks they wake run on the next pass): the
+    /// queue is swapped out whole, so each task costs no borrow of it.
     fn run_queued(&self) {
-        let queued = self.shared.queue.borrow().len();
-        for _ in 0..queued {
-            let next = self.shared.queue.borrow_mut().pop_front();
-            match next {
-                Some(runnable) => {
-                    runnable.run();
-                }
-                None => break,
-            }
+        let mut pass = std::mem::take(&mut *self.pass.borrow_mut());
+        std::mem::swap(&mut pass, &mut *self.shared.queue.borrow_mut());
+        for runnable in pass.drain(..) {
+            runnable.run();
         }
+        *self.pass.borrow_mut() = pass;
     }
 
     /// Moves the clock to the earliest live deadline and wakes what is due; false when no
     /// timer is set.
     fn advance(&self) -> bool {
         let mut wakers = std::mem::take(&mut *self.due.borrow_mut());
-        {
-            let mut timers = self.shared.timers.borrow_mut();
-            let Some(deadline) = timers.next_deadline() else {
-                return false;
-            };
-            let now = deadline.max(self.shared.now());
-            self.shared.now.set(now);
-            timers.fire_due(now, &mut wakers);
-        }
+        let fired = self.shared.timers.borrow_mut().fire_next(&mut wakers);
+        let Some(deadline) = fired else {
+            return false;
+        };
+        // Deadlines are registered after now only: the clock never goes back.
+        self.shared.set_now_ns(deadline.max(self.shared.now_ns()));
         for waker in wakers.drain(..) {
             waker.wake();
         }
@@ -186,17 +209,23 @@ impl Executor {
         true
     }
 
-    /// Entries in the timer heap (cancelled ones included), for tests.
+    /// Items in the timer queue (cancelled ones included), for tests.
     #[cfg(test)]
     pub(crate) fn timer_entries(&self) -> usize {
         self.shared.timers.borrow().len()
+    }
+
+    /// Timer slots held (free ones included), for tests.
+    #[cfg(test)]
+    pub(crate) fn timer_slots(&self) -> usize {
+        self.shared.timers.borrow().slots()
     }
 }
 
 impl Drop for Executor {
     fn drop(&mut self) {
         // Dropping a queued runnable drops its future; timers hold wakers, which hold tasks.
-        let queued: Vec<Runnable> = self.shared.queue.borrow_mut().drain(..).collect();
+        let queued = std::mem::take(&mut *self.shared.queue.borrow_mut());
         drop(queued);
         let wakers = self.shared.timers.borrow_mut().take_all();
         drop(wakers);
@@ -283,7 +312,7 @@ where
             if let Some(shared) = c.borrow().as_ref()
                 && shared.id == id
             {
-                shared.queue.borrow_mut().push_back(runnable);
+                shared.queue.borrow_mut().push(runnable);
             }
             // Otherwise the executor is gone: dropping the runnable drops the task's future.
         });

@@ -12,6 +12,7 @@
 //! [`RuntimeClock`] (the engine's `Clock`), which pick the runtime of the current thread.
 
 mod clock;
+mod deadlines;
 mod executor;
 mod task;
 pub mod time;

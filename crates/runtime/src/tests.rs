@@ -311,3 +311,69 @@ fn the_same_program_runs_on_tokio_behind_the_same_seam_with_millisecond_timers()
     // tokio's wheel ticks in whole milliseconds: the documented difference.
     assert_eq!(elapsed(RuntimeKind::Tokio), ms(2));
 }
+
+#[test]
+fn a_virtual_sleep_stays_three_words() {
+    // Every in-flight request holds one or more: they count in its footprint.
+    assert!(std::mem::size_of::<crate::time::Sleep>() <= 24);
+}
+
+#[test]
+fn timer_slots_are_reused_and_stay_flat_when_sleeps_fire_or_are_cancelled() {
+    let exec = Executor::new();
+    exec.block_on(async {
+        for round in 0..1_000u64 {
+            let mut tasks = Vec::new();
+            for i in 0..8u64 {
+                tasks.push(spawn_local(async move { sleep(ms(i + 1)).await }));
+            }
+            if round % 2 == 0 {
+                // Half the rounds cancel their sleeps: their slots must be reused too.
+                for task in tasks {
+                    task.cancel().await;
+                }
+            }
+            sleep(ms(20)).await;
+        }
+    })
+    .unwrap();
+    // Nine timers at most pending at once (eight tasks and the main future).
+    assert!(
+        exec.timer_slots() <= 9,
+        "{} slots after 9,000 timers",
+        exec.timer_slots()
+    );
+    assert_eq!(exec.elapsed(), ms(20 * 1_000));
+}
+
+#[test]
+fn a_cancelled_sleep_never_wakes_its_task_even_when_its_slot_is_reused() {
+    let parked_polls = Rc::new(Cell::new(0u32));
+    Executor::new()
+        .block_on({
+            let parked_polls = parked_polls.clone();
+            async move {
+                let task = spawn_local(async move {
+                    // Twice, a 5 ms sleep is dropped when a 1 ms one wins (its slot is then
+                    // reused by the next round's timers).
+                    for _ in 0..2 {
+                        tokio::select! {
+                            biased;
+                            () = sleep(ms(1)) => {}
+                            () = sleep(ms(5)) => unreachable!("the 1 ms sleep wins"),
+                        }
+                    }
+                    // Parked for good: a stale wake at 5 or 6 ms would poll this again.
+                    std::future::poll_fn(|_| {
+                        parked_polls.set(parked_polls.get() + 1);
+                        std::task::Poll::<()>::Pending
+                    })
+                    .await;
+                });
+                sleep(ms(50)).await;
+                task.abort();
+            }
+        })
+        .unwrap();
+    assert_eq!(parked_polls.get(), 1);
+}

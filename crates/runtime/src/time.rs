@@ -11,15 +11,15 @@
 )]
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::executor::with_current;
-use crate::timers::{TimerEntry, TimerState};
+use crate::executor::{duration_nanos, with_current};
+use crate::timers::{Polled, TimerId};
 
 /// Now: the virtual executor's clock, or tokio's.
 pub fn now() -> Instant {
@@ -28,98 +28,115 @@ pub fn now() -> Instant {
 
 /// Sleeps until `deadline` on the runtime of this thread.
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    if crate::executor::is_virtual() {
-        Sleep(SleepInner::Virtual {
-            deadline: deadline.into_std(),
-            entry: None,
-        })
-    } else {
-        Sleep(SleepInner::Tokio(Box::pin(tokio::time::sleep_until(
-            deadline,
-        ))))
+    match with_current(|s| s.map(|s| s.nanos_at(deadline.into_std()))) {
+        Some(at) => Sleep::virtual_at(at),
+        None => Sleep::tokio(deadline),
     }
 }
 
-/// Sleeps for `duration` on the runtime of this thread.
+/// Sleeps for `duration` on the runtime of this thread (on the virtual executor, the same
+/// deadline as `sleep_until(now() + duration)`, without the `Instant` arithmetic).
 pub fn sleep(duration: Duration) -> Sleep {
-    sleep_until(now() + duration)
+    match with_current(|s| s.map(|s| s.now_ns().saturating_add(duration_nanos(duration)))) {
+        Some(at) => Sleep::virtual_at(at),
+        None => Sleep::tokio(now() + duration),
+    }
 }
 
-/// [`sleep_until`]'s future. On the virtual executor it is three words; dropping it before its
-/// deadline cancels its timer (no stale wake, and the clock never stops for it).
+/// [`sleep_until`]'s future. On the virtual executor it is three words (its deadline in
+/// nanoseconds, and its timer once registered); dropping it before its deadline cancels its
+/// timer (no stale wake, and the clock never stops for it).
 #[derive(Debug)]
-pub struct Sleep(SleepInner);
+pub struct Sleep {
+    inner: SleepInner,
+    /// Not `Send`: a virtual timer can only be cancelled on its executor's thread.
+    _local: PhantomData<*const ()>,
+}
 
 #[derive(Debug)]
 enum SleepInner {
     Virtual {
-        deadline: std::time::Instant,
-        entry: Option<Rc<TimerEntry>>,
+        /// Nanoseconds since the executor's origin.
+        at: u64,
+        /// Its timer's sequence number (0 until registered) and slot; kept apart, not as a
+        /// `TimerId`, so that the enum's tag fits beside the slot (24 bytes, not 32).
+        seq: u64,
+        slot: u32,
     },
     // Boxed: the virtual sleep, which every in-flight request holds, stays small.
     Tokio(Pin<Box<tokio::time::Sleep>>),
+}
+
+impl Sleep {
+    fn virtual_at(at: u64) -> Self {
+        Self {
+            inner: SleepInner::Virtual {
+                at,
+                seq: 0,
+                slot: 0,
+            },
+            _local: PhantomData,
+        }
+    }
+
+    fn tokio(deadline: Instant) -> Self {
+        Self {
+            inner: SleepInner::Tokio(Box::pin(tokio::time::sleep_until(deadline))),
+            _local: PhantomData,
+        }
+    }
 }
 
 impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.get_mut().0 {
+        match &mut self.get_mut().inner {
             SleepInner::Tokio(sleep) => sleep.as_mut().poll(cx),
-            SleepInner::Virtual { deadline, entry } => poll_virtual(*deadline, entry, cx),
+            SleepInner::Virtual { at, seq, slot } => {
+                let mut timer = TimerId {
+                    slot: *slot,
+                    seq: *seq,
+                };
+                let poll = poll_virtual(*at, &mut timer, cx);
+                (*seq, *slot) = (timer.seq, timer.slot);
+                poll
+            }
         }
     }
 }
 
-fn poll_virtual(
-    deadline: std::time::Instant,
-    entry: &mut Option<Rc<TimerEntry>>,
-    cx: &mut Context<'_>,
-) -> Poll<()> {
-    if let Some(e) = entry {
-        if e.state.get() == TimerState::Fired {
-            return Poll::Ready(());
-        }
-        let mut waker = e.waker.borrow_mut();
-        if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            *waker = Some(cx.waker().clone());
-        }
-        return Poll::Pending;
-    }
+fn poll_virtual(at: u64, timer: &mut TimerId, cx: &mut Context<'_>) -> Poll<()> {
     with_current(|s| {
         let Some(shared) = s else {
             // Polled off the executor that made it: nothing here can wake it.
             return Poll::Pending;
         };
-        if shared.now() >= deadline {
+        if timer.seq != 0 {
+            let (polled, replaced) = shared.timers.borrow_mut().poll(*timer, cx.waker());
+            drop(replaced);
+            return match polled {
+                Polled::Fired => Poll::Ready(()),
+                Polled::Pending | Polled::Foreign => Poll::Pending,
+            };
+        }
+        if shared.now_ns() >= at {
             return Poll::Ready(());
         }
-        *entry = Some(
-            shared
-                .timers
-                .borrow_mut()
-                .register(deadline, cx.waker().clone()),
-        );
+        *timer = shared.timers.borrow_mut().register(at, cx.waker().clone());
         Poll::Pending
     })
 }
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        if let SleepInner::Virtual {
-            entry: Some(entry), ..
-        } = &self.0
-            && entry.state.get() == TimerState::Pending
+        if let SleepInner::Virtual { seq, slot, .. } = self.inner
+            && seq != 0
         {
-            let counted = with_current(|s| {
-                s.and_then(|s| s.timers.try_borrow_mut().ok())
-                    .map(|mut timers| timers.cancel(entry))
-                    .is_some()
-            });
-            if !counted {
-                entry.state.set(TimerState::Cancelled);
-                entry.waker.borrow_mut().take();
-            }
+            let timer = TimerId { slot, seq };
+            // The waker (if the timer was still pending) is dropped after the borrow ends.
+            let waker = with_current(|s| s?.timers.try_borrow_mut().ok()?.cancel(timer));
+            drop(waker);
         }
     }
 }

@@ -110,36 +110,47 @@ fn print_floors(out: &mut Out, result: &BenchResult) -> Result<(), CliError> {
             median_note(result, median_floor),
         )?;
     }
-    writeln!(
+    ratio_line(
         out,
-        "{:<44}{:.3}",
         format!("ratio harness/floor ({own}):"),
-        result.ratio()
+        format!("{:.3}", result.ratio()),
     )?;
     if let Some(other) = result.other {
         let name = other.runtime.name();
-        writeln!(
+        ratio_line(
             out,
-            "{:<44}{:.3}",
             format!("ratio harness/floor ({name}):"),
-            other.floor_wall_secs / other.sim_wall_secs.max(1e-9)
+            format!(
+                "{:.3}",
+                other.floor_wall_secs / other.sim_wall_secs.max(1e-9)
+            ),
         )?;
-        writeln!(
+        ratio_line(
             out,
-            "{:<44}{:.3}",
             format!("ratio harness ({own})/tokio floor:"),
-            result.sim_rate() / result.tokio_floor_rate().max(1e-9)
+            format!(
+                "{:.3}",
+                result.sim_rate() / result.tokio_floor_rate().max(1e-9)
+            ),
         )?;
-        writeln!(
+        ratio_line(
             out,
-            "{:<44}{:.2}x",
             format!("harness {own} vs {name}:"),
-            other.sim_wall_secs / result.sim_wall_secs.max(1e-9)
+            format!(
+                "{:.2}x",
+                other.sim_wall_secs / result.sim_wall_secs.max(1e-9)
+            ),
         )?;
     }
     if medians.runs > 1 {
         print_median_ratios(out, result)?;
     }
+    Ok(())
+}
+
+/// One ratio line: the label padded to the column of numbers.
+fn ratio_line(out: &mut Out, label: String, value: String) -> Result<(), CliError> {
+    writeln!(out, "{label:<44}{value}")?;
     Ok(())
 }
 
@@ -159,28 +170,25 @@ fn median_note(result: &BenchResult, median_secs: f64) -> String {
 fn print_median_ratios(out: &mut Out, result: &BenchResult) -> Result<(), CliError> {
     let m = result.medians;
     let own = result.runtime.name();
-    writeln!(
+    ratio_line(
         out,
-        "{:<44}{:.3}",
         format!("median ratio harness/floor ({own}):"),
-        m.floor_wall_secs / m.sim_wall_secs.max(1e-9)
+        format!("{:.3}", m.floor_wall_secs / m.sim_wall_secs.max(1e-9)),
     )?;
     if let (Some(other), Some((other_sim, other_floor))) = (result.other, m.other) {
         let tokio_floor = match result.runtime {
             routersim_runtime::RuntimeKind::Tokio => m.floor_wall_secs,
             routersim_runtime::RuntimeKind::Virtual => other_floor,
         };
-        writeln!(
+        ratio_line(
             out,
-            "{:<44}{:.3}",
             format!("median ratio harness ({own})/tokio floor:"),
-            tokio_floor / m.sim_wall_secs.max(1e-9)
+            format!("{:.3}", tokio_floor / m.sim_wall_secs.max(1e-9)),
         )?;
-        writeln!(
+        ratio_line(
             out,
-            "{:<44}{:.2}x",
             format!("median harness {own} vs {}:", other.runtime.name()),
-            other_sim / m.sim_wall_secs.max(1e-9)
+            format!("{:.2}x", other_sim / m.sim_wall_secs.max(1e-9)),
         )?;
     }
     Ok(())

@@ -1,36 +1,47 @@
 //! The V2 bytes of one `latency.hlog` interval histogram, from the interval's samples.
 //!
 //! Why: `V2Serializer` walks every bucket up to the interval's maximum (thousands of mostly
-//! empty buckets for second-long latencies) to emit counts and zero runs. An interval holds a
-//! few hundred samples: sorted, each maps to its bucket index with the histogram's own
+//! empty buckets for second-long latencies) to emit counts and zero runs, and a histogram
+//! per interval must be filled and reset (clearing all its buckets). An interval holds a few
+//! hundred samples: sorted, each maps to its bucket index with the histogram's own
 //! arithmetic, so equal indices give the non-zero counts in order and the gaps between them
-//! the zero runs. The bytes are `V2Serializer`'s exactly (the tests compare them); a histogram
-//! this does not cover (lowest discernible value other than 1, samples that disagree with the
-//! histogram) goes through `V2Serializer` instead.
+//! the zero runs. Only the histogram's range (its auto-resized `high()`) is needed, and a
+//! histogram that records just each new maximum resizes exactly as one recording every
+//! sample (a value at or below a recorded one always fits). The bytes are `V2Serializer`'s
+//! exactly (the tests compare them); a shape this does not cover (lowest discernible value
+//! other than 1) is filled and goes through `V2Serializer` instead.
 
 use std::io;
 
+use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
-use hdrhistogram::{Counter, Histogram};
+
+use super::summary::record_us;
 
 /// `V2_COOKIE` of the `hdrhistogram` crate (`0x1c849303 | 0x10`), not exported there.
 const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
 
-/// Appends to `out` what `V2Serializer` writes for `h`, given `sorted`: exactly the values
-/// recorded in `h` (with `record_n`) since it was created or reset, in ascending order.
-pub(super) fn encode_v2<T: Counter>(
-    h: &Histogram<T>,
+/// Appends to `out` what `V2Serializer` writes for a histogram shaped like `range` (see the
+/// module docs) holding exactly `sorted` (ascending, recorded with `record_us`), and returns
+/// that histogram's `max()`.
+pub(super) fn encode_v2(
+    range: &Histogram<u64>,
     sorted: &[u64],
     v2: &mut V2Serializer,
     out: &mut Vec<u8>,
-) -> io::Result<()> {
-    if let Some(indexer) = Indexer::for_samples(h, sorted) {
-        write_v2(h, &indexer, sorted, out);
-        return Ok(());
+) -> io::Result<u64> {
+    if let Some((indexer, max)) = Indexer::for_samples(range, sorted) {
+        write_v2(range, indexer, sorted, out);
+        return Ok(max);
     }
-    v2.serialize(h, out)
-        .map(drop)
-        .map_err(|e| io::Error::other(e.to_string()))
+    let mut h = range.clone();
+    h.reset();
+    for &v in sorted {
+        record_us(&mut h, v, 1);
+    }
+    v2.serialize(&h, out)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(h.max())
 }
 
 /// `hdrhistogram`'s private `index_for` for a histogram whose lowest discernible value is 1
@@ -42,10 +53,11 @@ struct Indexer {
 }
 
 impl Indexer {
-    /// The arithmetic of `h`, if `sorted` is what it holds and every sample has a bucket.
-    fn for_samples<T: Counter>(h: &Histogram<T>, sorted: &[u64]) -> Option<Self> {
+    /// The arithmetic of `h` and the maximum of `sorted` as `max()`, if every sample has a
+    /// bucket (so none would be clamped) and `sorted` is not empty.
+    fn for_samples(h: &Histogram<u64>, sorted: &[u64]) -> Option<(Self, u64)> {
         let &max = sorted.last()?;
-        if h.low() != 1 || h.sigfig() > 5 || h.len() != sorted.len() as u64 {
+        if h.low() != 1 || h.sigfig() > 5 {
             return None;
         }
         // The smallest power of two reaching 2·10^sigfig (the crate's `log2().ceil()`).
@@ -53,9 +65,8 @@ impl Indexer {
         let indexer = Self {
             m: 64 - (largest - 1).leading_zeros(),
         };
-        // A clamped (saturating) record would show as a different maximum.
-        let fits = indexer.index(max) < h.distinct_values();
-        (fits && h.highest_equivalent(max) == h.max()).then_some(indexer)
+        // `max()` is the highest value equivalent to the largest sample (0 stays 0).
+        (indexer.index(max) < h.distinct_values()).then(|| (indexer, h.highest_equivalent(max)))
     }
 
     /// The counts-array index of `value`.
@@ -69,7 +80,7 @@ impl Indexer {
 }
 
 /// The header and counts, as `V2Serializer::serialize` lays them out.
-fn write_v2<T: Counter>(h: &Histogram<T>, indexer: &Indexer, sorted: &[u64], out: &mut Vec<u8>) {
+fn write_v2(h: &Histogram<u64>, indexer: Indexer, sorted: &[u64], out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&V2_COOKIE.to_be_bytes());
     out.extend_from_slice(&[0; 4]); // counts length, set below
@@ -100,6 +111,28 @@ fn write_v2<T: Counter>(h: &Histogram<T>, indexer: &Indexer, sorted: &[u64], out
     out[start + 4..start + 8].copy_from_slice(&counts_len.to_be_bytes());
 }
 
+/// Appends `data` in standard base64 with padding (RFC 4648 §4), as the interval log writes.
+pub(super) fn base64_into(data: &[u8], out: &mut Vec<u8>) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let sextet = |n: u32, shift: u32| ALPHABET[((n >> shift) & 63) as usize];
+    let mut chunks = data.chunks_exact(3);
+    for c in &mut chunks {
+        let n = u32::from(c[0]) << 16 | u32::from(c[1]) << 8 | u32::from(c[2]);
+        out.extend_from_slice(&[sextet(n, 18), sextet(n, 12), sextet(n, 6), sextet(n, 0)]);
+    }
+    match *chunks.remainder() {
+        [a] => {
+            let n = u32::from(a) << 16;
+            out.extend_from_slice(&[sextet(n, 18), sextet(n, 12), b'=', b'=']);
+        }
+        [a, b] => {
+            let n = u32::from(a) << 16 | u32::from(b) << 8;
+            out.extend_from_slice(&[sextet(n, 18), sextet(n, 12), sextet(n, 6), b'=']);
+        }
+        _ => {}
+    }
+}
+
 /// Signed to unsigned: 0, -1, 1, -2 → 0, 1, 2, 3.
 fn zig_zag(n: i64) -> u64 {
     ((n << 1) ^ (n >> 63)) as u64
@@ -123,20 +156,32 @@ fn varint(mut v: u64, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
-    /// Records `values` as `record_us` does and checks both encoders give the same bytes;
-    /// returns whether the samples path (not the fallback) wrote them.
-    fn check(mut h: Histogram<u64>, values: &[u64]) -> bool {
+    /// Records `values` into `before` as `record_us` does, and into a copy only each new
+    /// maximum (the range); checks the range's encoding of the samples gives the bytes and
+    /// `max()` of `V2Serializer` on the full histogram. Returns whether the samples path (not
+    /// the fallback) wrote them.
+    fn check(before: Histogram<u64>, values: &[u64]) -> bool {
+        let mut h = before.clone();
+        let mut range = before;
+        let mut range_max = 0;
         for &v in values {
-            if h.record_n(v, 1).is_err() {
-                h.saturating_record_n(v, 1);
+            record_us(&mut h, v, 1);
+            if v > range_max {
+                record_us(&mut range, v, 1);
+                range_max = v;
             }
         }
+        assert_eq!(
+            (range.high(), range.distinct_values()),
+            (h.high(), h.distinct_values())
+        );
         let mut sorted = values.to_vec();
         sorted.sort_unstable();
         let mut expected = Vec::new();
         V2Serializer::new().serialize(&h, &mut expected).unwrap();
         let mut got = vec![7]; // appends after what is already there
-        encode_v2(&h, &sorted, &mut V2Serializer::new(), &mut got).unwrap();
+        let max = encode_v2(&range, &sorted, &mut V2Serializer::new(), &mut got).unwrap();
+        assert_eq!(max, h.max());
         assert_eq!(
             got[1..],
             expected[..],
@@ -144,7 +189,7 @@ mod tests {
             values.len(),
             sorted.last()
         );
-        Indexer::for_samples(&h, &sorted).is_some()
+        Indexer::for_samples(&range, &sorted).is_some()
     }
 
     /// The fast path applies to the report's histograms (so the tests exercise it).
@@ -153,7 +198,8 @@ mod tests {
         let mut h = Histogram::<u64>::new(3).unwrap();
         h.record(12_345).unwrap();
         assert!(Indexer::for_samples(&h, &[12_345]).is_some());
-        assert!(Indexer::for_samples(&h, &[12_346, 12_347]).is_none());
+        assert!(Indexer::for_samples(&h, &[]).is_none());
+        assert!(Indexer::for_samples(&h, &[1 << 40]).is_none()); // beyond the range
         let mut low = Histogram::<u64>::new_with_bounds(1000, 1_000_000, 3).unwrap();
         low.record(5000).unwrap();
         assert!(Indexer::for_samples(&low, &[5000]).is_none());
@@ -226,6 +272,18 @@ mod tests {
                 check(Histogram::new((round % 6) as u8).unwrap(), &values),
                 n > 0
             );
+        }
+    }
+
+    #[test]
+    fn base64_matches_the_crate() {
+        use base64::Engine;
+        for len in 0..40 {
+            let data: Vec<u8> = (0..len).map(|i| (i * 97 + len * 13) as u8).collect();
+            let mut got = b"x".to_vec();
+            base64_into(&data, &mut got);
+            let expected = base64::engine::general_purpose::STANDARD.encode(&data);
+            assert_eq!(got[1..], *expected.as_bytes(), "{len}");
         }
     }
 

@@ -1,10 +1,11 @@
 //! Latency per virtual second: the `p50_ms,p90_ms,p99_ms` columns of `timeseries.csv` and the
 //! interval histograms of `latency.hlog`.
 //!
-//! Why one histogram, reset at each second: request ends arrive in virtual-time order, so a
-//! second is complete as soon as a later one starts. Its percentiles go into the timeseries
-//! row (three numbers) and its histogram into `latency.hlog` (streamed), and the histogram is
-//! reset: memory stays flat whatever the run's length.
+//! Why samples, forgotten at each second and interval: request ends arrive in virtual-time
+//! order, so a second is complete as soon as a later one starts. Its percentiles go into the
+//! timeseries row (three numbers) and an interval's histogram into `latency.hlog` (streamed),
+//! both computed from the samples kept (see `quantiles` and `hlog`; no histogram is filled
+//! and reset): memory is the busiest interval's sample count, whatever the run's length.
 //!
 //! `latency.hlog` is HdrHistogram's interval-log format (the format of Java's
 //! `HistogramLogWriter`, read by `HistogramLogAnalyzer`, `HistogramLogProcessor` and the
@@ -20,13 +21,13 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use hdrhistogram::Counter;
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::V2Serializer;
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
 
+use super::hlog::{base64_into, encode_v2};
 use super::quantiles::SecondSamples;
 use super::summary::{new_histogram, record_us};
 use crate::error::ReportError;
@@ -45,8 +46,11 @@ pub(super) struct LatencyIntervals {
     second: Option<u64>,
     /// The start of the `latency.hlog` interval being filled, seconds.
     interval: Option<u64>,
-    /// The interval's latencies, for `latency.hlog`.
-    hist: Histogram<u64>,
+    /// The range of the interval histograms: records only each new largest latency (see
+    /// [`super::hlog`]); the interval's latencies themselves are in `serializer`.
+    range: Histogram<u64>,
+    /// The largest latency recorded in `range`.
+    range_max: u64,
     /// The same, for the percentiles (see [`SecondSamples`]).
     samples: SecondSamples,
     /// An empty histogram of the same shape: which values are equivalent.
@@ -72,19 +76,19 @@ impl LatencyIntervals {
     pub(super) fn create(path: PathBuf) -> Result<Self, ReportError> {
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
         let mut out = BufWriter::new(file);
-        let mut serializer = ReusedDeflate::new();
-        let header = write_header(&mut out, &mut serializer);
+        let header = write_header(&mut out);
         if let Err(e) = header {
             return Err(ReportError::io(&path, e));
         }
         Ok(Self {
             second: None,
             interval: None,
-            hist: new_histogram()?,
+            range: new_histogram()?,
+            range_max: 0,
             samples: SecondSamples::default(),
             shape: new_histogram()?,
             log: Some((path, out)),
-            serializer,
+            serializer: ReusedDeflate::new(),
             line: Vec::new(),
         })
     }
@@ -115,7 +119,11 @@ impl LatencyIntervals {
             Some(_) => {}
             None => self.interval = Some(interval),
         }
-        record_us(&mut self.hist, latency_us, 1);
+        if latency_us > self.range_max {
+            record_us(&mut self.range, latency_us, 1);
+            self.range_max = latency_us;
+        }
+        self.serializer.samples.push(latency_us);
         self.samples.push(latency_us);
     }
 
@@ -144,36 +152,28 @@ impl LatencyIntervals {
         self.samples.clear();
     }
 
-    /// Writes the current interval's histogram to `latency.hlog` and resets it.
+    /// Writes the current interval's histogram to `latency.hlog` and forgets its samples.
     fn write_interval(&mut self, error: &mut Option<ReportError>) {
         let Some(start) = self.interval else { return };
-        if self.hist.is_empty() {
+        if self.serializer.samples.is_empty() {
             return;
         }
         if let Some((path, out)) = self.log.as_mut() {
             self.line.clear();
-            let written = IntervalLogWriterBuilder::new()
-                .begin_log_with(&mut self.line, &mut self.serializer)
-                .and_then(|mut w| {
-                    w.write_histogram(
-                        &self.hist,
-                        Duration::from_secs(start),
-                        Duration::from_secs(HLOG_INTERVAL_SECS),
-                        None,
-                    )
-                    .map_err(|e| io::Error::other(e.to_string()))
-                })
+            let written = self
+                .serializer
+                .write_line(&self.range, start, &mut self.line)
                 .and_then(|()| out.write_all(&self.line));
             if let Err(e) = written {
                 error.get_or_insert(ReportError::io(path.clone(), e));
                 self.log = None;
             }
         }
-        self.hist.reset();
+        self.serializer.samples.clear();
     }
 }
 
-fn write_header(out: &mut impl Write, serializer: &mut ReusedDeflate) -> io::Result<()> {
+fn write_header(out: &mut impl Write) -> io::Result<()> {
     let mut header = Vec::new();
     IntervalLogWriterBuilder::new()
         .add_comment(
@@ -183,7 +183,7 @@ fn write_header(out: &mut impl Write, serializer: &mut ReusedDeflate) -> io::Res
         .add_comment("[Values: end-to-end request latency in microseconds]")
         .with_start_time(SystemTime::UNIX_EPOCH)
         .with_base_time(SystemTime::UNIX_EPOCH)
-        .begin_log_with(&mut header, serializer)?;
+        .begin_log_with(&mut header, &mut V2Serializer::new())?;
     out.write_all(&header)?;
     writeln!(out, "{LEGEND}")
 }
@@ -196,8 +196,14 @@ fn write_header(out: &mut impl Write, serializer: &mut ReusedDeflate) -> io::Res
 /// Why not compress: resetting a compressor zeroes its ~300 KB of tables and compressing a
 /// histogram walks them; together that was two thirds of `latency.hlog`'s cost and ~6 % of the
 /// whole traced harness, to save ~2 KB a line in a file one line per 10 virtual seconds.
+///
+/// The V2 bytes come from the interval's samples (see [`super::hlog`]), not a walk of every
+/// bucket of a histogram; the line is what `IntervalLogWriter::write_histogram` writes.
 pub(super) struct ReusedDeflate {
+    /// For shapes [`encode_v2`] hands back to `V2Serializer`.
     v2: V2Serializer,
+    /// The interval's latencies, as recorded (sorted when written).
+    samples: Vec<u64>,
     uncompressed: Vec<u8>,
     compressed: Vec<u8>,
 }
@@ -209,24 +215,24 @@ impl ReusedDeflate {
     fn new() -> Self {
         Self {
             v2: V2Serializer::new(),
+            samples: Vec::new(),
             uncompressed: Vec::new(),
             compressed: Vec::new(),
         }
     }
-}
 
-impl Serializer for ReusedDeflate {
-    type SerializeError = io::Error;
-
-    fn serialize<T: Counter, W: Write>(
+    /// Appends the interval line of the samples (start `start` s, length
+    /// [`HLOG_INTERVAL_SECS`]) for a histogram shaped like `range`: `start,length,max,` then
+    /// the base64 of the V2 + deflate bytes.
+    fn write_line(
         &mut self,
-        h: &Histogram<T>,
-        writer: &mut W,
-    ) -> io::Result<usize> {
+        range: &Histogram<u64>,
+        start: u64,
+        line: &mut Vec<u8>,
+    ) -> io::Result<()> {
         self.uncompressed.clear();
-        self.v2
-            .serialize(h, &mut self.uncompressed)
-            .map_err(|e| io::Error::other(e.to_string()))?;
+        self.samples.sort_unstable();
+        let max = encode_v2(range, &self.samples, &mut self.v2, &mut self.uncompressed)?;
         self.compressed.clear();
         self.compressed
             .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
@@ -234,8 +240,12 @@ impl Serializer for ReusedDeflate {
         zlib_stored(&self.uncompressed, &mut self.compressed);
         let payload = u32::try_from(self.compressed.len() - 8).map_err(io::Error::other)?;
         self.compressed[4..8].copy_from_slice(&payload.to_be_bytes());
-        writer.write_all(&self.compressed)?;
-        Ok(self.compressed.len())
+        // As `write_histogram` formats them (the Java writer's columns).
+        let (start, length, max) = (start as f64, HLOG_INTERVAL_SECS as f64, max as f64);
+        write!(line, "{start:.3},{length:.3},{max:.3},")?;
+        base64_into(&self.compressed, line);
+        line.push(b'\n');
+        Ok(())
     }
 }
 
@@ -276,10 +286,90 @@ fn adler32(data: &[u8]) -> u32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use std::io::Read;
+    use std::time::Duration;
 
-    use super::zlib_stored;
+    use hdrhistogram::Counter;
+    use hdrhistogram::serialization::Serializer;
+
+    use super::*;
+
+    /// The former encoding: `V2Serializer` on the filled histogram, then the same stored zlib.
+    struct FilledDeflate;
+
+    impl Serializer for FilledDeflate {
+        type SerializeError = io::Error;
+
+        fn serialize<T: Counter, W: Write>(
+            &mut self,
+            h: &Histogram<T>,
+            writer: &mut W,
+        ) -> io::Result<usize> {
+            let mut v2 = Vec::new();
+            V2Serializer::new().serialize(h, &mut v2).unwrap();
+            let mut body = Vec::new();
+            zlib_stored(&v2, &mut body);
+            let mut all = V2_COMPRESSED_COOKIE.to_be_bytes().to_vec();
+            all.extend_from_slice(&(body.len() as u32).to_be_bytes());
+            all.extend_from_slice(&body);
+            writer.write_all(&all)?;
+            Ok(all.len())
+        }
+    }
+
+    /// Interval lines from the samples are those `IntervalLogWriter` writes for a histogram
+    /// filled with them and reset after each interval (as before this encoder).
+    #[test]
+    fn lines_match_the_interval_log_writer() {
+        let mut hist = new_histogram().unwrap();
+        let mut range = new_histogram().unwrap();
+        let mut range_max = 0;
+        let mut deflate = ReusedDeflate::new();
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = move |bits: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % (1 << bits)
+        };
+        for (i, start) in [0, 10, 20, 3600, 86_400, 86_410].into_iter().enumerate() {
+            let mut values: Vec<u64> = match i {
+                0 => vec![0],
+                1 => vec![1_000, 1_000, 2_047, 2_048, 2_049, 4_095],
+                2 => vec![90_000_000_000, 5],
+                _ => (0..400 + 50 * i)
+                    .map(|_| random(12 + 4 * i as u32))
+                    .collect(),
+            };
+            values.push(random(20));
+            for &v in &values {
+                record_us(&mut hist, v, 1);
+                if v > range_max {
+                    record_us(&mut range, v, 1);
+                    range_max = v;
+                }
+                deflate.samples.push(v);
+            }
+            let mut expected = Vec::new();
+            IntervalLogWriterBuilder::new()
+                .begin_log_with(&mut expected, &mut FilledDeflate)
+                .unwrap()
+                .write_histogram(
+                    &hist,
+                    Duration::from_secs(start),
+                    Duration::from_secs(HLOG_INTERVAL_SECS),
+                    None,
+                )
+                .unwrap();
+            let mut got = Vec::new();
+            deflate.write_line(&range, start, &mut got).unwrap();
+            assert_eq!(String::from_utf8(got), String::from_utf8(expected), "{i}");
+            hist.reset();
+            deflate.samples.clear();
+        }
+    }
 
     /// Every size around the block limit inflates back to its input.
     #[test]

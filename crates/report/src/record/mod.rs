@@ -41,6 +41,7 @@
 mod csv;
 mod deployments;
 mod events;
+mod hlog;
 mod intervals;
 mod quantiles;
 mod replicas;

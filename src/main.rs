@@ -44,7 +44,7 @@ pub enum Trace {
 /// Which runtime runs a simulation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum RuntimeArg {
-    /// The virtual-time executor: exact deadlines, about twice tokio's speed (the default).
+    /// The virtual-time executor: exact deadlines, 1.4-1.9x tokio's speed on the bench workload (the default).
     #[default]
     Virtual,
     /// tokio's paused current-thread runtime: timers rounded up to whole milliseconds.

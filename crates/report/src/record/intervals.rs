@@ -47,10 +47,12 @@ pub(super) struct LatencyIntervals {
     /// The start of the `latency.hlog` interval being filled, seconds.
     interval: Option<u64>,
     /// The range of the interval histograms: records only each new largest latency (see
-    /// [`super::hlog`]); the interval's latencies themselves are in `serializer`.
+    /// [`super::hlog`]); the interval's latencies themselves are in `interval_samples`.
     range: Histogram<u64>,
     /// The largest latency recorded in `range`.
     range_max: u64,
+    /// The `latency.hlog` interval's latencies, as recorded (sorted when written).
+    interval_samples: Vec<u64>,
     /// The same, for the percentiles (see [`SecondSamples`]).
     samples: SecondSamples,
     /// An empty histogram of the same shape: which values are equivalent.
@@ -85,6 +87,7 @@ impl LatencyIntervals {
             interval: None,
             range: new_histogram()?,
             range_max: 0,
+            interval_samples: Vec::new(),
             samples: SecondSamples::default(),
             shape: new_histogram()?,
             log: Some((path, out)),
@@ -123,7 +126,7 @@ impl LatencyIntervals {
             record_us(&mut self.range, latency_us, 1);
             self.range_max = latency_us;
         }
-        self.serializer.samples.push(latency_us);
+        self.interval_samples.push(latency_us);
         self.samples.push(latency_us);
     }
 
@@ -155,21 +158,26 @@ impl LatencyIntervals {
     /// Writes the current interval's histogram to `latency.hlog` and forgets its samples.
     fn write_interval(&mut self, error: &mut Option<ReportError>) {
         let Some(start) = self.interval else { return };
-        if self.serializer.samples.is_empty() {
+        if self.interval_samples.is_empty() {
             return;
         }
         if let Some((path, out)) = self.log.as_mut() {
             self.line.clear();
             let written = self
                 .serializer
-                .write_line(&self.range, start, &mut self.line)
+                .write_line(
+                    &self.range,
+                    &mut self.interval_samples,
+                    start,
+                    &mut self.line,
+                )
                 .and_then(|()| out.write_all(&self.line));
             if let Err(e) = written {
                 error.get_or_insert(ReportError::io(path.clone(), e));
                 self.log = None;
             }
         }
-        self.serializer.samples.clear();
+        self.interval_samples.clear();
     }
 }
 
@@ -202,8 +210,6 @@ fn write_header(out: &mut impl Write) -> io::Result<()> {
 pub(super) struct ReusedDeflate {
     /// For shapes [`encode_v2`] hands back to `V2Serializer`.
     v2: V2Serializer,
-    /// The interval's latencies, as recorded (sorted when written).
-    samples: Vec<u64>,
     uncompressed: Vec<u8>,
     compressed: Vec<u8>,
 }
@@ -215,24 +221,24 @@ impl ReusedDeflate {
     fn new() -> Self {
         Self {
             v2: V2Serializer::new(),
-            samples: Vec::new(),
             uncompressed: Vec::new(),
             compressed: Vec::new(),
         }
     }
 
-    /// Appends the interval line of the samples (start `start` s, length
+    /// Appends the interval line of `samples` (sorted here; start `start` s, length
     /// [`HLOG_INTERVAL_SECS`]) for a histogram shaped like `range`: `start,length,max,` then
     /// the base64 of the V2 + deflate bytes.
     fn write_line(
         &mut self,
         range: &Histogram<u64>,
+        samples: &mut [u64],
         start: u64,
         line: &mut Vec<u8>,
     ) -> io::Result<()> {
         self.uncompressed.clear();
-        self.samples.sort_unstable();
-        let max = encode_v2(range, &self.samples, &mut self.v2, &mut self.uncompressed)?;
+        samples.sort_unstable();
+        let max = encode_v2(range, samples, &mut self.v2, &mut self.uncompressed)?;
         self.compressed.clear();
         self.compressed
             .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
@@ -327,6 +333,7 @@ mod tests {
         let mut range = new_histogram().unwrap();
         let mut range_max = 0;
         let mut deflate = ReusedDeflate::new();
+        let mut samples = Vec::new();
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut random = move |bits: u32| {
             state ^= state << 13;
@@ -350,7 +357,7 @@ mod tests {
                     record_us(&mut range, v, 1);
                     range_max = v;
                 }
-                deflate.samples.push(v);
+                samples.push(v);
             }
             let mut expected = Vec::new();
             IntervalLogWriterBuilder::new()
@@ -364,10 +371,12 @@ mod tests {
                 )
                 .unwrap();
             let mut got = Vec::new();
-            deflate.write_line(&range, start, &mut got).unwrap();
+            deflate
+                .write_line(&range, &mut samples, start, &mut got)
+                .unwrap();
             assert_eq!(String::from_utf8(got), String::from_utf8(expected), "{i}");
             hist.reset();
-            deflate.samples.clear();
+            samples.clear();
         }
     }
 

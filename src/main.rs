@@ -358,7 +358,7 @@ fn main() -> ExitCode {
         clippy::disallowed_methods,
         reason = "src/ is where the environment is read"
     )]
-    let options = routersim_engine::config::load::LoadOptions {
+    let options = routersim_config::load::LoadOptions {
         max_fallbacks_env: std::env::var(routersim_engine::config::MAX_FALLBACKS_ENV).ok(),
     };
     let _ = routersim_sim::scenario::set_router_load_options(options);

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use common::{
     Killed, curl, curl_present, free_port, redis_host_port, redis_url, scratch_dir, spawn_proxy,
 };
-use routersim_engine::config::load::parse_yaml;
+use routersim_config::load::parse_yaml;
 use serde_json::{Value, json};
 
 /// Ids unique to this run, so a shared server's keys never collide.

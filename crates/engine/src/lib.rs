@@ -35,7 +35,6 @@ pub mod cooldown;
 pub mod event;
 pub mod failure;
 pub mod fallback;
-pub mod http;
 pub mod litellm110;
 pub mod multigrid;
 pub mod pattern;

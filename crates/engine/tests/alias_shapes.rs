@@ -14,8 +14,8 @@
 mod common;
 
 use common::*;
+use routersim_config::load::load_router_config_str;
 use routersim_engine::config::RouterConfig;
-use routersim_engine::config::load::load_router_config_str;
 use routersim_engine::event::{EventKind, GiveUpReason};
 use routersim_engine::failure::FailureKind;
 use routersim_engine::request::Request;

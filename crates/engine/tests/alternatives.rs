@@ -15,11 +15,11 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use routersim_config::load::load_router_config_str;
 use routersim_engine::alternatives::{
     AlternativeEvent, HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings,
 };
 use routersim_engine::config::RouterSettings;
-use routersim_engine::config::load::load_router_config_str;
 use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent};
 use routersim_engine::failure::FailureKind as K;
 use routersim_engine::request::Request;

@@ -492,7 +492,7 @@ async fn routes_are_ranked_by_measured_latency() {
 
 #[test]
 fn capability_profiles_are_read_from_model_info() {
-    let config = routersim_engine::config::load::load_router_config_str(
+    let config = routersim_config::load::load_router_config_str(
         r"
 model_list:
   - model_name: invoice
@@ -547,13 +547,13 @@ router_settings:
     assert_eq!(s.validation_allowance, ms(10));
     assert!(config.warnings.is_empty(), "{:?}", config.warnings);
 
-    let err = routersim_engine::config::load::load_router_config_str(
+    let err = routersim_config::load::load_router_config_str(
         "model_list:\n  - {model_name: m, litellm_params: {model: x}, model_info: {schema_modes: [strictest]}}\n",
     )
     .unwrap_err();
     assert_eq!(err.path, "model_list[0].model_info.schema_modes[0]");
 
-    let other = routersim_engine::config::load::load_router_config_str(
+    let other = routersim_config::load::load_router_config_str(
         "model_list:\n  - {model_name: m, litellm_params: {model: x}}\nrouter_settings: {max_attempts: 3}\n",
     )
     .unwrap();
@@ -565,7 +565,7 @@ router_settings:
 
 #[test]
 fn attempts_per_candidate_does_nothing_under_contract_and_says_so() {
-    let config = routersim_engine::config::load::load_router_config_str(
+    let config = routersim_config::load::load_router_config_str(
         "model_list:\n  - {model_name: m, litellm_params: {model: x}}\nrouter_settings: {profile: contract, attempts_per_candidate: 3, request_deadline: 10s}\n",
     )
     .unwrap();

@@ -355,7 +355,7 @@ async fn a_wait_that_ends_just_before_the_deadline_starts_no_attempt_at_it() {
 
 #[test]
 fn the_profile_and_its_keys_load_and_say_when_they_do_nothing() {
-    use routersim_engine::config::load_router_config_str;
+    use routersim_config::load_router_config_str;
     use routersim_engine::stream::StreamRecovery;
     let model_list = "model_list:\n  - model_name: A\n    litellm_params: {model: openai/a}\n";
     let c = load_router_config_str(&format!(

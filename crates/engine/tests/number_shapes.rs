@@ -17,8 +17,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use routersim_config::load::load_router_config_str;
 use routersim_engine::config::RouterConfig;
-use routersim_engine::config::load::load_router_config_str;
 use routersim_engine::failure::FailureKind;
 use routersim_engine::request::Request;
 

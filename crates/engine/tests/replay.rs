@@ -14,7 +14,8 @@
 mod common;
 
 use common::*;
-use routersim_engine::config::{Profile, RouterSettings, load_router_config_str};
+use routersim_config::load_router_config_str;
+use routersim_engine::config::{Profile, RouterSettings};
 use routersim_engine::event::{EventKind, GiveUpReason, VecSink};
 use routersim_engine::failure::{Ambiguity, FailureKind as K, ProviderFailure};
 use routersim_engine::replay::Replay;

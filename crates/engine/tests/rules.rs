@@ -578,7 +578,7 @@ async fn fallbacks_dict_target_overrides_request_params_for_that_hop() {
 /// string, as YAML may quote it) is 0 for that hop, not dropped.
 #[tokio::test(start_paused = true)]
 async fn fallback_num_retries_written_as_a_string_applies_to_its_hop() {
-    let config = routersim_engine::config::load_router_config_str(
+    let config = routersim_config::load_router_config_str(
         "model_list:\n\
          - {model_name: A, litellm_params: {model: openai/a}, model_info: {id: a0}}\n\
          - {model_name: B, litellm_params: {model: openai/b}, model_info: {id: b0}}\n\

@@ -70,7 +70,7 @@ fn unreadable(path: &Path, message: impl ToString) -> DiffError {
 /// Reads `dir/summary.json`.
 pub fn read_summary(dir: &Path) -> Result<Summary, DiffError> {
     let path = dir.join(SUMMARY_JSON);
-    let text = routersim_engine::config::input::read_text_file(&path).map_err(|e| {
+    let text = routersim_config::input::read_text_file(&path).map_err(|e| {
         unreadable(
             &path,
             format!("cannot read it ({e}); is this a routersim report directory?"),
@@ -82,7 +82,7 @@ pub fn read_summary(dir: &Path) -> Result<Summary, DiffError> {
 /// A report's `source` in `summary.json`: `sim` (also when absent) or `live`.
 pub fn read_source(dir: &Path) -> Result<String, DiffError> {
     let path = dir.join(SUMMARY_JSON);
-    let text = routersim_engine::config::input::read_text_file(&path)
+    let text = routersim_config::input::read_text_file(&path)
         .map_err(|e| unreadable(&path, format!("cannot read it ({e})")))?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| unreadable(&path, format!("not JSON: {e}")))?;

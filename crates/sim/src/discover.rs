@@ -44,7 +44,7 @@ fn read_text(path: &Path) -> Result<String, String> {
     if !meta.is_file() {
         return Err("cannot read it: not a regular file".into());
     }
-    routersim_engine::config::input::read_text_file(path).map_err(|e| match e.kind() {
+    routersim_config::input::read_text_file(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::InvalidData => format!("{e}; save it as UTF-8"),
         _ => format!("cannot read it: {e}"),
     })

@@ -59,7 +59,7 @@ pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError
     for (i, e) in expect.iter().enumerate() {
         if !is_known_metric(&e.metric) {
             let path = format!("expect[{i}].metric");
-            let (line, column) = routersim_engine::config::input::read_text_file(file)
+            let (line, column) = routersim_config::input::read_text_file(file)
                 .ok()
                 .and_then(|text| LocationIndex::new(&text).locate(&path))
                 .map_or((None, None), |(l, c)| (Some(l), Some(c)));

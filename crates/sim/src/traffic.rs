@@ -20,7 +20,7 @@
 //! run can tell (a fast stream into slow providers) stops the run when the limit is reached
 //! ([`in_flight_exceeded`] says why).
 
-use routersim_engine::config::input::thousands;
+use routersim_config::input::thousands;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;

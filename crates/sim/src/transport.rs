@@ -17,9 +17,10 @@ use std::fmt;
 use std::rc::Rc;
 
 use http::Uri;
-use routersim_engine::config::{ConfigError, Deployment};
-use routersim_engine::http::{Connector, HttpProvider};
+use routersim_config::ConfigError;
+use routersim_engine::config::Deployment;
 use routersim_mock_providers::wire::{WireServer, serve_connection};
+use routersim_wire::client::{Connector, HttpProvider};
 use serde::Deserialize;
 use tokio::io::DuplexStream;
 

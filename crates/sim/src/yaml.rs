@@ -47,7 +47,7 @@ pub fn options() -> serde_saphyr::Options {
         // As PyYAML reads it (YAML 1.1, what LiteLLM reads its config with): `010` is octal 8,
         // so an inline `router:` section reads as the same text in a `router_file` does.
         legacy_octal_numbers: true,
-        budget: Some(routersim_engine::config::input::yaml_budget()),
+        budget: Some(routersim_config::input::yaml_budget()),
     }
 }
 
@@ -63,7 +63,7 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
     result.map_err(|e| {
         let location = e.location().filter(|l| l.line() > 0);
         let mut path = normalize(path.as_deref().unwrap_or(""));
-        let message = match routersim_engine::config::input::original_error(&e) {
+        let message = match routersim_config::input::original_error(&e) {
             serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
                 // The path ends at the mapping (`?` for the key it never read): name the key.
                 let parent = path.strip_suffix('?').map(|p| p.trim_end_matches('.'));
@@ -76,7 +76,7 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
                 }
                 "this key is set twice in the same mapping; keep one".to_string()
             }
-            other => friendly(&routersim_engine::config::input::yaml_message(other)),
+            other => friendly(&routersim_config::input::yaml_message(other)),
         };
         YamlError {
             line: location.map(|l| l.line()),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use routersim_engine::config::load::load_router_config_str;
+use routersim_config::load::load_router_config_str;
 use routersim_sim::scenario::parse_scenario;
 use serde_json::{Map, Value};
 

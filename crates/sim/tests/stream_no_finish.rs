@@ -16,13 +16,13 @@ use std::time::Duration;
 
 use routersim_engine::config::{Deployment, RouterConfig};
 use routersim_engine::failure::ProviderFailure;
-use routersim_engine::http::HttpProvider;
 use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::Request;
 use routersim_engine::stream::{ChunkKind, FinishReason, ProviderStream, StreamItem};
 use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_mock_providers::{FakeProviders, FaultSpec, ProviderSpec};
 use routersim_sim::transport::{DuplexConnector, SIMULATED_ORIGIN};
+use routersim_wire::client::HttpProvider;
 use tokio::time::Instant;
 
 const EPOCH: i64 = 1_767_225_600_000;

@@ -17,14 +17,15 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
-use routersim_engine::failure::{FailureKind, ProviderFailure};
+use routersim_engine::failure::FailureKind;
 use routersim_engine::stream::ProviderStream;
 use routersim_engine::stream::StreamItem;
 use tokio::time::Instant;
 
 use super::call_log::CallRow;
-use super::{anthropic, openai};
 use crate::stream::FakeStream;
+use routersim_wire::anthropic::server as anthropic;
+use routersim_wire::openai::server as openai;
 
 /// How many times a breaking body yields to the connection before its error, so hyper
 /// flushes the frames before the break (each of its write loops polls the body twice).
@@ -160,7 +161,7 @@ impl SseState {
                 self.finish(format!("break:{}", failure.kind.as_str()));
                 self.breaking = Some((failure.kind, FLUSH_YIELDS));
                 if failure.kind != FailureKind::ApiConnection {
-                    out = break_comment(&failure).into_bytes();
+                    out = routersim_wire::sse::break_comment(&failure).into_bytes();
                 } else {
                     return (self, Step::Yield);
                 }
@@ -179,17 +180,6 @@ impl Drop for SseState {
         // The client hung up (the body was dropped) before the stream ended.
         self.finish("client_closed".into());
     }
-}
-
-/// The comment a break sends before its abrupt close.
-pub fn break_comment(failure: &ProviderFailure) -> String {
-    let status = failure
-        .effective_status()
-        .map_or_else(|| "none".to_string(), |s| s.to_string());
-    format!(
-        ": x-routersim-break kind={} status={status}\n\n",
-        failure.kind.as_str()
-    )
 }
 
 type Advance = Pin<Box<dyn Future<Output = (SseState, Step)>>>;

@@ -10,9 +10,9 @@
 //! abrupt close, a stall is silence). The exact shapes are the wire contract shared with the
 //! engine's HTTP adapter (documented in the README's `routersim serve` section).
 //!
-//! - [`route`]: a path to a deployment and a format.
-//! - [`request`]: a body and its headers to an engine request.
-//! - [`openai`] (Azure included), [`anthropic`]: bodies, error shapes, SSE frames.
+//! The shapes themselves (paths, request parsing, bodies, error shapes, SSE frames) are the
+//! wire contract in `routersim_wire`, shared with the engine's HTTP adapter.
+//!
 //! - [`body`]: the response body, streamed from a [`FakeStream`](crate::FakeStream).
 //! - [`call_log`]: `provider_calls.csv`, one row per call as it ends.
 //! - [`server`]: [`WireServer`], [`serve_connection`] over any byte pipe, [`listen`] on TCP.
@@ -20,16 +20,12 @@
 //! [`FakeProviders`] is `!Send` (`Cell`/`RefCell`), so the server is single-threaded: a
 //! current-thread runtime, a `LocalSet`, one `spawn_local` task per connection.
 
-pub mod anthropic;
 pub mod body;
 pub mod call_log;
-pub mod openai;
-pub mod request;
-pub mod route;
 pub mod server;
 
 pub use call_log::{CallLog, CallRow};
-pub use route::{Format, Mount};
+pub use routersim_wire::route::{Format, Mount};
 pub use server::{WireServer, listen, serve_connection, serve_connection_at};
 
 /// Why the wire server failed.

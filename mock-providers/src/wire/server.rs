@@ -30,10 +30,13 @@ use tokio::time::Instant;
 
 use super::body::{Frames, SseBody, StreamBreak, StreamLog, WireBody};
 use super::call_log::{CallLog, CallRow};
-use super::openai::Meta;
-use super::request::{WireRequest, parse_request};
-use super::route::{Endpoint, Format, Mount, RouteError, route};
-use super::{WireError, anthropic, openai};
+use routersim_wire::anthropic::server as anthropic;
+use routersim_wire::openai::server as openai;
+use routersim_wire::openai::server::Meta;
+use routersim_wire::request::{WireRequest, parse_request};
+use routersim_wire::route::{Endpoint, Format, Mount, RouteError, route};
+
+use super::WireError;
 use crate::provider::FakeProviders;
 
 /// The largest request body read (a bigger one is a 413).

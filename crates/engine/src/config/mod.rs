@@ -1,16 +1,11 @@
 //! The router's configuration, validated.
 //!
-//! Read in two phases (as TensorZero does): [`load`] parses LiteLLM's proxy `config.yaml` shape
-//! into a raw tree and walks it into these validated types, naming the YAML path of anything
-//! wrong. Everything the engine decides from lives here; keys it does not model are listed in
-//! [`RouterConfig::ignored_keys`] and keys LiteLLM itself would not know (typos) in
-//! [`RouterConfig::unknown_keys`] (see [`keys`]); values are never resolved (no `os.environ/…`
-//! secret is ever read).
-
-mod include;
-pub mod input;
-pub mod keys;
-pub mod load;
+//! Read in two phases (as TensorZero does): the `routersim-config` crate parses LiteLLM's proxy
+//! `config.yaml` shape into a raw tree and walks it into these validated types, naming the YAML
+//! path of anything wrong. Everything the engine decides from lives here; keys it does not model
+//! are listed in [`RouterConfig::ignored_keys`] and keys LiteLLM itself would not know (typos)
+//! in [`RouterConfig::unknown_keys`]; values are never resolved (no `os.environ/…` secret is
+//! ever read).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,8 +15,6 @@ use serde_json::Value;
 
 use crate::failure::FailureKind;
 use crate::stream::StreamRecovery;
-
-pub use load::{ConfigError, load_router_config_str};
 
 /// Implements `ALL`, `NAMES`, `as_str`, `from_name` and `choices` for a fieldless enum from one
 /// table: each variant with its canonical name, then any other spelling it accepts. A new
@@ -89,7 +82,7 @@ pub struct RouterConfig {
     pub ignored_keys: Vec<String>,
     /// Keys LiteLLM itself would not know (a misspelt `router_settings` key or section), each
     /// with the closest known key; they load, and do nothing.
-    pub unknown_keys: Vec<keys::UnknownKey>,
+    pub unknown_keys: Vec<UnknownKey>,
     /// Things that load but look wrong (a fallback to an unknown group, a self-reference).
     pub warnings: Vec<String>,
 }
@@ -230,23 +223,6 @@ impl FallbackTarget {
             model: model.into(),
             ..Self::default()
         }
-    }
-
-    /// A target with param overrides; `num_retries` and `max_tokens` among them are read as
-    /// counts the way the loader reads every count (`3`, `"3"`, `3.0`; one too large is an
-    /// error at `<path>.<key>`, or at `<key>` when `path` is empty).
-    pub fn with_overrides(
-        model: impl Into<String>,
-        overrides: BTreeMap<String, Value>,
-        path: &str,
-    ) -> Result<Self, ConfigError> {
-        let (num_retries, max_tokens) = load::override_counts(&overrides, path)?;
-        Ok(Self {
-            model: model.into(),
-            overrides,
-            num_retries,
-            max_tokens,
-        })
     }
 }
 
@@ -551,6 +527,45 @@ pub fn resolve_max_fallbacks(configured: Option<u32>, env_value: Option<&str>) -
     configured
         .or_else(|| env_value.and_then(|v| v.trim().parse().ok()))
         .unwrap_or(DEFAULT_MAX_FALLBACKS)
+}
+
+/// A key LiteLLM itself would not know, with the closest key it does.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UnknownKey {
+    /// Its YAML path (`router_settings.allowed_fail`, `router_setting`).
+    pub path: String,
+    /// The closest known key, as a full path (`router_settings.allowed_fails`).
+    pub suggestion: Option<String>,
+}
+
+impl UnknownKey {
+    /// What is wrong with it, without its path: "LiteLLM's Router has no such setting (…);
+    /// did you mean …?".
+    pub fn message(&self) -> String {
+        let policy = |model: &str| {
+            format!("LiteLLM's {model} has no such field (it ignores it, and so does routersim)")
+        };
+        let mut text = if self.path.contains("retry_policy.") {
+            policy("RetryPolicy")
+        } else if self.path.contains("allowed_fails_policy.") {
+            policy("AllowedFailsPolicy")
+        } else if self.path.contains('.') {
+            "LiteLLM's Router has no such setting (its proxy ignores it, and so does routersim)"
+                .to_string()
+        } else {
+            "not a section LiteLLM's proxy reads (ignored, by routersim too)".to_string()
+        };
+        if let Some(suggestion) = &self.suggestion {
+            text.push_str(&format!("; did you mean {suggestion}?"));
+        }
+        text
+    }
+}
+
+impl std::fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message())
+    }
 }
 
 #[cfg(test)]

@@ -522,7 +522,7 @@ fn compare(
     summary: &Summary,
     tolerances: &Tolerances,
 ) -> Result<GoldenStatus, String> {
-    let text = match routersim_engine::config::input::read_text_file(golden) {
+    let text = match routersim_config::input::read_text_file(golden) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GoldenStatus::Missing),
         Err(e) => return Err(format!("cannot read the golden {}: {e}", golden.display())),

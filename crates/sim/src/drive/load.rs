@@ -16,9 +16,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use routersim_engine::failure::FailureKind;
-use routersim_engine::http::sse::{SseItem, SseParser};
 use routersim_engine::request::Request;
 use routersim_engine::stream::StreamOutcome;
+use routersim_wire::sse::{SseItem, SseParser};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 

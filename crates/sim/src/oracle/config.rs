@@ -5,8 +5,8 @@
 //! instead of silently doing nothing. Each deployment's `litellm_params.model` is the
 //! oracle's `scripted/<id>` (the oracle rewrites it the same way).
 
+use routersim_config::load::{LoadOptions, load_router_config_value_with};
 use routersim_engine::config::RouterConfig;
-use routersim_engine::config::load::{LoadOptions, load_router_config_value_with};
 use serde_json::{Map, Value, json};
 
 use super::OracleError;

@@ -13,10 +13,11 @@
 use std::collections::BTreeMap;
 
 use http::HeaderMap;
+use routersim_config::load::MAX_NUM_RETRIES;
 use routersim_engine::config::FallbackTarget;
-use routersim_engine::config::load::MAX_NUM_RETRIES;
 use routersim_engine::request::Request;
-use routersim_mock_providers::wire::request::{REQUEST_ID, parse_request};
+use routersim_wire::headers::REQUEST_ID;
+use routersim_wire::request::parse_request;
 use serde_json::Value;
 
 /// A chat request as the proxy serves it.
@@ -118,8 +119,12 @@ fn fallbacks(value: &Value) -> Result<Vec<FallbackTarget>, String> {
                     .filter(|(k, _)| *k != "model")
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                FallbackTarget::with_overrides(model.clone(), overrides, &format!("fallbacks[{i}]"))
-                    .map_err(|e| e.to_string())
+                routersim_config::load::target_with_overrides(
+                    model.clone(),
+                    overrides,
+                    &format!("fallbacks[{i}]"),
+                )
+                .map_err(|e| e.to_string())
             }
             _ => Err(format!(
                 "`fallbacks[{i}]` must be a model name or an object with `model`"

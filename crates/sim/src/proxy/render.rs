@@ -25,7 +25,7 @@ use routersim_engine::failure::FailureKind;
 use routersim_engine::request::{CompletionResult, RouterFailure};
 use routersim_engine::stream::{BreakKind, Chunk, ChunkKind};
 use routersim_mock_providers::wire::Format;
-use routersim_mock_providers::wire::openai::{self, Meta, SseFrames};
+use routersim_wire::openai::server::{self as openai, Meta, SseFrames};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 

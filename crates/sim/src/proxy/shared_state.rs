@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use routersim_engine::config::load::parse_yaml;
+use routersim_config::load::parse_yaml;
 use serde_json::Value;
 
 /// The keys this module gives meaning to (dropped from the proxy's "not modelled" note).

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use routersim_config::input::read_text_file;
+use routersim_config::load::{LoadOptions, load_router_config_value_with};
 use routersim_engine::config::RouterConfig;
-use routersim_engine::config::input::read_text_file;
-use routersim_engine::config::{load::LoadOptions, load::load_router_config_value_with};
 use routersim_engine::retry_after::parse_rfc3339_utc;
 use routersim_mock_providers::duration::HumanDuration;
 use routersim_mock_providers::{FaultSpec, ProviderSpec, validate_targets};
@@ -61,7 +61,7 @@ pub fn load_scenario(path: &Path) -> Result<Scenario, ScenarioError> {
 pub const PROFILE_SET_PATH: &str = "router_settings.profile";
 
 /// Reads a scenario file's text (at most
-/// [`MAX_INPUT_FILE_BYTES`](routersim_engine::config::input::MAX_INPUT_FILE_BYTES)).
+/// [`MAX_INPUT_FILE_BYTES`](routersim_config::input::MAX_INPUT_FILE_BYTES)).
 pub fn read_scenario_text(path: &Path) -> Result<String, ScenarioError> {
     read_text_file(path).map_err(|e| ScenarioError {
         file: path.to_path_buf(),

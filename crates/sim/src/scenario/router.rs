@@ -5,11 +5,12 @@
 
 use std::path::Path;
 
-use routersim_engine::config::input::read_text_file;
-use routersim_engine::config::{
-    ConfigError, RouterConfig, load::load_router_config_file_with,
-    load::load_router_config_value_with, load::parse_yaml_located,
+use routersim_config::ConfigError;
+use routersim_config::input::read_text_file;
+use routersim_config::load::{
+    load_router_config_file_with, load_router_config_value_with, parse_yaml_located,
 };
+use routersim_engine::config::RouterConfig;
 use serde_json::Value;
 
 use super::ScenarioError;
@@ -19,7 +20,7 @@ use crate::yaml::LocationIndex;
 
 /// A config error's path under the scenario's `router:` key.
 pub(super) fn router_path(e: &ConfigError) -> String {
-    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
+    use routersim_config::load::{ROOT_PATH, YAML_PATH};
     if e.path.is_empty() || e.path == ROOT_PATH || e.path == YAML_PATH {
         "router".to_string()
     } else {
@@ -47,7 +48,7 @@ fn read_router_text(ctx: &Ctx<'_>, path: &Path) -> Result<String, ScenarioError>
 /// A router config error as a located error: in the router file (`text`), or in the
 /// included file the loader names (read again to locate the path in it).
 fn router_file_error(path: &Path, text: &str, e: ConfigError) -> ScenarioError {
-    use routersim_engine::config::load::{ROOT_PATH, YAML_PATH};
+    use routersim_config::load::{ROOT_PATH, YAML_PATH};
     let origin = path.display().to_string();
     let whole = e.path.is_empty() || e.path == origin || e.path == YAML_PATH || e.path == ROOT_PATH;
     let (line, column) = match (e.location, &e.file) {

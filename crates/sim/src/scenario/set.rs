@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use routersim_engine::config::load::describe;
+use routersim_config::load::describe;
 use serde_json::{Map, Value};
 
 use super::ScenarioError;

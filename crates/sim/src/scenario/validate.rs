@@ -74,13 +74,13 @@ pub(super) fn validate_traffic(
         ));
     }
     if let Some(n) = raw.num_retries
-        && n > routersim_engine::config::load::MAX_NUM_RETRIES
+        && n > routersim_config::load::MAX_NUM_RETRIES
     {
         return Err(ctx.error(
             &at("num_retries"),
             format!(
                 "a retry count of at most {} is expected, found {n}",
-                routersim_engine::config::load::MAX_NUM_RETRIES
+                routersim_config::load::MAX_NUM_RETRIES
             ),
         ));
     }

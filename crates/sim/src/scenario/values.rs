@@ -215,7 +215,7 @@ impl<'de> Deserialize<'de> for Fallback {
                     BTreeMap::<String, Value>::deserialize(MapAccessDeserializer::new(map))?;
                 match overrides.remove("model") {
                     Some(Value::String(model)) => {
-                        FallbackTarget::with_overrides(model, overrides, "")
+                        routersim_config::load::target_with_overrides(model, overrides, "")
                             .map(Fallback)
                             .map_err(de::Error::custom)
                     }

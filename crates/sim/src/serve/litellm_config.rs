@@ -15,8 +15,8 @@
 
 use std::path::Path;
 
-use routersim_engine::config::keys::LITELLM_ROUTER_INIT_ARGS;
-use routersim_engine::config::load::parse_yaml;
+use routersim_config::keys::LITELLM_ROUTER_INIT_ARGS;
+use routersim_config::load::parse_yaml;
 use serde_json::{Map, Value};
 
 use crate::scenario::{RouterSource, Scenario, apply_set};

@@ -17,9 +17,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_mock_providers::wire::route::percent_encode;
 use routersim_mock_providers::wire::{CallLog, Mount, WireServer, listen};
 use routersim_mock_providers::{FakeProviders, Pacing};
+use routersim_wire::route::percent_encode;
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 

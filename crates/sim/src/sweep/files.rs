@@ -163,7 +163,7 @@ pub fn write_outputs(
 /// Reads a sweep directory's `sweep.json`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, SweepError> {
     let path = dir.join(SWEEP_JSON);
-    let text = routersim_engine::config::input::read_text_file(&path).map_err(|e| {
+    let text = routersim_config::input::read_text_file(&path).map_err(|e| {
         file_error(
             &path,
             format!("cannot read it ({e}); is this a `routersim sweep` output directory?"),

@@ -1,0 +1,151 @@
+//! [`HttpStream`]: an open SSE response as the engine's [`ProviderStream`].
+//!
+//! It reads the body one network frame at a time, parses SSE incrementally and hands out each
+//! item as soon as its frame arrives (so under the paused clock an item arrives at exactly the
+//! virtual instant its bytes did). What ends it:
+//! - a finish (`finish_reason` / `[DONE]`, Anthropic's `message_delta` stop reason or
+//!   `message_stop`) → `Done`;
+//! - an error object (`data: {"error": …}`, Anthropic's `event: error`) → `ErrorFrame`;
+//! - a body or connection error → `Some(Err(failure))`: `api_connection` with no status,
+//!   unless a `: x-routersim-break kind=… status=…` comment came before it (the wire contract's
+//!   hint that the fake provider broke the stream with another kind); an undecodable event or
+//!   an overlong line count as a broken connection too (LiteLLM maps a stream it cannot read to
+//!   `APIConnectionError`);
+//! - a clean end of body without any of these → `None` (truncated).
+//!
+//! A failure's `tokens_delivered` counts the tokens this stream handed out. After the end,
+//! `next_item` keeps returning `None`. Dropping the stream drops the body, which closes the
+//! connection.
+
+use std::collections::VecDeque;
+
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+
+use routersim_engine::failure::{FailureKind, ProviderFailure};
+use routersim_engine::stream::{ProviderStream, StreamItem};
+
+use crate::format::{WireFormat, decode_event};
+use crate::sse::{SseItem, SseParser, parse_break_comment};
+
+/// An open streamed response.
+#[derive(Debug)]
+pub struct HttpStream {
+    format: WireFormat,
+    body: Incoming,
+    parser: SseParser,
+    /// Items decoded but not handed out yet (a content chunk and its finish share a frame).
+    pending: VecDeque<StreamItem>,
+    /// The failure a break comment announced.
+    announced: Option<ProviderFailure>,
+    tokens: u32,
+    finished: bool,
+}
+
+impl HttpStream {
+    /// Wraps a 2xx response's body.
+    pub fn new(format: WireFormat, body: Incoming) -> Self {
+        Self {
+            format,
+            body,
+            parser: SseParser::new(),
+            pending: VecDeque::new(),
+            announced: None,
+            tokens: 0,
+            finished: false,
+        }
+    }
+
+    /// Output tokens handed out so far.
+    pub fn tokens_delivered(&self) -> u32 {
+        self.tokens
+    }
+
+    /// Hands out a decoded item, ending the stream on a terminal one.
+    fn hand_out(&mut self, item: StreamItem) -> StreamItem {
+        match item {
+            StreamItem::Chunk(chunk) => {
+                self.tokens = self.tokens.saturating_add(chunk.tokens);
+                StreamItem::Chunk(chunk)
+            }
+            StreamItem::Done(reason) => {
+                self.end();
+                StreamItem::Done(reason)
+            }
+            StreamItem::ErrorFrame(mut failure) => {
+                failure.tokens_delivered = self.tokens;
+                self.end();
+                StreamItem::ErrorFrame(failure)
+            }
+        }
+    }
+
+    fn end(&mut self) {
+        self.finished = true;
+        self.pending.clear();
+    }
+
+    /// The failure for a broken body: the announced kind, else `api_connection`.
+    fn broken(&mut self) -> ProviderFailure {
+        let mut failure = self
+            .announced
+            .take()
+            .unwrap_or_else(|| ProviderFailure::new(FailureKind::ApiConnection).with_status(None));
+        failure.tokens_delivered = self.tokens;
+        self.end();
+        failure
+    }
+
+    /// Decodes the parser's ready items into `pending`; `Err` when one is unreadable.
+    fn decode_ready(&mut self) -> Result<(), ()> {
+        while self.pending.is_empty() {
+            match self.parser.next_item() {
+                None => break,
+                Some(SseItem::Comment(comment)) => {
+                    if let Some(failure) = parse_break_comment(&comment) {
+                        self.announced = Some(failure);
+                    }
+                }
+                Some(SseItem::Event { event, data }) => {
+                    decode_event(self.format, event.as_deref(), &data, &mut self.pending)
+                        .map_err(|_| ())?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ProviderStream for HttpStream {
+    async fn next_item(&mut self) -> Option<Result<StreamItem, ProviderFailure>> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            if let Some(item) = self.pending.pop_front() {
+                return Some(Ok(self.hand_out(item)));
+            }
+            if self.decode_ready().is_err() {
+                return Some(Err(self.broken()));
+            }
+            if !self.pending.is_empty() {
+                continue;
+            }
+            match self.body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data()
+                        && self.parser.feed(&data).is_err()
+                    {
+                        return Some(Err(self.broken()));
+                    }
+                }
+                Some(Err(_)) => return Some(Err(self.broken())),
+                None => {
+                    // A clean end without a terminal marker: truncated.
+                    self.end();
+                    return None;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! OpenAI chat completions (and Azure OpenAI, which shares its bodies): what the engine's
+//! HTTP adapter sends and reads ([`client`]), and what the fake-provider server reads and
+//! answers ([`server`]).
+
+pub mod client;
+pub mod server;

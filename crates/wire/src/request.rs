@@ -1,0 +1,170 @@
+//! An HTTP request's body and headers to the engine [`Request`] the fake providers decide on.
+//!
+//! The engine's HTTP adapter sends the exact counts in `x-routersim-*` headers (its message
+//! text is a short placeholder); a real client (curl, the `openai` SDK, LiteLLM's proxy) sends
+//! none, and the counts are estimated from the body: `input_tokens = ceil(chars of every
+//! message content / 4)` (Anthropic's `system` included), `prefill_tokens` the same of a
+//! trailing assistant message, `max_tokens` from `max_tokens` or `max_completion_tokens`.
+
+use http::HeaderMap;
+use routersim_engine::request::{Request, ResponseFormat};
+use serde_json::Value;
+
+use crate::headers::{ATTEMPT, INPUT_TOKENS, OUTPUT_TOKENS, PREFILL_TOKENS, REQUEST_ID};
+
+/// A request as the fake providers see it, with what the renderer needs besides.
+#[derive(Clone, Debug)]
+pub struct WireRequest {
+    /// The engine request.
+    pub request: Request,
+    /// `x-routersim-attempt`, else 1.
+    pub attempt: u32,
+    /// The body's `model`, echoed in the answer.
+    pub model: String,
+    /// `stream_options.include_usage` (OpenAI/Azure streams end with a usage chunk).
+    pub include_usage: bool,
+    /// The client's `x-routersim-request-id`, when it sent one (`routersim drive` does, and a
+    /// router that forwards client headers passes it on): joins a call to its request.
+    pub client_request_id: Option<u64>,
+}
+
+/// Reads a request body (JSON) and its headers. `Err` says why the body is not a request.
+pub fn parse_request(
+    body: &[u8],
+    headers: &HeaderMap,
+    model_group: &str,
+    next_id: u64,
+) -> Result<WireRequest, String> {
+    let json: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?
+    };
+    let Value::Object(obj) = &json else {
+        return Err("the body must be a JSON object".to_string());
+    };
+    let header = |name: &str| -> Option<u64> {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse().ok())
+    };
+    let header32 = |name: &str| header(name).map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+    let count = |key: &str| -> Option<u32> {
+        obj.get(key)
+            .and_then(Value::as_u64)
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+    };
+    let messages = obj.get("messages").and_then(Value::as_array);
+    let mut chars = obj.get("system").map_or(0, content_chars);
+    let mut prefill_chars = 0;
+    if let Some(messages) = messages {
+        for m in messages {
+            chars += m.get("content").map_or(0, content_chars);
+        }
+        if let Some(last) = messages.last()
+            && last.get("role").and_then(Value::as_str) == Some("assistant")
+        {
+            prefill_chars = last.get("content").map_or(0, content_chars);
+        }
+    }
+    let tokens_of = |chars: usize| u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX);
+    let json_mode = obj
+        .get("response_format")
+        .and_then(|f| f.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t == "json_object" || t == "json_schema");
+    let has_list = |key: &str| {
+        obj.get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+    };
+    let mut request = Request::new(header(REQUEST_ID).unwrap_or(next_id), model_group);
+    request.input_tokens = header32(INPUT_TOKENS).unwrap_or_else(|| tokens_of(chars));
+    request.prefill_tokens = header32(PREFILL_TOKENS).unwrap_or_else(|| tokens_of(prefill_chars));
+    request.output_tokens = header32(OUTPUT_TOKENS);
+    request.max_tokens = count("max_tokens").or_else(|| count("max_completion_tokens"));
+    request.stream = obj.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    request.response_format = if json_mode {
+        ResponseFormat::Json
+    } else {
+        ResponseFormat::Text
+    };
+    request.tools = has_list("tools") || has_list("functions");
+    Ok(WireRequest {
+        client_request_id: header(REQUEST_ID),
+        request,
+        attempt: header32(ATTEMPT).unwrap_or(1).max(1),
+        model: obj
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(model_group)
+            .to_string(),
+        include_usage: obj
+            .get("stream_options")
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    })
+}
+
+/// Characters of a message content: a string, or the text of each part of a list.
+fn content_chars(content: &Value) -> usize {
+    match content {
+        Value::String(s) => s.chars().count(),
+        Value::Array(parts) => parts
+            .iter()
+            .map(|p| match p {
+                Value::String(s) => s.chars().count(),
+                other => other
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .map_or(0, |s| s.chars().count()),
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_win_over_estimates() {
+        let body = br#"{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,
+            "stream_options":{"include_usage":true},"max_tokens":50,"tools":[{"type":"function"}],
+            "response_format":{"type":"json_object"}}"#;
+        let mut headers = HeaderMap::new();
+        headers.insert(INPUT_TOKENS, "1200".parse().unwrap());
+        headers.insert(OUTPUT_TOKENS, "30".parse().unwrap());
+        headers.insert(ATTEMPT, "3".parse().unwrap());
+        headers.insert(REQUEST_ID, "77".parse().unwrap());
+        let w = parse_request(body, &headers, "group", 1).unwrap();
+        assert_eq!(w.request.input_tokens, 1200);
+        assert_eq!(w.request.output_tokens, Some(30));
+        assert_eq!(w.request.max_tokens, Some(50));
+        assert_eq!(w.request.id, 77);
+        assert_eq!(w.attempt, 3);
+        assert!(w.request.stream && w.request.tools && w.include_usage);
+        assert_eq!(w.request.response_format, ResponseFormat::Json);
+        assert_eq!(w.model, "m");
+    }
+
+    #[test]
+    fn without_headers_counts_are_estimated_from_text() {
+        let body = br#"{"messages":[{"role":"user","content":"123456789"},
+            {"role":"assistant","content":[{"type":"text","text":"abcde"}]}],
+            "max_completion_tokens":9}"#;
+        let w = parse_request(body, &HeaderMap::new(), "group", 5).unwrap();
+        assert_eq!(w.request.input_tokens, 4); // 14 chars
+        assert_eq!(w.request.prefill_tokens, 2); // 5 chars
+        assert_eq!(w.request.max_tokens, Some(9));
+        assert_eq!(w.request.output_tokens, None);
+        assert_eq!(w.request.id, 5);
+        assert!(!w.request.stream);
+        assert_eq!(w.model, "group");
+        assert!(parse_request(b"[1]", &HeaderMap::new(), "g", 1).is_err());
+        assert!(parse_request(b"{", &HeaderMap::new(), "g", 1).is_err());
+    }
+}

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use routersim_runtime::RuntimeKind;
-use routersim_sim::bench::{BenchOptions, bench_scenario_yaml, run_floor};
 use routersim_sim::run::{RunOptions, run};
 use routersim_sim::scenario::parse_scenario;
+use routersim_suite::bench::{BenchOptions, bench_scenario_yaml, run_floor};
 
 fn harness(c: &mut Criterion) {
     let options = BenchOptions {

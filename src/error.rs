@@ -7,12 +7,12 @@
 
 use std::io;
 
-use routersim_sim::check::CheckError;
-use routersim_sim::diff::DiffError;
-use routersim_sim::explore::ExploreError;
 use routersim_sim::run::RunError;
 use routersim_sim::scenario::ScenarioError;
-use routersim_sim::sweep::SweepError;
+use routersim_suite::check::CheckError;
+use routersim_suite::diff::DiffError;
+use routersim_suite::explore::ExploreError;
+use routersim_suite::sweep::SweepError;
 
 /// Why a command could not do its work (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -41,13 +41,13 @@ pub enum CliError {
     Explore(#[from] ExploreError),
     /// `serve` (or `bench --serve`) could not start or finish.
     #[error("{0}")]
-    Serve(#[from] routersim_sim::serve::ServeError),
+    Serve(#[from] routersim_live::serve::ServeError),
     /// `proxy` could not start or finish.
     #[error("{0}")]
-    Proxy(#[from] routersim_sim::proxy::ProxyError),
+    Proxy(#[from] routersim_live::proxy::ProxyError),
     /// `drive` could not run or write its report.
     #[error("{0}")]
-    Drive(#[from] routersim_sim::drive::DriveError),
+    Drive(#[from] routersim_live::drive::DriveError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use routersim_sim::seeds::Seeds;
 use routersim_sim::transport::Transport;
+use routersim_suite::seeds::Seeds;
 
 /// Exit code when an `expect` line (or a golden summary) fails.
 pub const EXIT_EXPECT_FAILED: u8 = 1;
@@ -286,10 +286,10 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Check that a second run writes the same bytes on every N-th seed (0: never, 1: all).
-    #[arg(long, default_value_t = routersim_sim::explore::DEFAULT_DETERMINISM_EVERY)]
+    #[arg(long, default_value_t = routersim_suite::explore::DEFAULT_DETERMINISM_EVERY)]
     pub determinism_every: usize,
     /// Runs one shrink may spend.
-    #[arg(long, default_value_t = routersim_sim::explore::DEFAULT_SHRINK_RUNS)]
+    #[arg(long, default_value_t = routersim_suite::explore::DEFAULT_SHRINK_RUNS)]
     pub shrink_runs: usize,
 }
 
@@ -318,7 +318,7 @@ enum Command {
 }
 
 fn parse_tolerance(text: &str) -> Result<f64, String> {
-    routersim_sim::check::golden::parse_tolerance(text)
+    routersim_suite::check::golden::parse_tolerance(text)
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {

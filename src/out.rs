@@ -68,6 +68,6 @@ pub fn expectation_json(result: &routersim_sim::expect::ExpectationResult) -> se
         "max": e.max,
         "measured": result.measured,
         "passed": result.passed,
-        "text": routersim_sim::check::assertion(result),
+        "text": routersim_suite::check::assertion(result),
     })
 }

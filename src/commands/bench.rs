@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use routersim_sim::bench::{BenchOptions, BenchResult, run_bench};
-use routersim_sim::footprint::measure_in_flight;
 use routersim_sim::transport::Transport;
+use routersim_suite::bench::{BenchOptions, BenchResult, run_bench};
+use routersim_suite::footprint::measure_in_flight;
 
 use crate::error::CliError;
 use crate::out::Out;
@@ -229,7 +229,7 @@ fn in_flight(n: u32, args: &BenchArgs) -> Result<ExitCode, CliError> {
 
 /// `--serve`: the wire server's speed over loopback.
 fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
-    use routersim_sim::serve::bench::{
+    use routersim_live::serve::bench::{
         INTER_TOKEN, SCRIPTED_LATENCY, STREAM_TOKENS, ServeBenchOptions, run_serve_bench,
     };
     if args.connections == 0 || args.streams == 0 {

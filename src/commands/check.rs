@@ -3,10 +3,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use routersim_sim::check::{
+use routersim_suite::check::{
     CaseResult, CheckOptions, GoldenStatus, Verdict, check, find_scenarios,
 };
-use routersim_sim::seeds::Seeds;
+use routersim_suite::seeds::Seeds;
 
 use crate::error::CliError;
 use crate::out::{Out, expectation_json, print_json};

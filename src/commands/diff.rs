@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use routersim_sim::diff::{Attempts, MetricChange, SOURCE_SIM, diff_reports};
+use routersim_suite::diff::{Attempts, MetricChange, SOURCE_SIM, diff_reports};
 
 use crate::DiffArgs;
 use crate::error::CliError;
@@ -204,7 +204,10 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
 }
 
 /// The comparison as one JSON document: both reports, every metric, the attempts.
-fn print_diff_json(args: &DiffArgs, diff: &routersim_sim::diff::ReportDiff) -> std::io::Result<()> {
+fn print_diff_json(
+    args: &DiffArgs,
+    diff: &routersim_suite::diff::ReportDiff,
+) -> std::io::Result<()> {
     let side = |dir: &std::path::Path, s: &routersim_report::Summary, source: &str| {
         serde_json::json!({
             "report": dir.display().to_string(),

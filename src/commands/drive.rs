@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use routersim_live::drive::{DriveOptions, drive};
+use routersim_live::serve::Endpoints;
+use routersim_live::serve::litellm_config::litellm_config;
 use routersim_report::print_summary;
-use routersim_sim::drive::{DriveOptions, drive};
 use routersim_sim::scenario::load_scenario;
-use routersim_sim::serve::Endpoints;
-use routersim_sim::serve::litellm_config::litellm_config;
 
 use crate::error::CliError;
 use crate::out::Out;

@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use routersim_mock_providers::duration::format_duration;
-use routersim_sim::explore::faults::FaultMode;
-use routersim_sim::explore::shrink::{Size, shrink};
-use routersim_sim::explore::{ExploreOptions, Explorer, Scratch};
-use routersim_sim::sweep::worker_count;
+use routersim_suite::explore::faults::FaultMode;
+use routersim_suite::explore::shrink::{Size, shrink};
+use routersim_suite::explore::{ExploreOptions, Explorer, Scratch};
+use routersim_suite::sweep::worker_count;
 
 use crate::error::CliError;
 use crate::out::Out;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use routersim_sim::proxy::shared_state::redis_settings;
-use routersim_sim::proxy::{ProxyError, ProxyOptions, config_lines, load_config, proxy};
-use routersim_sim::serve::is_loopback;
+use routersim_live::proxy::shared_state::redis_settings;
+use routersim_live::proxy::{ProxyError, ProxyOptions, config_lines, load_config, proxy};
+use routersim_live::serve::is_loopback;
 
 use crate::error::CliError;
 

@@ -5,9 +5,9 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use routersim_live::serve::litellm_config::litellm_config;
+use routersim_live::serve::{Endpoints, ServeOptions, is_loopback, serve};
 use routersim_sim::scenario::load_scenario;
-use routersim_sim::serve::litellm_config::litellm_config;
-use routersim_sim::serve::{Endpoints, ServeOptions, is_loopback, serve};
 
 use crate::error::CliError;
 
@@ -98,7 +98,7 @@ fn print_endpoints(
     )?;
     writeln!(out, "listening on http://{}", endpoints.addr)?;
     for d in &endpoints.deployments {
-        let base = routersim_sim::serve::litellm_config::api_base(&d.root, &d.model);
+        let base = routersim_live::serve::litellm_config::api_base(&d.root, &d.model);
         match d.own {
             Some(own) => writeln!(
                 out,

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use routersim_sim::sweep::{
+use routersim_suite::sweep::{
     self, SWEEP_CSV, SWEEP_SVG, default_out_dir, format_table, parse_set_args, parse_shard,
     prepare, worker_count,
 };

@@ -713,6 +713,10 @@ fn fault_detail(fault: &FaultSpec) -> String {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the tests build recorders and runtimes on tokio's paused clock directly"
+)]
 mod tests {
     use super::*;
 

@@ -47,7 +47,8 @@ pub fn set_router_load_options(options: LoadOptions) -> Result<(), LoadOptions> 
     ROUTER_LOAD_OPTIONS.set(options)
 }
 
-pub(crate) fn router_load_options() -> &'static LoadOptions {
+/// The options [`set_router_load_options`] set (none: the defaults), for every router config read.
+pub fn router_load_options() -> &'static LoadOptions {
     ROUTER_LOAD_OPTIONS.get().unwrap_or(&NO_LOAD_OPTIONS)
 }
 

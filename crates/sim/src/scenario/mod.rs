@@ -52,7 +52,7 @@
 //! re-exported here.
 
 mod contracts;
-mod golden;
+pub mod golden;
 mod load;
 mod router;
 mod set;
@@ -60,7 +60,7 @@ mod validate;
 mod values;
 
 pub use self::golden::GoldenSettings;
-pub(crate) use self::load::router_load_options;
+pub use self::load::router_load_options;
 pub use self::load::{
     PROFILE_SET_PATH, load_scenario, load_scenario_with_set, parse_scenario,
     parse_scenario_with_set, read_scenario_text, set_router_load_options,

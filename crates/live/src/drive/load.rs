@@ -1,0 +1,468 @@
+//! The open-loop load generator: the scenario's arrivals, sent in real time to the router.
+//!
+//! Each arrival is sent at its scheduled instant on a task of its own, whatever the earlier
+//! requests are doing: a slow router cannot slow the arrivals down (no coordinated omission,
+//! as wrk2 measures), and every latency counts from the scheduled instant. Each request opens
+//! its own connection (HTTP/1.1, no pool): a router sees the concurrency the arrivals dictate,
+//! and a broken connection never poisons the next request.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use routersim_engine::failure::FailureKind;
+use routersim_engine::request::Request;
+use routersim_engine::stream::StreamOutcome;
+use routersim_wire::sse::{SseItem, SseParser};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::record::{RequestRecord, kind_of_code};
+use routersim_sim::run::VERSION;
+
+/// The largest non-streamed body read (a chat completion is a few KB).
+const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// An HTTP endpoint drive talks to: where to connect and which path to send.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The URL as given.
+    pub url: String,
+    /// `host:port` for the `host` header.
+    pub authority: String,
+    /// The address connected to.
+    pub addr: SocketAddr,
+    /// The path prefix up to and including `/v1` (no trailing slash).
+    pub v1: String,
+    /// The path before `/v1` (the router's root, for `/health/...`).
+    pub root: String,
+}
+
+impl Target {
+    /// Parses `http://host:port[/prefix][/v1]`. Only `http` (a chaos target is local).
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{url}: only http:// URLs are supported"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if authority.is_empty() {
+            return Err(format!("{url}: no host"));
+        }
+        let with_port = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        {
+            authority.to_string()
+        } else {
+            format!("{authority}:80")
+        };
+        let addr = with_port
+            .to_socket_addrs()
+            .map_err(|e| format!("{url}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{url}: the host has no address"))?;
+        let path = path.trim_end_matches('/');
+        let (root, v1) = match path.strip_suffix("/v1") {
+            Some(root) => (root.to_string(), path.to_string()),
+            None => (path.to_string(), format!("{path}/v1")),
+        };
+        Ok(Self {
+            url: url.to_string(),
+            authority: authority.to_string(),
+            addr,
+            v1,
+            root,
+        })
+    }
+
+    /// Whether the address is loopback.
+    pub fn is_loopback(&self) -> bool {
+        self.addr.ip().is_loopback()
+    }
+}
+
+/// What every request carries.
+#[derive(Clone, Debug)]
+pub struct Client {
+    /// The router (the first of `replicas`): health and identity are asked here.
+    pub target: Target,
+    /// Every router replica, `target` first: chat requests go round-robin over them.
+    pub replicas: Vec<Target>,
+    /// `Authorization: Bearer …`.
+    pub api_key: Option<String>,
+}
+
+/// `user-agent` of every request.
+pub fn user_agent() -> String {
+    format!("routersim-drive/{VERSION}")
+}
+
+/// A bodyless or JSON request to `path` on the target.
+fn build(
+    client: &Client,
+    target: &Target,
+    method: http::Method,
+    path: &str,
+    body: Option<Bytes>,
+    extra: &[(&'static str, String)],
+) -> Result<http::Request<Full<Bytes>>, String> {
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header(http::header::HOST, &target.authority)
+        .header(http::header::USER_AGENT, user_agent())
+        .header("x-routersim-drive", "1");
+    if let Some(key) = &client.api_key {
+        builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    if body.is_some() {
+        builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+    }
+    for (name, value) in extra {
+        builder = builder.header(*name, value);
+    }
+    builder
+        .body(Full::new(body.unwrap_or_default()))
+        .map_err(|e| e.to_string())
+}
+
+type Response = http::Response<hyper::body::Incoming>;
+
+/// Opens a connection and sends one request (the connection task is local).
+async fn send(addr: SocketAddr, request: http::Request<Full<Bytes>>) -> Result<Response, String> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connect {addr}: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::task::spawn_local(async move {
+        let _ = conn.await;
+    });
+    sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Reads a whole body, at most [`MAX_BODY`] bytes.
+async fn read_body(response: Response) -> Result<Bytes, String> {
+    let limited = http_body_util::Limited::new(response.into_body(), MAX_BODY);
+    limited
+        .collect()
+        .await
+        .map(http_body_util::Collected::to_bytes)
+        .map_err(|e| e.to_string())
+}
+
+/// `GET path` on the target: the status and body, if it answered.
+pub async fn get(client: &Client, path: &str) -> Option<(u16, http::HeaderMap, Bytes)> {
+    get_from(client, &client.target, path).await
+}
+
+/// `GET path` on one replica.
+pub async fn get_from(
+    client: &Client,
+    target: &Target,
+    path: &str,
+) -> Option<(u16, http::HeaderMap, Bytes)> {
+    let request = build(client, target, http::Method::GET, path, None, &[]).ok()?;
+    let response = tokio::time::timeout(Duration::from_secs(5), send(target.addr, request))
+        .await
+        .ok()?
+        .ok()?;
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let body = tokio::time::timeout(Duration::from_secs(5), read_body(response))
+        .await
+        .ok()?
+        .ok()?;
+    Some((status, headers, body))
+}
+
+/// The request body of an arrival: the traffic's model, a short placeholder message, the
+/// output length the traffic asks for, a stream where it says so.
+pub fn body_of(request: &Request) -> Bytes {
+    let mut body = json!({
+        "model": &*request.model,
+        "messages": [{"role": "user", "content": format!("routersim drive request {}", request.id)}],
+        "stream": request.stream,
+    });
+    if let Some(n) = request.output_tokens.or(request.max_tokens) {
+        body["max_tokens"] = json!(n);
+    }
+    if request.stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    Bytes::from(body.to_string())
+}
+
+/// Sends one arrival to replica `replica` (modulo their number) and records what came back.
+/// `arrival` is its scheduled instant.
+pub async fn request(
+    client: Rc<Client>,
+    replica: usize,
+    request: Request,
+    start: Instant,
+    arrival: Instant,
+) -> RequestRecord {
+    let mut record = RequestRecord {
+        id: request.id,
+        model: request.model.to_string(),
+        stream: request.stream,
+        arrival: arrival.saturating_duration_since(start),
+        ..RequestRecord::default()
+    };
+    let mut extra = vec![
+        ("x-routersim-request-id", request.id.to_string()),
+        ("x-routersim-input-tokens", request.input_tokens.to_string()),
+    ];
+    if let Some(n) = request.output_tokens {
+        extra.push(("x-routersim-output-tokens", n.to_string()));
+    }
+    let target = client
+        .replicas
+        .get(replica % client.replicas.len().max(1))
+        .unwrap_or(&client.target);
+    let path = format!("{}/chat/completions", target.v1);
+    let outcome = match build(
+        &client,
+        target,
+        http::Method::POST,
+        &path,
+        Some(body_of(&request)),
+        &extra,
+    ) {
+        Ok(http_request) => exchange(target, http_request, &mut record, arrival).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = outcome {
+        record.transport_error = Some(e);
+    }
+    record.end = Instant::now().saturating_duration_since(start);
+    record
+}
+
+async fn exchange(
+    target: &Target,
+    http_request: http::Request<Full<Bytes>>,
+    record: &mut RequestRecord,
+    arrival: Instant,
+) -> Result<(), String> {
+    let response = send(target.addr, http_request).await?;
+    let status = response.status().as_u16();
+    record.status = Some(status);
+    record.read_headers(response.headers());
+    let is_sse = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !(200..300).contains(&status) {
+        let body = read_body(response).await?;
+        record.read_error_body(&body);
+        return Ok(());
+    }
+    if record.stream && is_sse {
+        return read_stream(response, record, arrival).await;
+    }
+    let body = read_body(response).await?;
+    if let Ok(json) = serde_json::from_slice::<Value>(&body) {
+        record.tokens = completion_tokens(&json).unwrap_or(0);
+    }
+    Ok(())
+}
+
+fn completion_tokens(json: &Value) -> Option<u32> {
+    json.get("usage")?
+        .get("completion_tokens")?
+        .as_u64()
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// Reads an OpenAI SSE stream frame by frame: TTFT at the first content delta; tokens from the
+/// usage chunk, else the chunks' `x_routersim.tokens`, else words.
+async fn read_stream(
+    response: Response,
+    record: &mut RequestRecord,
+    arrival: Instant,
+) -> Result<(), String> {
+    let mut body = response.into_body();
+    let mut parser = SseParser::new();
+    let (mut counted, mut usage, mut done) = (0_u32, None, false);
+    let mut outcome = None;
+    while outcome.is_none() {
+        let Some(frame) = body.frame().await else {
+            break;
+        };
+        let Ok(frame) = frame else {
+            outcome = Some(if counted > 0 {
+                StreamOutcome::BrokenAfterContent
+            } else {
+                StreamOutcome::BrokenBeforeContent
+            });
+            break;
+        };
+        let Some(data) = frame.data_ref() else {
+            continue;
+        };
+        if parser.feed(data).is_err() {
+            outcome = Some(StreamOutcome::BrokenAfterContent);
+            break;
+        }
+        while let Some(item) = parser.next_item() {
+            let SseItem::Event { data, .. } = item else {
+                continue;
+            };
+            if data.trim() == "[DONE]" {
+                done = true;
+                continue;
+            }
+            let Ok(json) = serde_json::from_str::<Value>(&data) else {
+                continue;
+            };
+            if let Some(error) = json.get("error") {
+                let code = error.get("code").and_then(Value::as_str).unwrap_or("");
+                let status = error.get("status").and_then(Value::as_u64);
+                record.stream_error = Some(kind_of_code(code).unwrap_or_else(|| {
+                    status
+                        .and_then(|s| u16::try_from(s).ok())
+                        .map_or(FailureKind::ApiConnection, FailureKind::from_status)
+                }));
+                outcome = Some(if counted > 0 {
+                    StreamOutcome::BrokenAfterContent
+                } else {
+                    StreamOutcome::BrokenBeforeContent
+                });
+                break;
+            }
+            if let Some(n) = completion_tokens(&json) {
+                usage = Some(n);
+            }
+            let tokens = chunk_tokens(&json);
+            if tokens > 0 && record.ttft.is_none() {
+                record.ttft = Some(arrival.elapsed());
+            }
+            counted = counted.saturating_add(tokens);
+        }
+    }
+    record.tokens = usage.unwrap_or(counted);
+    record.stream_outcome = Some(outcome.unwrap_or(if !done {
+        // A clean end without `[DONE]`: truncated, reported as a break before or after
+        // content like the engine's stream reader does.
+        if counted > 0 {
+            StreamOutcome::BrokenAfterContent
+        } else {
+            StreamOutcome::BrokenBeforeContent
+        }
+    } else if counted == 0 && usage.unwrap_or(0) == 0 {
+        StreamOutcome::Empty
+    } else {
+        StreamOutcome::Completed
+    }));
+    Ok(())
+}
+
+/// Tokens of one chunk: the wire server's exact count when it rides along, else words.
+fn chunk_tokens(json: &Value) -> u32 {
+    if let Some(n) = json
+        .get("x_routersim")
+        .and_then(|x| x.get("tokens"))
+        .and_then(Value::as_u64)
+    {
+        return u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    json.get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("delta")?.get("content")?.as_str())
+        .map(|s| u32::try_from(s.split_whitespace().count()).unwrap_or(u32::MAX))
+        .sum()
+}
+
+/// What the request tasks share with the generator: counters for the progress line, the
+/// finished records (a slot per request sent, by arrival index), and a wake-up per finish.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// The finished records.
+    pub records: RefCell<Vec<Option<RequestRecord>>>,
+    /// Notified when a request finishes.
+    pub done: tokio::sync::Notify,
+    /// Requests sent.
+    pub sent: Cell<u64>,
+    /// Requests in flight.
+    pub in_flight: Cell<u64>,
+    /// Requests finished with a failure.
+    pub failed: Cell<u64>,
+}
+
+/// The `--max-rps` guard: the sends of the last second.
+#[derive(Debug)]
+pub struct RateGuard {
+    max: u64,
+    recent: VecDeque<Instant>,
+}
+
+impl RateGuard {
+    /// At most `max` sends in any one second.
+    pub fn new(max: u64) -> Self {
+        Self {
+            max,
+            recent: VecDeque::new(),
+        }
+    }
+
+    /// Counts a send at `now`; `false` when it would exceed the cap.
+    pub fn admit(&mut self, now: Instant) -> bool {
+        while self
+            .recent
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= Duration::from_secs(1))
+        {
+            self.recent.pop_front();
+        }
+        if self.recent.len() as u64 >= self.max {
+            return false;
+        }
+        self.recent.push_back(now);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_take_a_root_or_a_v1_base() {
+        let t = Target::parse("http://127.0.0.1:4000").unwrap();
+        assert_eq!((t.v1.as_str(), t.root.as_str()), ("/v1", ""));
+        let t = Target::parse("http://127.0.0.1:4000/d/gpt-a/v1/").unwrap();
+        assert_eq!(
+            (t.v1.as_str(), t.root.as_str()),
+            ("/d/gpt-a/v1", "/d/gpt-a")
+        );
+        assert!(t.is_loopback());
+        assert!(Target::parse("https://127.0.0.1:4000").is_err());
+    }
+
+    #[test]
+    fn the_rate_guard_counts_one_second() {
+        let now = Instant::now();
+        let mut guard = RateGuard::new(2);
+        assert!(guard.admit(now));
+        assert!(guard.admit(now));
+        assert!(!guard.admit(now + Duration::from_millis(500)));
+        assert!(guard.admit(now + Duration::from_secs(1)));
+    }
+}

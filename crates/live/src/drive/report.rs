@@ -1,0 +1,454 @@
+//! From what was observed to the engine's events: the report of a live run comes out of the
+//! same [`Recorder`](routersim_report::Recorder) as a simulation's.
+//!
+//! - **Attempts.** Every provider call becomes an `AttemptStart`/`AttemptEnd` pair. A call is
+//!   joined to its request by the `x-routersim-request-id` the provider saw (drive sends it; a
+//!   router that forwards client headers passes it on: `routersim proxy` does, LiteLLM does with
+//!   `general_settings.forward_client_headers_to_llm_api: true`). A call without it is joined
+//!   by time order: to the request in flight at the call's start (arrived before it, not yet
+//!   answered) that has the fewest calls so far, the earliest on a tie: exact for sequential
+//!   traffic, an approximation under concurrency. A call that falls in no request's window
+//!   keeps an empty `request_id`.
+//! - **Retries, fallbacks.** A request's attempts in the same group as the one before are
+//!   retries, a change of group is a fallback hop; the router's own headers
+//!   (`x-litellm-attempted-retries`, `-fallbacks`) win when present.
+//! - **Cooldowns** are inferred: a deployment whose call failed and which then received no call
+//!   for longer than [`GAP_FACTOR`] times its usual (median) gap between calls, and at least
+//!   [`MIN_GAP`], while its group still received traffic ([`MIN_GROUP_CALLS`] calls to its other
+//!   deployments or requests for the group), is said to have cooled from that failure to its
+//!   next call (or the run's end). The reason is `rate_limit_in_group` after a 429, else
+//!   `allowed_fails_exceeded`; the source is `retry_after` when the failure carried one.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use routersim_engine::event::{
+    CooldownReason, CooldownSource, EventKind, FallbackLevel, RoutingEvent,
+};
+use routersim_engine::failure::FailureKind;
+use routersim_engine::stream::StreamStats;
+use routersim_mock_providers::wire::CallRow;
+use tokio::time::Instant;
+
+use super::record::RequestRecord;
+use routersim_sim::scenario::Scenario;
+
+/// A silence longer than this many usual gaps is a cooldown.
+pub const GAP_FACTOR: u32 = 3;
+/// A silence shorter than this is never a cooldown.
+pub const MIN_GAP: Duration = Duration::from_secs(1);
+/// The group must see at least this much traffic during the silence.
+pub const MIN_GROUP_CALLS: usize = 2;
+
+/// How the provider calls were joined.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JoinStats {
+    /// By `x-routersim-request-id`.
+    pub by_request_id: u64,
+    /// By time order.
+    pub by_time: u64,
+    /// Cooldowns inferred.
+    pub cooldowns: u64,
+}
+
+/// The outcome of a call row.
+fn call_failure(call: &CallRow) -> Option<FailureKind> {
+    let outcome = call.outcome.as_str();
+    if outcome == "ok" {
+        return None;
+    }
+    let kind = outcome.split_once(':').map_or(outcome, |(_, kind)| kind);
+    Some(FailureKind::from_name(kind).unwrap_or_else(|| {
+        call.status
+            .filter(|s| *s >= 400)
+            .map_or(FailureKind::ApiConnection, FailureKind::from_status)
+    }))
+}
+
+/// Which request each call belongs to (`None`: none found), in `calls` order.
+fn join(records: &[RequestRecord], calls: &[CallRow], stats: &mut JoinStats) -> Vec<Option<usize>> {
+    let by_id: BTreeMap<u64, usize> = records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| (records[i].arrival, records[i].id));
+    let mut counts = vec![0_u32; records.len()];
+    let mut joined = vec![None; calls.len()];
+    // Calls by their start, so the open window moves forward only.
+    let mut by_start: Vec<usize> = (0..calls.len()).collect();
+    by_start.sort_by_key(|&c| calls[c].at);
+    let (mut next, mut open) = (0, Vec::<usize>::new());
+    for c in by_start {
+        let call = &calls[c];
+        if let Some(&r) = call.request_id.and_then(|id| by_id.get(&id)) {
+            joined[c] = Some(r);
+            counts[r] += 1;
+            stats.by_request_id += 1;
+            continue;
+        }
+        while next < order.len() && records[order[next]].arrival <= call.at {
+            open.push(order[next]);
+            next += 1;
+        }
+        open.retain(|&r| records[r].end >= call.at);
+        if let Some(&r) = open
+            .iter()
+            .min_by_key(|&&r| (counts[r], records[r].arrival, records[r].id))
+        {
+            joined[c] = Some(r);
+            counts[r] += 1;
+            stats.by_time += 1;
+        }
+    }
+    joined
+}
+
+/// The events of a live run, in time order.
+pub fn events(
+    scenario: &Scenario,
+    start: Instant,
+    records: &[RequestRecord],
+    calls: &[CallRow],
+    run_end: Duration,
+) -> (Vec<RoutingEvent>, JoinStats) {
+    let group_of: BTreeMap<&str, Arc<str>> = scenario
+        .router
+        .deployments
+        .iter()
+        .map(|d| (&*d.id, d.model_name.clone()))
+        .collect();
+    let group = |id: &str| group_of.get(id).cloned().unwrap_or_else(|| Arc::from(id));
+    let mut stats = JoinStats::default();
+    let joined = join(records, calls, &mut stats);
+    let mut per_request: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
+    let mut by_start: Vec<usize> = (0..calls.len()).collect();
+    by_start.sort_by_key(|&c| calls[c].at);
+    let mut events = Vec::new();
+    for &c in &by_start {
+        match joined[c] {
+            Some(r) => per_request[r].push(c),
+            None => attempt_events(
+                &mut events,
+                start,
+                None,
+                1,
+                &calls[c],
+                &group,
+                0,
+                Duration::ZERO,
+            ),
+        }
+    }
+    for (r, record) in records.iter().enumerate() {
+        request_events(&mut events, start, record, &per_request[r], calls, &group);
+    }
+    stats.cooldowns = infer_cooldowns(
+        &mut events,
+        start,
+        records,
+        calls,
+        &by_start,
+        &group,
+        run_end,
+    );
+    // Stable: events of one instant keep the order they were made in (a request's attempt
+    // before its end).
+    events.sort_by_key(|e| e.at);
+    (events, stats)
+}
+
+#[allow(clippy::too_many_arguments, reason = "one attempt's fields")]
+fn attempt_events(
+    events: &mut Vec<RoutingEvent>,
+    start: Instant,
+    request_id: Option<u64>,
+    attempt: u32,
+    call: &CallRow,
+    group: &dyn Fn(&str) -> Arc<str>,
+    fallback_depth: u32,
+    wait: Duration,
+) {
+    let model_group = group(&call.deployment_id);
+    let at = start + call.at;
+    events.push(RoutingEvent {
+        at,
+        request_id,
+        kind: EventKind::AttemptStart {
+            attempt,
+            model_group: model_group.clone(),
+            deployment_id: call.deployment_id.clone(),
+            fallback_depth,
+            // The call log does not say what the router asked for.
+            max_tokens: None,
+        },
+    });
+    events.push(RoutingEvent {
+        at: at + call.latency,
+        request_id,
+        kind: EventKind::AttemptEnd {
+            attempt,
+            start: at,
+            model_group,
+            deployment_id: call.deployment_id.clone(),
+            failure: call_failure(call),
+            status: call.status,
+            retry_after: call.retry_after_ms.map(Duration::from_millis),
+            wait,
+            fallback_depth,
+        },
+    });
+}
+
+fn request_events(
+    events: &mut Vec<RoutingEvent>,
+    start: Instant,
+    record: &RequestRecord,
+    calls_of: &[usize],
+    calls: &[CallRow],
+    group: &dyn Fn(&str) -> Arc<str>,
+) {
+    let id = Some(record.id);
+    let (mut retries, mut fallbacks, mut depth) = (0_u32, 0_u32, 0_u32);
+    let mut previous: Option<&CallRow> = None;
+    for (n, &c) in calls_of.iter().enumerate() {
+        let call = &calls[c];
+        let wait = previous.map_or(Duration::ZERO, |p| call.at.saturating_sub(p.at + p.latency));
+        if let Some(p) = previous {
+            let failure = call_failure(p).unwrap_or(FailureKind::ApiConnection);
+            let (from, to) = (group(&p.deployment_id), group(&call.deployment_id));
+            let at = start + call.at;
+            if from == to {
+                retries += 1;
+                events.push(RoutingEvent {
+                    at,
+                    request_id: id,
+                    kind: EventKind::Retry {
+                        model_group: to,
+                        failure,
+                        retry: retries,
+                        budget: 0,
+                    },
+                });
+            } else {
+                fallbacks += 1;
+                depth += 1;
+                events.push(RoutingEvent {
+                    at,
+                    request_id: id,
+                    kind: EventKind::Fallback {
+                        source: from,
+                        target: to,
+                        order: 0,
+                        depth,
+                        level: FallbackLevel::General,
+                        failure,
+                    },
+                });
+            }
+        }
+        let attempt = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        attempt_events(events, start, id, attempt, call, group, depth, wait);
+        previous = Some(call);
+    }
+    let last = calls_of.last().map(|&c| &calls[c]);
+    let final_deployment_id = record
+        .model_id
+        .as_deref()
+        .map(Arc::from)
+        .or_else(|| last.map(|c| c.deployment_id.clone()));
+    let final_model_group = record
+        .model_group
+        .as_deref()
+        .map(Arc::from)
+        .or_else(|| last.map(|c| group(&c.deployment_id)))
+        .unwrap_or_else(|| Arc::from(record.model.as_str()));
+    let retries = record.attempted_retries.unwrap_or(retries);
+    let fallbacks = record.attempted_fallbacks.unwrap_or(fallbacks);
+    // A live router's header is LiteLLM's own count; without it, the hops seen.
+    let attempted_fallbacks = fallbacks;
+    let attempts = match calls_of.len() {
+        0 if record.status.is_some_and(|s| s < 300) => 1 + retries + fallbacks,
+        n => u32::try_from(n).unwrap_or(u32::MAX),
+    };
+    let failure = record.failure();
+    events.push(RoutingEvent {
+        at: start + record.end,
+        request_id: id,
+        kind: EventKind::RequestEnd {
+            model: Arc::from(record.model.as_str()),
+            final_model_group,
+            final_deployment_id,
+            failure,
+            status: record.status,
+            attempts,
+            retries,
+            fallbacks,
+            attempted_fallbacks,
+            start: start + record.arrival,
+            stream: record.stream.then_some(StreamStats {
+                outcome: record.stream_outcome,
+                ttft: record.ttft,
+                tokens_delivered: record.tokens,
+                tokens_billed: record.tokens,
+            }),
+        },
+    });
+}
+
+/// See the module doc.
+fn infer_cooldowns(
+    events: &mut Vec<RoutingEvent>,
+    start: Instant,
+    records: &[RequestRecord],
+    calls: &[CallRow],
+    by_start: &[usize],
+    group: &dyn Fn(&str) -> Arc<str>,
+    run_end: Duration,
+) -> u64 {
+    let mut per_deployment: BTreeMap<Arc<str>, Vec<usize>> = BTreeMap::new();
+    for &c in by_start {
+        per_deployment
+            .entry(calls[c].deployment_id.clone())
+            .or_default()
+            .push(c);
+    }
+    let mut found = 0;
+    for (deployment, list) in &per_deployment {
+        let model_group = group(deployment);
+        let mut gaps: Vec<Duration> = list
+            .windows(2)
+            .map(|w| calls[w[1]].at.saturating_sub(calls[w[0]].at))
+            .collect();
+        gaps.sort();
+        let usual = gaps.get(gaps.len() / 2).copied().unwrap_or(Duration::ZERO);
+        let threshold = (usual * GAP_FACTOR).max(MIN_GAP);
+        for (i, &c) in list.iter().enumerate() {
+            let call = &calls[c];
+            let Some(failure) = call_failure(call) else {
+                continue;
+            };
+            let from = call.at + call.latency;
+            let until = list.get(i + 1).map(|&n| calls[n].at);
+            let silence_end = until.unwrap_or(run_end);
+            if silence_end.saturating_sub(from) <= threshold {
+                continue;
+            }
+            let others = by_start
+                .iter()
+                .filter(|&&o| {
+                    let other = &calls[o];
+                    other.deployment_id != *deployment
+                        && group(&other.deployment_id) == model_group
+                        && other.at > from
+                        && other.at < silence_end
+                })
+                .count();
+            let asked = records
+                .iter()
+                .filter(|r| *r.model == *model_group && r.arrival > from && r.arrival < silence_end)
+                .count();
+            if others.max(asked) < MIN_GROUP_CALLS {
+                continue;
+            }
+            found += 1;
+            let reason = if failure == FailureKind::RateLimit {
+                CooldownReason::RateLimitInGroup
+            } else {
+                CooldownReason::AllowedFailsExceeded
+            };
+            let source = if call.retry_after_ms.is_some() {
+                CooldownSource::RetryAfter
+            } else {
+                CooldownSource::Router
+            };
+            events.push(RoutingEvent {
+                at: start + from,
+                request_id: None,
+                kind: EventKind::CooldownSet {
+                    model_group: model_group.clone(),
+                    deployment_id: deployment.clone(),
+                    reason,
+                    failure,
+                    duration: silence_end.saturating_sub(from),
+                    source,
+                    until: start + silence_end,
+                },
+            });
+            if until.is_some() {
+                events.push(RoutingEvent {
+                    at: start + silence_end,
+                    request_id: None,
+                    kind: EventKind::CooldownEnd {
+                        model_group: model_group.clone(),
+                        deployment_id: deployment.clone(),
+                    },
+                });
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(at_ms: u64, id: &str, outcome: &str, status: u16, request_id: Option<u64>) -> CallRow {
+        CallRow {
+            at: Duration::from_millis(at_ms),
+            deployment_id: Arc::from(id),
+            path: String::new(),
+            stream: false,
+            outcome: outcome.into(),
+            status: Some(status),
+            retry_after_ms: None,
+            latency: Duration::from_millis(1),
+            tokens: 0,
+            request_id,
+        }
+    }
+
+    fn record(id: u64, arrival_ms: u64, end_ms: u64) -> RequestRecord {
+        RequestRecord {
+            id,
+            arrival: Duration::from_millis(arrival_ms),
+            end: Duration::from_millis(end_ms),
+            status: Some(200),
+            ..RequestRecord::default()
+        }
+    }
+
+    #[test]
+    fn calls_join_by_id_first_then_by_time() {
+        let records = [record(0, 0, 50), record(1, 10, 60)];
+        let calls = [
+            call(12, "a", "ok", 200, Some(1)),
+            call(5, "a", "rate_limit", 429, None),
+            call(20, "b", "ok", 200, None),
+            call(100, "b", "ok", 200, None),
+        ];
+        let mut stats = JoinStats::default();
+        let joined = join(&records, &calls, &mut stats);
+        // The id wins; the call at 5 ms can only be request 0's; at 20 ms both are open and
+        // request 1 has one call already, request 0 one too: the earliest wins; the call at
+        // 100 ms is in no window.
+        assert_eq!(joined, vec![Some(1), Some(0), Some(0), None]);
+        assert_eq!((stats.by_request_id, stats.by_time), (1, 2));
+    }
+
+    #[test]
+    fn call_outcomes_map_to_failure_kinds() {
+        assert_eq!(call_failure(&call(0, "a", "ok", 200, None)), None);
+        assert_eq!(
+            call_failure(&call(0, "a", "break:api_connection", 200, None)),
+            Some(FailureKind::ApiConnection)
+        );
+        assert_eq!(
+            call_failure(&call(0, "a", "service_unavailable", 503, None)),
+            Some(FailureKind::ServiceUnavailable)
+        );
+        assert_eq!(
+            call_failure(&call(0, "a", "truncated", 200, None)),
+            Some(FailureKind::ApiConnection)
+        );
+    }
+}

@@ -1,0 +1,41 @@
+//! The engine's [`StateStore`](routersim_engine::state::StateStore) over a real Redis, shaped
+//! like LiteLLM 1.110.2's cooldown store (observed with `redis-cli MONITOR`; see the README's
+//! "Shared state over Redis"):
+//!
+//! - **An in-memory tier** the engine's synchronous trait reads and writes: routing never waits
+//!   on Redis except for the explicit [`RedisState::refresh`] the proxy awaits before routing.
+//! - **Writes go out asynchronously**, in order, from one spawned task fed by a channel: a
+//!   cooldown is `SET deployment:<id>:cooldown <json> PX <ms>` (TTL = the cooldown's length, so
+//!   another process derives the deadline from `PTTL` and no shared wall clock is needed); an
+//!   allowed-fails count is `INCR` + `PEXPIRE` in one Lua script (atomic across processes).
+//! - **Reads refresh the memory tier** the way LiteLLM reads: before a request is routed, the
+//!   cooldown keys that are *not* live in memory and were not read within
+//!   [`READ_THROTTLE`] (1 s, LiteLLM's observed throttle) are read in one round trip; a key
+//!   found live becomes a local cooldown until `now + PTTL`.
+//!
+//! Redis failing is fail-open: the memory tier keeps routing on what this process knows; the
+//! failures are counted ([`RedisState::errors`]).
+//!
+//! It lives in live mode rather than the engine because it reads the real clock (a Redis
+//! TTL is wall time) and does network I/O, both of which the engine forbids itself
+//! (crates/engine/clippy.toml), and so the simulator never links it.
+
+mod io;
+mod keys;
+mod store;
+
+pub use keys::{allowed_fails_key, cooldown_key};
+pub use store::{READ_THROTTLE, RedisOptions, RedisState};
+
+/// What can go wrong connecting.
+#[derive(Debug, thiserror::Error)]
+pub enum RedisStateError {
+    /// The Redis URL or the connection.
+    #[error("redis {url}: {source}")]
+    Connect {
+        /// The URL (without its password).
+        url: String,
+        /// The client's error.
+        source: redis::RedisError,
+    },
+}

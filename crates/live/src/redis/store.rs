@@ -1,0 +1,359 @@
+//! [`RedisState`]: the memory tier, the write queue, the throttled reads.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use routersim_engine::state::{InMemoryState, Rewrite, StateStore};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::redis::RedisStateError;
+use crate::redis::io::{Write, read_keys, write_loop};
+use crate::redis::keys::{allowed_fails_key, cooldown_key};
+
+/// How long a key read from Redis and found absent is trusted before it is read again: LiteLLM
+/// 1.110.2 re-reads a cooldown key it does not hold in memory at most once a second per process
+/// (observed: one `MGET` per key every 1.0–1.2 s at 5 requests/s on one proxy).
+pub const READ_THROTTLE: Duration = Duration::from_secs(1);
+
+/// How to reach Redis and what to name.
+#[derive(Clone, Debug)]
+pub struct RedisOptions {
+    /// `redis://[:password@]host:port[/db]`.
+    pub url: String,
+    /// The deployment ids, in the router's deployment order (the trait names deployments by
+    /// index; the keys by id).
+    pub deployment_ids: Vec<String>,
+    /// See [`READ_THROTTLE`].
+    pub read_throttle: Duration,
+    /// The longest a connect may take.
+    pub connect_timeout: Duration,
+}
+
+impl RedisOptions {
+    /// Options with LiteLLM's read throttle and a 5 s connect timeout.
+    pub fn new(url: impl Into<String>, deployment_ids: Vec<String>) -> Self {
+        Self {
+            url: url.into(),
+            deployment_ids,
+            read_throttle: READ_THROTTLE,
+            connect_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A counter as Redis last answered it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RemoteCount {
+    pub count: u32,
+    pub expires: Instant,
+}
+
+/// What the store's clones and its writer task share.
+pub(crate) struct Shared {
+    pub cooldown_keys: Vec<String>,
+    pub fail_keys: Vec<String>,
+    /// The memory tier (the engine's store is single-threaded inside; the writer task is not).
+    pub memory_tier: Mutex<InMemoryState>,
+    /// Each deployment's allowed-fails count as Redis last reported it.
+    pub remote_fails: Mutex<Vec<Option<RemoteCount>>>,
+    /// When each cooldown key was last read from Redis.
+    pub last_read: Mutex<Vec<Option<Instant>>>,
+    pub read_throttle: Duration,
+    pub errors: AtomicU64,
+    pub reads: AtomicU64,
+    pub writes: AtomicU64,
+    pub last_error: Mutex<Option<String>>,
+}
+
+impl Shared {
+    /// The memory tier, locked.
+    pub fn memory(&self) -> MutexGuard<'_, InMemoryState> {
+        lock(&self.memory_tier)
+    }
+
+    pub(crate) fn failed(&self, what: &str, e: &redis::RedisError) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        *lock(&self.last_error) = Some(format!("{what}: {e}"));
+    }
+}
+
+/// A poisoned lock only means another thread panicked mid-update; the data is plain.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The engine's state store over Redis (see the crate docs). Cloning shares the store: the
+/// router owns one clone, the proxy keeps another to [`refresh`](Self::refresh) it.
+#[derive(Clone)]
+pub struct RedisState {
+    shared: Arc<Shared>,
+    conn: MultiplexedConnection,
+    queue: mpsc::UnboundedSender<Write>,
+}
+
+impl std::fmt::Debug for RedisState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisState")
+            .field("keys", &self.shared.cooldown_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisState {
+    /// Connects (PING within the connect timeout) and spawns the writer task on the current
+    /// tokio runtime.
+    pub async fn connect(options: RedisOptions) -> Result<Self, RedisStateError> {
+        let shown = redact(&options.url);
+        let err = |source| RedisStateError::Connect {
+            url: shown.clone(),
+            source,
+        };
+        let client = redis::Client::open(options.url.as_str()).map_err(err)?;
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(options.connect_timeout))
+            .set_response_timeout(Some(options.connect_timeout));
+        let mut conn = client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(err)?;
+        redis::cmd("PING")
+            .query_async::<()>(&mut conn)
+            .await
+            .map_err(err)?;
+        let n = options.deployment_ids.len();
+        let shared = Arc::new(Shared {
+            cooldown_keys: options
+                .deployment_ids
+                .iter()
+                .map(|id| cooldown_key(id))
+                .collect(),
+            fail_keys: options
+                .deployment_ids
+                .iter()
+                .map(|id| allowed_fails_key(id))
+                .collect(),
+            memory_tier: Mutex::new(InMemoryState::new(n)),
+            remote_fails: Mutex::new(vec![None; n]),
+            last_read: Mutex::new(vec![None; n]),
+            read_throttle: options.read_throttle,
+            errors: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+        });
+        let (queue, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(shared.clone(), conn.clone(), rx));
+        Ok(Self {
+            shared,
+            conn,
+            queue,
+        })
+    }
+
+    /// Reads, in one round trip, every cooldown key that is not live in memory and was not read
+    /// within the read throttle (LiteLLM's pre-routing read); a key Redis holds becomes a
+    /// local cooldown until `now + PTTL`, and each read deployment's allowed-fails count is
+    /// refreshed. Redis failing leaves memory as it was.
+    pub async fn refresh(&self) {
+        let now = Instant::now();
+        let due: Vec<usize> = {
+            let mut last = lock(&self.shared.last_read);
+            (0..self.shared.cooldown_keys.len())
+                .filter(|&i| {
+                    let cooling = self
+                        .shared
+                        .memory()
+                        .cooldown_until(i)
+                        .is_some_and(|d| d > now);
+                    let fresh =
+                        last[i].is_some_and(|t| now.duration_since(t) < self.shared.read_throttle);
+                    let due = !cooling && !fresh;
+                    if due {
+                        last[i] = Some(now);
+                    }
+                    due
+                })
+                .collect()
+        };
+        if due.is_empty() {
+            return;
+        }
+        let mut conn = self.conn.clone();
+        match read_keys(&self.shared, &mut conn, &due).await {
+            Ok(found) => {
+                let now = Instant::now();
+                for (i, cooldown_ms, fails) in found {
+                    if cooldown_ms > 0 {
+                        self.shared
+                            .memory()
+                            .set_cooldown(i, now + Duration::from_millis(cooldown_ms));
+                    }
+                    if let Some((count, ttl_ms)) = fails {
+                        note_remote(&self.shared, i, count, now + Duration::from_millis(ttl_ms));
+                    }
+                }
+            }
+            Err(e) => self.shared.failed("read", &e),
+        }
+    }
+
+    /// Waits until every write queued so far has been answered by Redis (tests, shutdown).
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.queue.send(Write::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Redis commands that failed (reads and writes); the store stayed fail-open.
+    pub fn errors(&self) -> u64 {
+        self.shared.errors.load(Ordering::Relaxed)
+    }
+
+    /// The last Redis failure, if any.
+    pub fn last_error(&self) -> Option<String> {
+        lock(&self.shared.last_error).clone()
+    }
+
+    /// Read round trips sent.
+    pub fn reads(&self) -> u64 {
+        self.shared.reads.load(Ordering::Relaxed)
+    }
+
+    /// Write commands answered.
+    pub fn writes(&self) -> u64 {
+        self.shared.writes.load(Ordering::Relaxed)
+    }
+
+    fn send(&self, write: Write) {
+        // The writer only stops when every clone is gone; a send cannot fail before.
+        let _ = self.queue.send(write);
+    }
+
+    fn send_cooldown(&self, deployment: usize, until: Instant) {
+        let ttl = until.saturating_duration_since(Instant::now());
+        if ttl.is_zero() {
+            return;
+        }
+        self.send(Write::Cooldown { deployment, ttl });
+    }
+}
+
+/// Takes Redis's count for `deployment` when it is news (higher, or the old one expired).
+pub(crate) fn note_remote(shared: &Shared, deployment: usize, count: u32, expires: Instant) {
+    let mut remote = lock(&shared.remote_fails);
+    if let Some(slot) = remote.get_mut(deployment) {
+        let now = Instant::now();
+        let keep = slot.is_some_and(|r| r.expires > now && r.count >= count);
+        if !keep {
+            *slot = Some(RemoteCount { count, expires });
+        }
+    }
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://***@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl StateStore for RedisState {
+    fn cooldown_until(&self, deployment: usize) -> Option<Instant> {
+        self.shared.memory().cooldown_until(deployment)
+    }
+
+    fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
+        let effective = self.shared.memory().set_cooldown(deployment, until);
+        self.send_cooldown(deployment, effective);
+        effective
+    }
+
+    fn rewrite_cooldown(
+        &self,
+        deployment: usize,
+        now: Instant,
+        until: Instant,
+        rule: Rewrite,
+    ) -> Instant {
+        let effective = self
+            .shared
+            .memory()
+            .rewrite_cooldown(deployment, now, until, rule);
+        self.send_cooldown(deployment, effective);
+        effective
+    }
+
+    fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant> {
+        self.shared.memory().take_if_expired(deployment, now)
+    }
+
+    fn take_all_expired(&self, now: Instant) -> Vec<(usize, Instant)> {
+        self.shared.memory().take_all_expired(now)
+    }
+
+    fn next_cooldown_deadline(&self) -> Option<Instant> {
+        self.shared.memory().next_cooldown_deadline()
+    }
+
+    /// This process's count, raised to what Redis last reported plus this failure; the
+    /// atomic `INCR` goes out behind it and its answer raises the next count.
+    fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32 {
+        let local = self
+            .shared
+            .memory()
+            .increment_allowed_fails(deployment, now, ttl);
+        let count = {
+            let mut remote = lock(&self.shared.remote_fails);
+            let known = remote
+                .get(deployment)
+                .copied()
+                .flatten()
+                .filter(|r| r.expires > now);
+            let count = known.map_or(local, |r| local.max(r.count + 1));
+            if let Some(slot) = remote.get_mut(deployment) {
+                *slot = Some(RemoteCount {
+                    count,
+                    expires: known.map_or(now + ttl, |r| r.expires),
+                });
+            }
+            count
+        };
+        self.send(Write::Fail { deployment, ttl });
+        count
+    }
+
+    fn clear_cooldown(&self, deployment: usize) -> bool {
+        let existed = self.shared.memory().clear_cooldown(deployment);
+        self.send(Write::Clear { deployment });
+        existed
+    }
+
+    fn reset_allowed_fails(&self, deployment: usize) {
+        self.shared.memory().reset_allowed_fails(deployment);
+        if let Some(slot) = lock(&self.shared.remote_fails).get_mut(deployment) {
+            *slot = None;
+        }
+        self.send(Write::ResetFails { deployment });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn the_password_is_not_shown() {
+        assert_eq!(
+            redact("redis://:pw@127.0.0.1:6379"),
+            "redis://***@127.0.0.1:6379"
+        );
+        assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    }
+}

@@ -1,0 +1,185 @@
+//! What a scenario's settings allow, derived once per run: attempt and retry bounds,
+//! fallback depth, and each deployment's deadlines.
+//!
+//! Separate because it reads only the scenario, never an event.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use routersim_engine::backoff::{MAX_BACKOFF, MAX_JITTER, MAX_RETRY_AFTER};
+use routersim_engine::config::{FallbackTarget, KindPolicy, RouterConfig};
+use routersim_engine::stream::StreamRecovery;
+
+use routersim_sim::scenario::Scenario;
+use routersim_sim::traffic::TrafficSpec;
+
+/// Per-deployment deadlines.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeploymentLimits {
+    /// Index into the checker's cooldown slots.
+    pub index: usize,
+    /// A non-streamed attempt's deadline (`timeout`, the deployment's else the router's).
+    pub timeout: Option<Duration>,
+    /// A stream's first-token deadline (`stream_timeout`, the deployment's else the router's).
+    pub stream_timeout: Option<Duration>,
+}
+
+/// The end-to-end deadline of a profile that walks candidates (`profile: multigrid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkDeadline {
+    /// `request_deadline`: a non-streamed request's.
+    pub request: Duration,
+    /// `stream_deadline`: a streamed request's.
+    pub stream: Duration,
+}
+
+/// What the settings allow, derived once per scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Arrivals of the run (request ids are `0..arrivals`).
+    pub arrivals: u64,
+    /// Attempts one request can make (see [`Bounds::derive`]).
+    pub max_attempts: u32,
+    /// The largest retry budget any failure can get.
+    pub max_retry_budget: u32,
+    /// `max_fallbacks`: the deepest hop.
+    pub max_fallback_depth: u32,
+    /// Hops one request can make: one per group other than the first.
+    pub max_fallback_hops: u32,
+    /// A committed stream may be continued (once).
+    pub continuation: bool,
+    /// `stream_recovery: litellm`: a stream commits at its first content (Multigrid commits
+    /// at the first byte, which events do not show).
+    pub commits_at_content: bool,
+    /// The longest backoff wait (before it: `max(8 s, retry_after)` plus the jitter).
+    pub backoff_cap: Duration,
+    /// The longest Retry-After wait honoured.
+    pub retry_after_cap: Duration,
+    /// `stream_stall_timeout`.
+    pub stall_timeout: Option<Duration>,
+    /// By deployment id.
+    pub deployments: BTreeMap<Arc<str>, DeploymentLimits>,
+    /// The walk's end-to-end deadline, under a profile that walks candidates.
+    pub walk_deadline: Option<WalkDeadline>,
+    /// `client_retries`: a client's sends of one user request after the first (each a router
+    /// request with the same id, announced by a `client_try` event).
+    pub client_retries: u32,
+}
+
+impl Bounds {
+    /// The bounds a scenario's settings imply, for a run with `arrivals` requests.
+    ///
+    /// Attempts: a request visits each model group at most once (the walk skips groups
+    /// already tried). A visit runs one retry loop per `order` level, each at most
+    /// `B + 1` attempts (`B`, [`Bounds::max_retry_budget`]: the largest of `num_retries`,
+    /// every `retry_policy` and `model_group_retry_policy` count, every deployment's
+    /// `num_retries`, every traffic entry's `num_retries` and every fallback target's
+    /// `num_retries` override), then weighted failover or DeltaLLM's remaining-deployments
+    /// walk, at most one attempt per deployment of the group. A mid-stream continuation adds
+    /// one. So `max_attempts = Σ_groups (levels·(B+1) + deployments) + continuation`: loose
+    /// (it assumes every group is reachable and every retry fails), never too small.
+    pub fn derive(scenario: &Scenario, arrivals: u64) -> Self {
+        let router = &scenario.router;
+        let settings = &router.settings;
+        let budget = max_retry_budget(scenario);
+        let mut groups: BTreeMap<&str, (u32, Vec<Option<u32>>)> = BTreeMap::new();
+        for d in &router.deployments {
+            let entry = groups.entry(&d.model_name).or_default();
+            entry.0 += 1;
+            if !entry.1.contains(&d.order) {
+                entry.1.push(d.order);
+            }
+        }
+        let continuation = settings.enable_mid_stream_fallback_continuation
+            && settings.stream_recovery == StreamRecovery::LiteLlm;
+        let per_group = |(size, levels): &(u32, Vec<Option<u32>>)| {
+            (levels.len() as u32)
+                .saturating_mul(budget.saturating_add(1))
+                .saturating_add(*size)
+        };
+        let max_attempts = groups
+            .values()
+            .map(per_group)
+            .fold(u32::from(continuation), u32::saturating_add);
+        let deployments = router
+            .deployments
+            .iter()
+            .enumerate()
+            .map(|(index, d)| {
+                (
+                    d.id.clone(),
+                    DeploymentLimits {
+                        index,
+                        timeout: d.timeout.or(settings.timeout),
+                        stream_timeout: d.stream_timeout.or(settings.stream_timeout),
+                    },
+                )
+            })
+            .collect();
+        Bounds {
+            arrivals,
+            max_attempts,
+            max_retry_budget: budget,
+            max_fallback_depth: settings.max_fallbacks,
+            max_fallback_hops: (groups.len() as u32).saturating_sub(1),
+            continuation,
+            commits_at_content: settings.stream_recovery == StreamRecovery::LiteLlm,
+            backoff_cap: MAX_BACKOFF.max(settings.retry_after) + MAX_JITTER,
+            retry_after_cap: MAX_RETRY_AFTER,
+            stall_timeout: settings.stream_stall_timeout,
+            deployments,
+            walk_deadline: settings
+                .profile
+                .is_some_and(|p| p.walks_candidates())
+                .then_some(WalkDeadline {
+                    request: settings.request_deadline,
+                    stream: settings.stream_deadline,
+                }),
+            client_retries: scenario.client_retries,
+        }
+    }
+}
+
+/// The largest retry budget the config and the traffic can produce (see [`Bounds::derive`]).
+pub(super) fn max_retry_budget(scenario: &Scenario) -> u32 {
+    let router: &RouterConfig = &scenario.router;
+    let settings = &router.settings;
+    let policy_max = |p: &KindPolicy| p.per_kind.values().copied().chain(p.default).max();
+    let target_max = |targets: &[FallbackTarget]| {
+        targets
+            .iter()
+            .filter_map(|t| t.overrides.get("num_retries"))
+            .filter_map(|v| v.as_u64())
+            // The engine reads the override as `as u32`.
+            .map(|v| v as u32)
+            .max()
+    };
+    let maps = [
+        &settings.fallbacks,
+        &settings.context_window_fallbacks,
+        &settings.content_policy_fallbacks,
+    ];
+    let traffic = scenario.traffic.iter().map(|t| match t {
+        TrafficSpec::Request(r) => &r.template,
+        TrafficSpec::Stream(s) => &s.template,
+    });
+    std::iter::once(settings.num_retries)
+        .chain(settings.retry_policy.as_ref().and_then(policy_max))
+        .chain(
+            settings
+                .model_group_retry_policy
+                .values()
+                .filter_map(policy_max),
+        )
+        .chain(router.deployments.iter().filter_map(|d| d.num_retries))
+        .chain(
+            maps.iter()
+                .flat_map(|m| m.entries.iter())
+                .filter_map(|(_, targets)| target_max(targets)),
+        )
+        .chain(traffic.clone().filter_map(|t| t.num_retries))
+        .chain(traffic.filter_map(|t| t.fallbacks.as_deref().and_then(target_max)))
+        .max()
+        .unwrap_or(0)
+}

@@ -1,0 +1,175 @@
+//! Helpers for the end-to-end tests.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+/// A fresh, empty directory under the system temp dir, unique to this test and process.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("routersim-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir is writable");
+    dir
+}
+
+/// The repository root (where `scenarios/` is).
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the `routersim` binary with `args` from the repository root.
+pub fn routersim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("the routersim binary runs")
+}
+
+/// A child process killed when dropped: a failing test leaves nothing running.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `routersim proxy --config CONFIG --listen 127.0.0.1:PORT`, its output in `DIR/NAME.out`
+/// and `DIR/NAME.err`.
+pub fn spawn_proxy(dir: &Path, name: &str, config: &Path, port: u16) -> Killed {
+    Killed(
+        Command::new(env!("CARGO_BIN_EXE_routersim"))
+            .arg("proxy")
+            .arg("--config")
+            .arg(config)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(File::create(dir.join(format!("{name}.out"))).expect("proxy stdout file"))
+            .stderr(File::create(dir.join(format!("{name}.err"))).expect("proxy stderr file"))
+            .spawn()
+            .expect("routersim proxy starts"),
+    )
+}
+
+/// `routersim drive SCENARIO TARGET_ARGS… --emit-litellm-config CONFIG --out LIVE` (waiting up
+/// to 30 s for its targets, draining 5 s), its output in `DIR/drive.out` and `DIR/drive.err`;
+/// returns once drive has written CONFIG, the router config to start the targets with.
+/// `target_args` are drive's `--target` arguments as given (repeated or comma-separated).
+pub fn spawn_drive_emitting_config(
+    dir: &Path,
+    scenario: &Path,
+    target_args: &[&str],
+    config: &Path,
+    live: &Path,
+) -> Killed {
+    let drive = Killed(
+        Command::new(env!("CARGO_BIN_EXE_routersim"))
+            .arg("drive")
+            .arg(scenario)
+            .args(target_args)
+            .arg("--emit-litellm-config")
+            .arg(config)
+            .args(["--wait-for-target", "30s", "--drain", "5s"])
+            .arg("--out")
+            .arg(live)
+            .stdout(File::create(dir.join("drive.out")).expect("drive stdout file"))
+            .stderr(File::create(dir.join("drive.err")).expect("drive stderr file"))
+            .spawn()
+            .expect("routersim drive starts"),
+    );
+    let begun = Instant::now();
+    while !config.exists() {
+        assert!(
+            begun.elapsed() < Duration::from_secs(30),
+            "drive wrote no config"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drive
+}
+
+/// A loopback port free at the moment of asking.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+/// Whether `curl` is on the PATH (the tests that need it skip with a warning otherwise).
+pub fn curl_present() -> bool {
+    Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `curl -s -i` with `args`: the response's headers and body, line endings normalised.
+pub fn curl(args: &[&str]) -> String {
+    let output = Command::new("curl")
+        .args(["-s", "-i", "--max-time", "20"])
+        .args(args)
+        .output()
+        .expect("curl runs");
+    String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n")
+}
+
+/// Every shipped scenario file (`scenarios/`, `ci/`, `profiles/`, `quota-ramp/`), sorted.
+pub fn shipped_scenarios() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in [
+        "scenarios",
+        "scenarios/ci",
+        "scenarios/profiles",
+        "scenarios/quota-ramp",
+    ] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            // A folder's shared router config (`router.yaml`, `incident-router.yaml`) is not
+            // a scenario.
+            if path.extension().is_some_and(|e| e == "yaml")
+                && !routersim_suite::discover::is_router_config(
+                    &std::fs::read_to_string(&path).unwrap(),
+                )
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 30, "the shipped scenarios: {files:?}");
+    files
+}
+
+/// The Redis the shared-state tests use (`ROUTERSIM_REDIS_URL`, which `.ci/run` sets after
+/// starting a loopback redis-server), or `None` with a warning: the caller skips. Under
+/// `ROUTERSIM_REQUIRE_REDIS=1` (also set by `.ci/run`) a missing server fails instead.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test's environment names the server"
+)]
+pub fn redis_url(test: &str) -> Option<String> {
+    match std::env::var("ROUTERSIM_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("ROUTERSIM_REQUIRE_REDIS").as_deref() != Ok("1"),
+                "ROUTERSIM_REQUIRE_REDIS=1 but ROUTERSIM_REDIS_URL is unset"
+            );
+            eprintln!("warning: ROUTERSIM_REDIS_URL is unset: {test} is skipped");
+            None
+        }
+    }
+}
+
+/// `redis://[user:pass@]host:port[/db]` → (host, port).
+pub fn redis_host_port(url: &str) -> (String, u16) {
+    let rest = url.trim_start_matches("redis://");
+    let rest = rest.rsplit('@').next().unwrap_or(rest);
+    let rest = rest.split('/').next().unwrap_or(rest);
+    let (host, port) = rest.rsplit_once(':').expect("redis URL with a port");
+    (host.to_string(), port.parse().expect("a numeric port"))
+}

@@ -1,0 +1,46 @@
+//! End-to-end tests of the `routersim` command (and the library paths it drives).
+//!
+//! One test binary for the crate (each file below was a binary of its own): the crate and
+//! its dependencies are linked once, not once per file.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "tests fail loudly and read as one story"
+)]
+
+mod check;
+mod check_discovery;
+mod ci_outputs;
+mod cli;
+mod cli_inputs;
+mod common;
+mod config_keys;
+mod determinism;
+mod diff;
+mod drive;
+mod drive_proxy;
+mod drive_replicas;
+mod explore;
+mod fleet;
+mod fleet_agreement;
+mod fleet_calibration;
+mod limits;
+mod litellm_proxy;
+mod loads;
+mod proxy;
+mod proxy_redis;
+mod report_html;
+mod reports;
+mod scenarios;
+mod serve;
+mod stream_billing;
+mod summary_numbers;
+mod sweep;
+mod sweep_examples;
+mod sweep_no_effect;
+mod sweep_verdict;
+mod transport;
+mod wall_clock;

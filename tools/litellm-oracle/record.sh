@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Records every oracle scenario with the real LiteLLM (see README.md, "How routersim uses it") into
 # a temp dir under target/, normalizes the traces (normalize.py) and writes the summary, then either
-# installs them as the committed fixtures under tests/fixtures/litellm-oracle/ or, with --check,
+# installs them as the committed fixtures under crates/oracle/tests/fixtures/litellm-oracle/ or, with --check,
 # compares them with the committed ones and exits 1 when any file differs.
 #
 # Usage: tools/litellm-oracle/record.sh [--check] [--python PY] [-j N]
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 done
 case "$PY" in /*) ;; *) PY=$PWD/$PY ;; esac  # not resolved: a venv's python finds its venv by its path
 if ! [ -x "$PY" ]; then echo "record.sh: no python at $PY" >&2; exit 2; fi
-FIX=$ROOT/tests/fixtures/litellm-oracle
+FIX=$ROOT/crates/oracle/tests/fixtures/litellm-oracle
 mkdir -p "$ROOT/target"
 OUT=$(mktemp -d "$ROOT/target/litellm-oracle-record.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
@@ -60,13 +60,13 @@ if [ "$CHECK" = 1 ]; then
   done
   if ! cmp -s "$OUT/SUMMARY.txt" "$FIX/SUMMARY.txt"; then echo "changed: SUMMARY.txt"; changed=1; fi
   if [ "$changed" = 1 ]; then
-    echo "record.sh --check: the traces recorded with $("$PY" -c 'import litellm, importlib.metadata as m; print("litellm", m.version("litellm"))') differ from tests/fixtures/litellm-oracle (see above)" >&2
+    echo "record.sh --check: the traces recorded with $("$PY" -c 'import litellm, importlib.metadata as m; print("litellm", m.version("litellm"))') differ from crates/oracle/tests/fixtures/litellm-oracle (see above)" >&2
     exit 1
   fi
-  echo "record.sh --check: all $(ls "$OUT"/calls/*.json "$OUT"/streams/*.json 2>/dev/null | wc -l) traces match tests/fixtures/litellm-oracle"
+  echo "record.sh --check: all $(ls "$OUT"/calls/*.json "$OUT"/streams/*.json 2>/dev/null | wc -l) traces match crates/oracle/tests/fixtures/litellm-oracle"
 else
   mkdir -p "$FIX"
   rm -rf "$FIX/calls" "$FIX/streams"
   cp -r "$OUT/calls" "$OUT/streams" "$OUT/SUMMARY.txt" "$FIX/"
-  echo "record.sh: wrote $(ls "$FIX"/calls/*.json "$FIX"/streams/*.json 2>/dev/null | wc -l) traces and SUMMARY.txt into tests/fixtures/litellm-oracle"
+  echo "record.sh: wrote $(ls "$FIX"/calls/*.json "$FIX"/streams/*.json 2>/dev/null | wc -l) traces and SUMMARY.txt into crates/oracle/tests/fixtures/litellm-oracle"
 fi

@@ -3,7 +3,7 @@
 //! The differential harness against real LiteLLM: runs an oracle scenario
 //! (`tools/litellm-oracle/scenarios/*.json`) through routersim with a profile and compares
 //! every decision with the trace the oracle recorded from the real `litellm.Router`
-//! (`tests/fixtures/litellm-oracle/calls/*.json`).
+//! (`crates/oracle/tests/fixtures/litellm-oracle/calls/*.json`).
 //!
 //! One module per concern: [`scenario`] reads the input, [`config`] turns the Router kwargs
 //! into a routersim config through the engine's loader, [`provider`] plays the scripts,

@@ -1,7 +1,7 @@
 //! Streams in the differential harness: runs a stream oracle scenario
 //! (`tools/litellm-oracle/stream/scenarios/*.json`) through routersim and compares it with
 //! the trace `stream_oracle.py` recorded from the real `litellm.Router` 1.110.2
-//! (`tests/fixtures/litellm-oracle/streams/*.json`).
+//! (`crates/oracle/tests/fixtures/litellm-oracle/streams/*.json`).
 //!
 //! Per request it compares what the non-stream harness does (attempts with their deployment,
 //! group and outcome; non-zero waits within the jitter; fallback hops, a continuation

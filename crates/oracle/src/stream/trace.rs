@@ -1,5 +1,5 @@
 //! The decisions of one streamed request, read from a stream oracle trace
-//! (`tests/fixtures/litellm-oracle/streams/*.json`) or from routersim's run.
+//! (`crates/oracle/tests/fixtures/litellm-oracle/streams/*.json`) or from routersim's run.
 
 use serde_json::Value;
 

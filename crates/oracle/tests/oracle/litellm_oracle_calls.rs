@@ -9,8 +9,9 @@ use routersim_oracle::{PROFILE, check_files};
 
 #[test]
 fn every_recorded_scenario_agrees_with_litellm_1_110() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let traces = root.join("tests/fixtures/litellm-oracle/calls");
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate_dir.join("../..");
+    let traces = crate_dir.join("tests/fixtures/litellm-oracle/calls");
     let inputs = root.join("tools/litellm-oracle/scenarios");
     let mut names: Vec<_> = std::fs::read_dir(&traces)
         .unwrap()
@@ -45,11 +46,12 @@ fn every_recorded_scenario_agrees_with_litellm_1_110() {
 /// where the oracle README says they do, and each disagreement names its step.
 #[test]
 fn the_documented_profile_disagrees_where_1_110_departs_from_the_docs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate_dir.join("../..");
     let name = "01_generic_fallback_a_to_b.json";
     let mismatches = check_files(
         &root.join("tools/litellm-oracle/scenarios").join(name),
-        &root.join("tests/fixtures/litellm-oracle/calls").join(name),
+        &crate_dir.join("tests/fixtures/litellm-oracle/calls").join(name),
         "litellm",
     )
     .unwrap();

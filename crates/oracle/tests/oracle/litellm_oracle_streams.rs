@@ -13,8 +13,9 @@ use routersim_oracle::stream::check_stream_files;
 
 #[test]
 fn every_recorded_stream_scenario_agrees_with_litellm_1_110() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let traces = root.join("tests/fixtures/litellm-oracle/streams");
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = crate_dir.join("../..");
+    let traces = crate_dir.join("tests/fixtures/litellm-oracle/streams");
     let inputs = root.join("tools/litellm-oracle/stream/scenarios");
     let mut names: Vec<_> = std::fs::read_dir(&traces)
         .unwrap()

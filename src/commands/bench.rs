@@ -1,15 +1,87 @@
 //! `routersim bench`.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use routersim_sim::transport::Transport;
 use routersim_suite::bench::{BenchOptions, BenchResult, run_bench};
 use routersim_suite::footprint::measure_in_flight;
 
+use crate::args::{RuntimeArg, Trace, parse_duration};
 use crate::error::CliError;
 use crate::out::Out;
-use crate::{BenchArgs, Trace};
+
+/// `routersim bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Virtual duration of the traffic (e.g. 1h, 10h).
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Arrivals per second.
+    #[arg(long, default_value_t = 50.0)]
+    pub rate: f64,
+    /// Routing strategy of the benchmark router.
+    #[arg(long, default_value = "simple-shuffle")]
+    pub strategy: String,
+    /// `router_settings.profile` of the benchmark router (`litellm`, `deltallm`,
+    /// `litellm-1.110`, `multigrid`, …); none: the documented rules.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Which per-request traces to write.
+    #[arg(long, value_enum, default_value_t = Trace::All)]
+    pub trace: Trace,
+    /// Report directory of the benchmark run.
+    #[arg(long, default_value = "reports/bench")]
+    pub out: PathBuf,
+    /// Runs of each kind (at least 1); the fastest of each is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Share of streamed requests (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    pub stream_share: f64,
+    /// Instead: memory per in-flight request, with N requests in flight at once (the
+    /// `--stream-share` of them streams).
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat"]
+    )]
+    pub in_flight: Option<u32>,
+    /// Instead: the wire server's speed over loopback (`routersim serve`'s server, a load
+    /// generator of routersim's own): non-streamed req/s, added latency, concurrent streams.
+    #[arg(
+        long,
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight"]
+    )]
+    pub serve: bool,
+    /// With --serve: SSE streams held open at once.
+    #[arg(long, default_value_t = 2000, requires = "serve")]
+    pub streams: usize,
+    /// With --serve: keep-alive connections of the throughput phase.
+    #[arg(long, default_value_t = 64, requires = "serve")]
+    pub connections: usize,
+    /// The harness run's transport: `http` runs the bench workload through the engine's HTTP
+    /// adapter and the wire server (in memory) and also reports its rate against `memory`.
+    #[arg(
+        long,
+        value_name = "memory|http",
+        default_value = "memory",
+        conflicts_with_all = ["in_flight", "serve"]
+    )]
+    pub transport: Transport,
+    /// The harness's runtime; the other runtime's harness and floor are timed beside it.
+    #[arg(long, value_enum, default_value_t = RuntimeArg::Virtual, conflicts_with = "serve")]
+    pub runtime: RuntimeArg,
+    /// Time only the harness's own runtime (no comparison with the other).
+    #[arg(long, conflicts_with = "serve")]
+    pub no_compare: bool,
+    /// Router replicas behind a round-robin balancer (`router.replicas`), each with its own
+    /// state; the floor is the same traffic without routers.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024), conflicts_with = "serve")]
+    pub replicas: u16,
+}
 
 /// Runs the benchmark and prints its figures.
 pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {

@@ -1,16 +1,54 @@
 //! `routersim check DIR [--seeds 1..5] [--out DIR] [--bless] [--tolerance 2%] [--json | --quiet]`.
 
+use routersim_sim::transport::Transport;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use routersim_suite::check::{
-    CaseResult, CheckOptions, GoldenStatus, Verdict, check, find_scenarios,
+    CaseResult, CheckOptions, CheckReport, GoldenStatus, Verdict, check, find_scenarios,
 };
 use routersim_suite::seeds::Seeds;
 
+use crate::args::{SeedsParser, parse_tolerance};
 use crate::error::CliError;
+use crate::exit::{EXIT_ERROR, EXIT_EXPECT_FAILED};
 use crate::out::{Out, expectation_json, print_json};
-use crate::{CheckArgs, EXIT_ERROR, EXIT_EXPECT_FAILED};
+
+/// `routersim check`.
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// A directory of scenarios (searched recursively) or one scenario file.
+    pub dir: PathBuf,
+    /// Seeds to run each scenario with: `1..5` (inclusive), `1,2,7`, `3`, or a mix
+    /// (`1..3,9`); default: each scenario's own seed.
+    #[arg(long, value_parser = SeedsParser)]
+    pub seeds: Option<Seeds>,
+    /// Where every run's report and junit.xml go.
+    #[arg(long, default_value = "reports/check")]
+    pub out: PathBuf,
+    /// Write each run's summary beside its scenario as a golden (`*.golden.json`).
+    #[arg(long)]
+    pub bless: bool,
+    /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
+    /// would not know (typos) and keys routersim does not model.
+    #[arg(long)]
+    pub strict: bool,
+    /// Run every scenario over this transport (`memory` or `http`), overriding its
+    /// `transport`; goldens ignore the `transport` key.
+    #[arg(long, value_name = "memory|http")]
+    pub transport: Option<Transport>,
+    /// How far every golden metric may move, relative to the golden (`2%`); a scenario's
+    /// `golden: {tolerance: {METRIC: N%}}` wins for the metrics it names.
+    #[arg(long, value_name = "N%", default_value = "0%", value_parser = parse_tolerance)]
+    pub tolerance: f64,
+    /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors (the exit code is the verdict).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 /// Runs every scenario of a directory for each seed: a table row per run as it ends, then the
 /// reasons of every failure, junit.xml and the reports under `--out`. Exit 0 when every run
@@ -59,46 +97,61 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
             eprintln!("note: {note}");
         }
     }
-    let (passed, failed, errors) = (
-        report.count(Verdict::Pass),
-        report.count(Verdict::Fail),
-        report.count(Verdict::Error),
-    );
-    let code = if errors > 0 {
+    let code = if report.count(Verdict::Error) > 0 {
         ExitCode::from(EXIT_ERROR)
-    } else if failed > 0 {
+    } else if report.count(Verdict::Fail) > 0 {
         ExitCode::from(EXIT_EXPECT_FAILED)
     } else {
         ExitCode::SUCCESS
     };
     if args.json {
-        print_json(&serde_json::json!({
-            "command": "check",
-            "runs": report.cases.len(),
-            "passed": passed,
-            "failed": failed,
-            "errors": errors,
-            "goldens_written": report.blessed(),
-            "junit": report.junit_path.display().to_string(),
-            "reports": report.out_dir.display().to_string(),
-            "cases": report.cases.iter().map(case_json).collect::<Vec<_>>(),
-        }))?;
+        print_check_json(&report)?;
     }
     if args.quiet {
-        // Nothing but errors: the cases that could not be used or run.
-        for case in report
-            .cases
-            .iter()
-            .filter(|c| c.verdict() == Verdict::Error)
-        {
-            for line in case.failure_lines() {
-                eprintln!("error: {} {}: {line}", case.scenario.display(), case.name());
-            }
-        }
+        print_errors_only(&report);
     }
     if !table {
         return Ok(code);
     }
+    print_failures_and_totals(&mut stdout, &report, options.bless)?;
+    Ok(code)
+}
+
+/// `--json`: the verdict and every case as one document.
+fn print_check_json(report: &CheckReport) -> std::io::Result<()> {
+    print_json(&serde_json::json!({
+        "command": "check",
+        "runs": report.cases.len(),
+        "passed": report.count(Verdict::Pass),
+        "failed": report.count(Verdict::Fail),
+        "errors": report.count(Verdict::Error),
+        "goldens_written": report.blessed(),
+        "junit": report.junit_path.display().to_string(),
+        "reports": report.out_dir.display().to_string(),
+        "cases": report.cases.iter().map(case_json).collect::<Vec<_>>(),
+    }))
+}
+
+/// `--quiet`: nothing but errors, the cases that could not be used or run.
+fn print_errors_only(report: &CheckReport) {
+    for case in report
+        .cases
+        .iter()
+        .filter(|c| c.verdict() == Verdict::Error)
+    {
+        for line in case.failure_lines() {
+            eprintln!("error: {} {}: {line}", case.scenario.display(), case.name());
+        }
+    }
+}
+
+/// After the table: each case that did not pass with its reasons, then the totals and where
+/// the junit file and the reports are.
+fn print_failures_and_totals(
+    stdout: &mut Out,
+    report: &CheckReport,
+    bless: bool,
+) -> std::io::Result<()> {
     let not_passed: Vec<&CaseResult> = report
         .cases
         .iter()
@@ -125,16 +178,19 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
     writeln!(stdout)?;
     write!(
         stdout,
-        "{} run(s): {passed} passed, {failed} failed, {errors} error(s)",
-        report.cases.len()
+        "{} run(s): {} passed, {} failed, {} error(s)",
+        report.cases.len(),
+        report.count(Verdict::Pass),
+        report.count(Verdict::Fail),
+        report.count(Verdict::Error)
     )?;
-    if options.bless {
+    if bless {
         write!(stdout, "; {} golden(s) written", report.blessed())?;
     }
     writeln!(stdout)?;
     writeln!(stdout, "junit: {}", report.junit_path.display())?;
     writeln!(stdout, "reports: {}", report.out_dir.display())?;
-    Ok(code)
+    Ok(())
 }
 
 fn verdict_name(verdict: Verdict) -> &'static str {

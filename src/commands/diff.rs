@@ -2,13 +2,28 @@
 //! whose attempts differ. Differences are not an error (exit 0); unreadable input is (exit 2).
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use routersim_suite::diff::{Attempts, MetricChange, SOURCE_SIM, diff_reports};
+use routersim_suite::diff::{Attempts, MetricChange, ReportDiff, SOURCE_SIM, diff_reports};
 
-use crate::DiffArgs;
 use crate::error::CliError;
 use crate::out::{Out, print_json};
+
+/// `routersim diff`.
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The first report directory.
+    pub report_a: PathBuf,
+    /// The second report directory.
+    pub report_b: PathBuf,
+    /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors (the exit code is the verdict).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 /// A number as compact text: integers without decimals, others with up to six.
 fn number(x: f64) -> String {
@@ -58,6 +73,19 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let mut out = Out::stdout();
     // Sources are named only when a report is not simulated (sim/sim output is unchanged).
     let across = diff.sources.0 != SOURCE_SIM || diff.sources.1 != SOURCE_SIM;
+    print_reports(&mut out, &args, &diff, across)?;
+    print_metrics(&mut out, &diff)?;
+    print_attempts(&mut out, &diff.attempts, across)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Which two reports, and a note when they cannot be compared request by request.
+fn print_reports(
+    out: &mut Out,
+    args: &DiffArgs,
+    diff: &ReportDiff,
+    across: bool,
+) -> std::io::Result<()> {
     for (label, dir, s, source) in [
         ("A", &args.report_a, &diff.a, &diff.sources.0),
         ("B", &args.report_b, &diff.b, &diff.sources.1),
@@ -89,6 +117,11 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         )?;
     }
     writeln!(out)?;
+    Ok(())
+}
+
+/// The metrics table: A, B, the change and the relative change of each.
+fn print_metrics(out: &mut Out, diff: &ReportDiff) -> std::io::Result<()> {
     let rows: Vec<[String; 5]> = diff
         .metrics
         .iter()
@@ -130,7 +163,12 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let changed = diff.metrics.iter().filter(|m| m.a != m.b).count();
     writeln!(out, "{changed} of {} metrics changed", diff.metrics.len())?;
     writeln!(out)?;
-    match &diff.attempts {
+    Ok(())
+}
+
+/// The first request whose attempts differ, or why attempts were not compared.
+fn print_attempts(out: &mut Out, attempts: &Attempts, across: bool) -> std::io::Result<()> {
+    match attempts {
         Attempts::Missing { reports } => {
             let dirs: Vec<String> = reports.iter().map(|d| d.display().to_string()).collect();
             let files = if across {
@@ -200,14 +238,11 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
             writeln!(out, "  B: {}", sequence(&first.b))?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The comparison as one JSON document: both reports, every metric, the attempts.
-fn print_diff_json(
-    args: &DiffArgs,
-    diff: &routersim_suite::diff::ReportDiff,
-) -> std::io::Result<()> {
+fn print_diff_json(args: &DiffArgs, diff: &ReportDiff) -> std::io::Result<()> {
     let side = |dir: &std::path::Path, s: &routersim_report::Summary, source: &str| {
         serde_json::json!({
             "report": dir.display().to_string(),

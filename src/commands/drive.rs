@@ -46,7 +46,7 @@ pub struct DriveArgs {
     #[arg(long, value_name = "N")]
     pub max_requests: Option<u64>,
     /// After the last arrival, wait this long for requests in flight.
-    #[arg(long, default_value = "30s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = crate::args::parse_duration)]
     pub drain: Duration,
     /// Write a LiteLLM proxy config routing through the in-process providers to FILE before
     /// the run starts (with forward_client_headers_to_llm_api, so calls join their requests).
@@ -54,7 +54,7 @@ pub struct DriveArgs {
     pub emit_litellm_config: Option<PathBuf>,
     /// Wait up to this long for the target to answer HTTP before the run starts (start the
     /// router from the emitted config meanwhile).
-    #[arg(long, value_name = "DURATION", value_parser = crate::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
     pub wait_for_target: Option<Duration>,
     /// Allow a non-loopback --target or --providers.
     #[arg(long)]

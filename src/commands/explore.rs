@@ -1,5 +1,6 @@
 //! `routersim explore SCENARIO --seeds 1..10000 [--faults random|none]`.
 
+use routersim_suite::seeds::Seeds;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,12 +10,38 @@ use std::time::Instant;
 use routersim_mock_providers::duration::format_duration;
 use routersim_suite::explore::faults::FaultMode;
 use routersim_suite::explore::shrink::{Size, shrink};
-use routersim_suite::explore::{ExploreOptions, Explorer, Scratch};
+use routersim_suite::explore::{ExploreOptions, Explorer, Scratch, SeedResult};
 use routersim_suite::sweep::worker_count;
 
+use crate::args::{Faults, SeedsParser};
 use crate::error::CliError;
+use crate::exit::EXIT_EXPECT_FAILED;
 use crate::out::Out;
-use crate::{EXIT_EXPECT_FAILED, ExploreArgs, Faults};
+
+/// `routersim explore`.
+#[derive(clap::Args, Debug)]
+pub struct ExploreArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// Seeds: `1..10000` (inclusive), `1,2,7`, `3`, or a mix (`1..3,9`).
+    #[arg(long, default_value = "1..100", value_parser = SeedsParser)]
+    pub seeds: Seeds,
+    /// Extra faults per seed.
+    #[arg(long, value_enum, default_value_t = Faults::Random)]
+    pub faults: Faults,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Where shrunk scenarios go (default: reports/explore/NAME/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Check that a second run writes the same bytes on every N-th seed (0: never, 1: all).
+    #[arg(long, default_value_t = routersim_suite::explore::DEFAULT_DETERMINISM_EVERY)]
+    pub determinism_every: usize,
+    /// Runs one shrink may spend.
+    #[arg(long, default_value_t = routersim_suite::explore::DEFAULT_SHRINK_RUNS)]
+    pub shrink_runs: usize,
+}
 
 fn describe(before: &Size, after: &Size) -> String {
     format!(
@@ -72,54 +99,7 @@ pub fn run(args: ExploreArgs) -> Result<ExitCode, CliError> {
     let elapsed = started.elapsed().as_secs_f64();
 
     let mut stdout = Out::stdout();
-    let mut shrunk_invariants = BTreeSet::new();
-    let mut violating = 0usize;
-    let mut files: Vec<PathBuf> = Vec::new();
-    let scratch = Scratch::new(workers);
-    for result in &results {
-        let Some((violation, count)) = &result.violation else {
-            continue;
-        };
-        violating += 1;
-        let more = if *count > 1 {
-            format!(" ({} more in this run)", count - 1)
-        } else {
-            String::new()
-        };
-        writeln!(stdout, "seed {}: {violation}{more}", result.seed)?;
-        if !shrunk_invariants.insert(violation.invariant) {
-            continue;
-        }
-        let tree = explorer.variant(result.seed);
-        let shrunk = shrink(
-            &explorer,
-            tree,
-            result.seed,
-            violation.clone(),
-            explorer.options().shrink_runs,
-            &scratch,
-        );
-        match explorer.write_scenario(&out, &shrunk.tree, result.seed, &shrunk.violation) {
-            Ok(file) => {
-                writeln!(
-                    stdout,
-                    "  shrunk in {} run(s): {}\n  still: {}\n  file: {}\n  replay: routersim run \
-                     {}\n  check: routersim explore {} --seeds {} --faults none",
-                    shrunk.runs,
-                    describe(&shrunk.before, &shrunk.after),
-                    shrunk.violation,
-                    file.display(),
-                    file.display(),
-                    file.display(),
-                    result.seed
-                )?;
-                files.push(file);
-            }
-            Err(e) => {
-                writeln!(stdout, "  could not write the shrunk scenario: {e}")?;
-            }
-        }
-    }
+    let (violating, files) = print_violations(&mut stdout, &explorer, &results, &out, workers)?;
     let checked = results.iter().filter(|r| r.determinism_checked).count();
     let arrivals: u64 = results.iter().map(|r| r.arrivals).sum();
     writeln!(
@@ -140,4 +120,64 @@ pub fn run(args: ExploreArgs) -> Result<ExitCode, CliError> {
         )?;
         Ok(ExitCode::from(EXIT_EXPECT_FAILED))
     }
+}
+
+/// Each violating seed, and the first violation of each invariant shrunk to a scenario file:
+/// how many seeds violated, and the files written.
+fn print_violations(
+    stdout: &mut Out,
+    explorer: &Explorer,
+    results: &[SeedResult],
+    out: &Path,
+    workers: usize,
+) -> std::io::Result<(usize, Vec<PathBuf>)> {
+    let mut shrunk_invariants = BTreeSet::new();
+    let mut violating = 0usize;
+    let mut files: Vec<PathBuf> = Vec::new();
+    let scratch = Scratch::new(workers);
+    for result in results {
+        let Some((violation, count)) = &result.violation else {
+            continue;
+        };
+        violating += 1;
+        let more = if *count > 1 {
+            format!(" ({} more in this run)", count - 1)
+        } else {
+            String::new()
+        };
+        writeln!(stdout, "seed {}: {violation}{more}", result.seed)?;
+        if !shrunk_invariants.insert(violation.invariant) {
+            continue;
+        }
+        let tree = explorer.variant(result.seed);
+        let shrunk = shrink(
+            explorer,
+            tree,
+            result.seed,
+            violation.clone(),
+            explorer.options().shrink_runs,
+            &scratch,
+        );
+        match explorer.write_scenario(out, &shrunk.tree, result.seed, &shrunk.violation) {
+            Ok(file) => {
+                writeln!(
+                    stdout,
+                    "  shrunk in {} run(s): {}\n  still: {}\n  file: {}\n  replay: routersim run \
+                     {}\n  check: routersim explore {} --seeds {} --faults none",
+                    shrunk.runs,
+                    describe(&shrunk.before, &shrunk.after),
+                    shrunk.violation,
+                    file.display(),
+                    file.display(),
+                    file.display(),
+                    result.seed
+                )?;
+                files.push(file);
+            }
+            Err(e) => {
+                writeln!(stdout, "  could not write the shrunk scenario: {e}")?;
+            }
+        }
+    }
+    Ok((violating, files))
 }

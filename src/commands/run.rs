@@ -1,6 +1,8 @@
 //! `routersim run SCENARIO [--json | --quiet]`.
 
+use routersim_sim::transport::Transport;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -15,9 +17,48 @@ use routersim_sim::run::{self as runner, Rendering, RunOptions};
 use routersim_sim::scenario::{PROFILE_SET_PATH, load_scenario, load_scenario_with_set};
 use tokio::time::Instant;
 
+use crate::args::{RuntimeArg, Trace};
 use crate::error::{CliError, strict};
+use crate::exit::EXIT_EXPECT_FAILED;
 use crate::out::{Out, expectation_json, print_json};
-use crate::{EXIT_EXPECT_FAILED, RunArgs, Trace};
+
+/// `routersim run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Report directory (default: reports/NAME/seed-N/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Which per-request traces to write.
+    #[arg(long, value_enum, default_value_t = Trace::All)]
+    pub trace: Trace,
+    /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
+    /// would not know (typos) and keys routersim does not model.
+    #[arg(long)]
+    pub strict: bool,
+    /// How the router reaches the fake providers, overriding the scenario's `transport`:
+    /// `memory`, or `http` (the engine's HTTP adapter and the wire server, in memory).
+    #[arg(long, value_name = "memory|http")]
+    pub transport: Option<Transport>,
+    /// The router's profile, overriding the config's `router_settings.profile` (`litellm`,
+    /// `deltallm`, `litellm-1.110`); explicit settings still win over its bundle.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Which runtime runs the simulation: `virtual` (exact deadlines) or `tokio` (paused
+    /// tokio, millisecond timers). Each is deterministic; they differ below a millisecond.
+    #[arg(long, value_enum, default_value_t = RuntimeArg::Virtual)]
+    pub runtime: RuntimeArg,
+    /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors (the exit code is the verdict).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 /// How long a run goes before the progress line appears (wall time: a quick run prints none).
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);

@@ -1,6 +1,8 @@
 //! `routersim sweep SCENARIO --set KEY=V1,V2 … --seeds A..B` and `routersim merge SHARD…`.
 
+use routersim_suite::seeds::Seeds;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -11,9 +13,50 @@ use routersim_suite::sweep::{
 
 use routersim_sim::config_keys::{config_lines, strict_errors};
 
+use crate::args::SeedsParser;
 use crate::error::{CliError, strict};
 use crate::out::Out;
-use crate::{MergeArgs, SweepArgs};
+
+/// `routersim sweep`.
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    /// The scenario file (YAML).
+    pub scenario: PathBuf,
+    /// A router config path and the values to try: `router_settings.allowed_fails=0,1,3,5`.
+    /// Repeat for a grid.
+    #[arg(long = "set", value_name = "KEY=V1,V2,…")]
+    pub set: Vec<String>,
+    /// Seeds, the same for every combination: `1..20` (inclusive), `1,2,7`, `3`, or a mix
+    /// (`1..3,9`).
+    #[arg(long, default_value = "1..10", value_parser = SeedsParser)]
+    pub seeds: Seeds,
+    /// Output directory (default: reports/sweep/NAME/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only a deterministic slice `K/N` of the grid (K from 1); `routersim merge` joins
+    /// the slices.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
+    /// would not know (typos) and keys routersim does not model.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// `routersim merge`.
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' output directories, or a quoted glob such as 'shards/*' (expanded by
+    /// routersim, sorted; matching nothing is an error).
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// Where the merged sweep.csv and sweep.svg go.
+    #[arg(long)]
+    pub out: PathBuf,
+}
 
 /// Runs the grid (or a shard of it), writes runs.csv, sweep.csv, sweep.svg and sweep.json,
 /// and prints a table of the combinations.

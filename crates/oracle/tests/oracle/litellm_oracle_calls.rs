@@ -51,7 +51,9 @@ fn the_documented_profile_disagrees_where_1_110_departs_from_the_docs() {
     let name = "01_generic_fallback_a_to_b.json";
     let mismatches = check_files(
         &root.join("tools/litellm-oracle/scenarios").join(name),
-        &crate_dir.join("tests/fixtures/litellm-oracle/calls").join(name),
+        &crate_dir
+            .join("tests/fixtures/litellm-oracle/calls")
+            .join(name),
         "litellm",
     )
     .unwrap();

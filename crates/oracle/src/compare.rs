@@ -5,8 +5,8 @@
 
 use std::fmt;
 
-use super::decisions::{Decisions, End, JITTER};
-use super::replay::Ran;
+use crate::decisions::{Decisions, End, JITTER};
+use crate::replay::Ran;
 
 /// Slack for float seconds read from JSON.
 const EPSILON: f64 = 1e-6;

@@ -9,7 +9,7 @@ use routersim_config::load::{LoadOptions, load_router_config_value_with};
 use routersim_engine::config::RouterConfig;
 use serde_json::{Map, Value, json};
 
-use super::OracleError;
+use crate::error::OracleError;
 
 /// Builds the config with `router_settings.profile` set to `profile`.
 pub fn router_config(

@@ -1,10 +1,10 @@
 //! The decisions of one request, in a form both sides are read into: the trace of real
-//! LiteLLM ([`from_trace`]) and routersim's events ([`super::replay`]).
+//! LiteLLM ([`from_trace`]) and routersim's events ([`crate::replay`]).
 
 use serde_json::Value;
 
-use super::OracleError;
-use super::provider::kind_of_class;
+use crate::error::OracleError;
+use crate::provider::kind_of_class;
 
 /// The most jitter LiteLLM adds to a wait (`0.75 · random.random()`).
 pub const JITTER: f64 = 0.75;

@@ -9,11 +9,17 @@ use std::time::Duration;
 use routersim_engine::failure::{FailureKind, ProviderFailure, RetryAfter};
 use routersim_engine::provider::{NoStream, Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::Completion;
+use routersim_engine::router::DEFAULT_EPOCH_UNIX_MS;
 
 use routersim_engine::retry_after::format_http_date;
 use tokio::time::Instant;
 
-use super::scenario::{Outcome, Scripted};
+use crate::scenario::{Outcome, Scripted};
+
+/// The wall clock the router reads (for HTTP-date Retry-Afters) starts half-way through a
+/// second, as the oracle's real clock does (almost surely) when it writes a date: the
+/// header has whole seconds, so the router reads a date `n` s ahead as a little under `n` s.
+pub const WALL_EPOCH_UNIX_MS: i64 = DEFAULT_EPOCH_UNIX_MS + 500;
 
 /// The engine's kind for a LiteLLM exception class (`APIError` and unknown classes by status).
 pub fn kind_of_class(class: &str, status: Option<u16>) -> FailureKind {
@@ -59,7 +65,7 @@ pub fn failure_of(class: &str, status: Option<u16>, retry_after: Option<&str>) -
 pub struct ScriptedProvider {
     scripts: BTreeMap<String, Vec<Scripted>>,
     calls: RefCell<BTreeMap<String, usize>>,
-    /// When the router's wall clock read [`super::replay::WALL_EPOCH_UNIX_MS`] (the router is
+    /// When the router's wall clock read [`WALL_EPOCH_UNIX_MS`] (the router is
     /// built at the same virtual instant), for HTTP-date Retry-After headers.
     start: Instant,
 }
@@ -115,7 +121,7 @@ impl Provider for ScriptedProvider {
                     let mut failure = failure_of(&class, status, retry_after.as_deref());
                     if let Some(secs) = retry_after_date_in {
                         // As `email.utils.formatdate`: whole seconds.
-                        let now_ms = super::replay::WALL_EPOCH_UNIX_MS
+                        let now_ms = WALL_EPOCH_UNIX_MS
                             + i64::try_from(start.elapsed().as_millis()).unwrap_or(0);
                         let at = now_ms + (secs * 1000.0) as i64;
                         failure = failure.with_retry_after(RetryAfter::HttpDate(format_http_date(

@@ -19,14 +19,13 @@ use routersim_engine::clock::TokioClock;
 use routersim_engine::config::{FallbackTarget, RouterConfig};
 use routersim_engine::event::{EventKind, VecSink};
 use routersim_engine::request::{CompletionResult, Request};
-use routersim_engine::router::DEFAULT_EPOCH_UNIX_MS;
 use routersim_engine::strategy::{PickContext, SelectionStrategy};
 use serde_json::Value;
 
-use super::OracleError;
-use super::decisions::{Attempt, Decisions, End};
-use super::provider::ScriptedProvider;
-use super::scenario::{RequestSpec, Scenario, Step};
+use crate::decisions::{Attempt, Decisions, End};
+use crate::error::OracleError;
+use crate::provider::{ScriptedProvider, WALL_EPOCH_UNIX_MS};
+use crate::scenario::{RequestSpec, Scenario, Step};
 
 /// The expected picks of each request in flight, and the picks that could not be replayed.
 #[derive(Debug, Default)]
@@ -96,11 +95,6 @@ impl SelectionStrategy for ReplayPicks {
         self.fallback.pick(ctx, rng)
     }
 }
-
-/// The wall clock the router reads (for HTTP-date Retry-Afters) starts half-way through a
-/// second, as the oracle's real clock does (almost surely) when it writes a date: the
-/// header has whole seconds, so the router reads a date `n` s ahead as a little under `n` s.
-pub const WALL_EPOCH_UNIX_MS: i64 = DEFAULT_EPOCH_UNIX_MS + 500;
 
 /// What one request came to in routersim.
 #[derive(Debug)]

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::OracleError;
+use crate::error::OracleError;
 
 /// One scripted outcome of a deployment call, after its `delay`.
 #[derive(Clone, Debug, PartialEq)]

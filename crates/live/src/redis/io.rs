@@ -10,7 +10,7 @@ use redis::{RedisResult, Script};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::redis::store::{Shared, note_remote};
+use crate::redis::shared::{Shared, note_remote};
 
 /// One queued write.
 pub(crate) enum Write {

@@ -20,22 +20,12 @@
 //! TTL is wall time) and does network I/O, both of which the engine forbids itself
 //! (crates/engine/clippy.toml), and so the simulator never links it.
 
+mod error;
 mod io;
 mod keys;
+mod shared;
 mod store;
 
+pub use error::RedisStateError;
 pub use keys::{allowed_fails_key, cooldown_key};
 pub use store::{READ_THROTTLE, RedisOptions, RedisState};
-
-/// What can go wrong connecting.
-#[derive(Debug, thiserror::Error)]
-pub enum RedisStateError {
-    /// The Redis URL or the connection.
-    #[error("redis {url}: {source}")]
-    Connect {
-        /// The URL (without its password).
-        url: String,
-        /// The client's error.
-        source: redis::RedisError,
-    },
-}

@@ -1,7 +1,7 @@
 //! [`RedisState`]: the memory tier, the write queue, the throttled reads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
@@ -9,9 +9,10 @@ use routersim_engine::state::{InMemoryState, Rewrite, StateStore};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::redis::RedisStateError;
+use crate::redis::error::RedisStateError;
 use crate::redis::io::{Write, read_keys, write_loop};
 use crate::redis::keys::{allowed_fails_key, cooldown_key};
+use crate::redis::shared::{RemoteCount, Shared, lock, note_remote};
 
 /// How long a key read from Redis and found absent is trusted before it is read again: LiteLLM
 /// 1.110.2 re-reads a cooldown key it does not hold in memory at most once a second per process
@@ -42,47 +43,6 @@ impl RedisOptions {
             connect_timeout: Duration::from_secs(5),
         }
     }
-}
-
-/// A counter as Redis last answered it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RemoteCount {
-    pub count: u32,
-    pub expires: Instant,
-}
-
-/// What the store's clones and its writer task share.
-pub(crate) struct Shared {
-    pub cooldown_keys: Vec<String>,
-    pub fail_keys: Vec<String>,
-    /// The memory tier (the engine's store is single-threaded inside; the writer task is not).
-    pub memory_tier: Mutex<InMemoryState>,
-    /// Each deployment's allowed-fails count as Redis last reported it.
-    pub remote_fails: Mutex<Vec<Option<RemoteCount>>>,
-    /// When each cooldown key was last read from Redis.
-    pub last_read: Mutex<Vec<Option<Instant>>>,
-    pub read_throttle: Duration,
-    pub errors: AtomicU64,
-    pub reads: AtomicU64,
-    pub writes: AtomicU64,
-    pub last_error: Mutex<Option<String>>,
-}
-
-impl Shared {
-    /// The memory tier, locked.
-    pub fn memory(&self) -> MutexGuard<'_, InMemoryState> {
-        lock(&self.memory_tier)
-    }
-
-    pub(crate) fn failed(&self, what: &str, e: &redis::RedisError) {
-        self.errors.fetch_add(1, Ordering::Relaxed);
-        *lock(&self.last_error) = Some(format!("{what}: {e}"));
-    }
-}
-
-/// A poisoned lock only means another thread panicked mid-update; the data is plain.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The engine's state store over Redis (see the crate docs). Cloning shares the store: the
@@ -239,18 +199,6 @@ impl RedisState {
             return;
         }
         self.send(Write::Cooldown { deployment, ttl });
-    }
-}
-
-/// Takes Redis's count for `deployment` when it is news (higher, or the old one expired).
-pub(crate) fn note_remote(shared: &Shared, deployment: usize, count: u32, expires: Instant) {
-    let mut remote = lock(&shared.remote_fails);
-    if let Some(slot) = remote.get_mut(deployment) {
-        let now = Instant::now();
-        let keep = slot.is_some_and(|r| r.expires > now && r.count >= count);
-        if !keep {
-            *slot = Some(RemoteCount { count, expires });
-        }
     }
 }
 

@@ -274,7 +274,34 @@ async fn generate(
         ..ServeBenchResult::default()
     };
 
-    // Phase 1: throughput.
+    throughput_phase(addr, options, &mut result).await?;
+
+    // Phase 2: added latency over the scripted latency, and the bare round trip.
+    result.added = latency_phase(
+        addr,
+        "/d/fixed/v1/chat/completions",
+        options,
+        SCRIPTED_LATENCY,
+    )
+    .await?;
+    let one = ServeBenchOptions {
+        latency_connections: 1,
+        ..options.clone()
+    };
+    result.round_trip =
+        latency_phase(addr, "/d/zero/v1/chat/completions", &one, Duration::ZERO).await?;
+
+    stream_phase(addr, options, &mut result).await?;
+    Ok(result)
+}
+
+/// Phase 1: `options.connections` keep-alive connections calling back to back for
+/// `options.phase`: non-streamed requests per second.
+async fn throughput_phase(
+    addr: SocketAddr,
+    options: &ServeBenchOptions,
+    result: &mut ServeBenchResult,
+) -> Result<(), ServeError> {
     let count = Rc::new(Cell::new(0u64));
     let errors = Rc::new(Cell::new(0u64));
     let started = Instant::now();
@@ -301,22 +328,16 @@ async fn generate(
     result.request_errors = errors.get();
     result.throughput_secs = started.elapsed().as_secs_f64();
 
-    // Phase 2: added latency over the scripted latency, and the bare round trip.
-    result.added = latency_phase(
-        addr,
-        "/d/fixed/v1/chat/completions",
-        options,
-        SCRIPTED_LATENCY,
-    )
-    .await?;
-    let one = ServeBenchOptions {
-        latency_connections: 1,
-        ..options.clone()
-    };
-    result.round_trip =
-        latency_phase(addr, "/d/zero/v1/chat/completions", &one, Duration::ZERO).await?;
+    Ok(())
+}
 
-    // Phase 3: concurrent streams.
+/// Phase 3: `options.streams` SSE streams held open at once: how many opened and completed,
+/// and how late their tokens came against the stream's own schedule.
+async fn stream_phase(
+    addr: SocketAddr,
+    options: &ServeBenchOptions,
+    result: &mut ServeBenchResult,
+) -> Result<(), ServeError> {
     let open = Rc::new(Cell::new(0usize));
     let peak = Rc::new(Cell::new(0usize));
     let completed = Rc::new(Cell::new(0usize));
@@ -382,7 +403,7 @@ async fn generate(
     result.streams_completed = completed.get();
     result.token_lateness = Quantiles::of(&lateness.borrow());
     result.first_token_lateness = Quantiles::of(&first_lateness.borrow());
-    Ok(result)
+    Ok(())
 }
 
 /// `options.latency_connections` connections calling `path` back to back for `options.phase`:

@@ -8,7 +8,7 @@
 //! included; the end; `x-litellm-attempted-retries` / `-fallbacks`), and what streams add:
 //! the `max_tokens` each attempt asked for, the text and finish reason the caller received,
 //! and the deployments cooling after the request. Picks are replayed as the non-stream
-//! harness does ([`super::replay::ReplayPicks`]).
+//! harness does ([`crate::replay::ReplayPicks`]).
 //!
 //! One behaviour is not mirrored, by choice, and a request that shows it is reported as a
 //! known divergence rather than a disagreement ([`StreamCheck::known`]): the oracle's scripted
@@ -32,10 +32,11 @@ use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent, VecSink};
 use routersim_engine::request::{CompletionResult, Request, ResponseFormat};
 use tokio::time::Instant;
 
-use super::compare::{Mismatch, compare};
-use super::decisions::End;
-use super::replay::{PickLog, Ran, ReplayPicks, read_events};
-use super::{OracleError, config};
+use crate::compare::{Mismatch, compare};
+use crate::config;
+use crate::decisions::End;
+use crate::error::OracleError;
+use crate::replay::{PickLog, Ran, ReplayPicks, read_events};
 use provider::StreamProvider;
 use scenario::{StreamRequest, StreamScenario};
 use trace::StreamDecisions;

@@ -31,8 +31,8 @@ use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::Completion;
 use routersim_engine::stream::{Chunk, ChunkKind, FinishReason, ProviderStream, StreamItem};
 
-use super::super::provider::failure_of;
 use super::scenario::StreamScript;
+use crate::provider::failure_of;
 
 /// Tokens of the first content chunk of a stream, and of each later one.
 const FIRST_CHUNK_TOKENS: u32 = 5;

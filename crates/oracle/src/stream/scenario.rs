@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::super::OracleError;
+use crate::error::OracleError;
 
 /// An error a scripted stream raises, and when.
 #[derive(Clone, Debug, PartialEq)]

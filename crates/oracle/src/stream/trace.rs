@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::super::OracleError;
-use super::super::decisions::{Attempt, Decisions, End};
-use super::super::provider::kind_of_class;
+use crate::decisions::{Attempt, Decisions, End};
+use crate::error::OracleError;
+use crate::provider::kind_of_class;
 
 /// One request's decisions: the non-stream harness's, plus what streams add.
 #[derive(Clone, Debug, Default)]

@@ -240,9 +240,9 @@ fn bench_reports_the_median_beside_the_fastest() -> Result<(), Box<dyn std::erro
         routersim(&[
             "bench",
             "--duration",
-            "20s",
+            "10m",
             "--rate",
-            "5",
+            "50",
             "--repeat",
             repeat,
             "--out",
@@ -252,6 +252,22 @@ fn bench_reports_the_median_beside_the_fastest() -> Result<(), Box<dyn std::erro
     let output = bench("3");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let stdout = String::from_utf8(output.stdout)?;
+    let requests: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("requests simulated:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("no request count in {stdout}"))?;
+    // `0.108 s wall, 276062 simulated req/s (traces on)` → (0.108, 276062).
+    let secs_and_rate = |s: &str| -> (f64, f64) {
+        let number = |word: Option<&str>| word.and_then(|w| w.parse().ok()).unwrap_or(f64::NAN);
+        let words: Vec<&str> = s.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+        let secs = words.iter().position(|w| *w == "s").map(|i| words[i - 1]);
+        let rate = words
+            .iter()
+            .position(|w| w.starts_with("req/s") || *w == "simulated");
+        (number(secs), number(rate.map(|i| words[i - 1])))
+    };
+    let mut medians = std::collections::BTreeMap::new();
     for kind in [
         "harness (virtual):",
         "floor (virtual):",
@@ -265,19 +281,45 @@ fn bench_reports_the_median_beside_the_fastest() -> Result<(), Box<dyn std::erro
         let (fastest, median) = line
             .split_once("; median of 3: ")
             .ok_or_else(|| format!("no median on {line}"))?;
-        let secs = |s: &str| -> f64 {
-            s.split(" s")
-                .next()
-                .and_then(|v| v.split_whitespace().last())
-                .map_or(f64::NAN, |v| v.parse().unwrap_or(f64::NAN))
-        };
-        // The fastest is never slower than the median.
-        assert!(secs(fastest) <= secs(median), "{line}");
+        let (fastest, median) = (secs_and_rate(&fastest[kind.len()..]), secs_and_rate(median));
+        // Each figure is the same traffic over its own wall time (seconds are printed to the
+        // millisecond, so within a few per cent), and the fastest run is the one with the
+        // highest rate.
+        for (secs, rate) in [fastest, median] {
+            let implied = secs * rate;
+            assert!(
+                (implied - requests).abs() <= 0.05 * requests,
+                "{line}: {secs} s × {rate} req/s is not {requests} requests"
+            );
+        }
+        assert!(fastest.1 >= median.1, "{line}");
+        medians.insert(kind, median.1);
     }
-    assert!(
-        stdout.contains("median ratio harness (virtual)/tokio floor:"),
-        "{stdout}"
-    );
+    // The median ratios are the ratios of the medians printed above them.
+    let printed = |name: &str| -> f64 {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches('x').parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let expected = [
+        (
+            "median ratio harness (virtual)/tokio floor:",
+            medians["harness (virtual):"] / medians["floor (tokio):"],
+        ),
+        (
+            "median harness virtual vs tokio:",
+            medians["harness (virtual):"] / medians["harness (tokio):"],
+        ),
+    ];
+    for (name, ratio) in expected {
+        let shown = printed(name);
+        assert!(
+            (shown - ratio).abs() <= 0.01 * ratio,
+            "{name} {shown}, the medians give {ratio}"
+        );
+    }
     let output = bench("1");
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let stdout = String::from_utf8(output.stdout)?;

@@ -76,7 +76,14 @@ fn bench_in_flight_prints_the_bytes_per_request() {
         .find_map(|l| l.strip_prefix("per in-flight request:"))
         .and_then(|v| v.trim().trim_end_matches("bytes").trim().parse().ok())
         .expect("a figure");
-    assert!(bytes > 0.0, "{stdout}");
+    // A real figure: more than nothing (a request in flight holds at least its future, the
+    // provider's call and a timer, hundreds of bytes), and within what the in-flight limit's
+    // arithmetic counts each request at.
+    let limit = routersim_sim::traffic::BYTES_PER_IN_FLIGHT as f64;
+    assert!(
+        bytes > 200.0 && bytes <= limit,
+        "{bytes} bytes (limit counts {limit}): {stdout}"
+    );
 
     // The traffic knobs of the speed benchmark do nothing here: refused, not ignored.
     let output = routersim(&["bench", "--in-flight", "100", "--rate", "5"]);

@@ -250,6 +250,13 @@ pub fn peak_rss_kib() -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// Resets this process's peak resident set (`VmHWM`) to its current size (Linux's
+/// `/proc/self/clear_refs`, value 5), so a later [`peak_rss_kib`] is the peak of what ran since:
+/// a measurement in a process that has run something bigger before. `false` where unsupported.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
 /// The floor: the same arrivals, each a task that only sleeps a latency drawn from the same
 /// model and records it. A streamed arrival sleeps as the fake provider paces it — to its first
 /// token, then to its last (`50..300` tokens, 20 ms apart) — so the floor has the same timers

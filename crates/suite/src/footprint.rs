@@ -85,6 +85,8 @@ pub fn measure_in_flight(
         out_dir: Some(out_dir.to_path_buf()),
         no_trace: true,
     };
+    // The peak must be this run's, not that of whatever ran before in this process.
+    crate::bench::reset_peak_rss();
     let Some(before_kib) = rss_kib() else {
         return Ok(None);
     };

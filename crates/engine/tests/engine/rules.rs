@@ -1048,7 +1048,23 @@ async fn cooldowns_disable_cooldowns_turns_them_off() {
         config(vec![weighted("a0", 1000.0), weighted("a1", 1.0)], settings),
         Scripted::new().always("a0", fail(K::RateLimit)),
     );
-    router.completion(Request::new(1, "A")).await;
+    // a0 answers 429 to every call and is picked first (1000:1) every time: with cooldowns it
+    // would be cooled after its allowed fails and skipped; without, it is called again and
+    // again, and no cooldown is ever set.
+    let mut calls_to_a0 = 0;
+    for id in 1..=5 {
+        let result = router.completion(Request::new(id, "A")).await;
+        assert_eq!(
+            result.attempts[0].deployment_id.as_ref(),
+            "a0",
+            "request {id}"
+        );
+        calls_to_a0 += attempts(&result)
+            .iter()
+            .filter(|a| a.as_str() == "a0:rate_limit")
+            .count();
+    }
+    assert!(calls_to_a0 >= 5, "a0 called {calls_to_a0} times");
     assert!(events_named(&sink.events(), "cooldown_set").is_empty());
 }
 

@@ -20,9 +20,36 @@ fn load_error(traffic: &str) -> String {
 }
 
 #[test]
-fn the_limit_is_two_million_at_two_kib_each() {
-    assert_eq!(MAX_IN_FLIGHT, 2_000_000);
-    assert_eq!(BYTES_PER_IN_FLIGHT, 2048);
+fn the_limit_loads_and_one_more_is_refused_with_the_arithmetic() {
+    let at_limit = format!("  - {{at: 0s, model: gpt, count: {MAX_IN_FLIGHT}}}\n");
+    assert!(parse_scenario(&scenario(&at_limit), Path::new("t.yaml")).is_ok());
+    let past = MAX_IN_FLIGHT + 1;
+    let error = load_error(&format!("  - {{at: 0s, model: gpt, count: {past}}}\n"));
+    // The message's arithmetic is the constants': the count, its memory at
+    // BYTES_PER_IN_FLIGHT each, and the limit's.
+    let gib = |n: u64| n as f64 * BYTES_PER_IN_FLIGHT as f64 / f64::from(1u32 << 30);
+    let thousands = |n: u64| {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    assert!(
+        error.contains(&format!(
+            "{} requests at 0s would be in flight at once, ~{:.1} GiB at {} KiB each; at most {} can be (~{:.1} GiB)",
+            thousands(past),
+            gib(past),
+            BYTES_PER_IN_FLIGHT / 1024,
+            thousands(MAX_IN_FLIGHT),
+            gib(MAX_IN_FLIGHT)
+        )),
+        "{error}"
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ mod common;
 mod config_keys;
 mod determinism;
 mod diff;
+mod docs;
 mod drive;
 mod drive_proxy;
 mod drive_replicas;

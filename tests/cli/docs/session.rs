@@ -9,7 +9,7 @@
 //!   begins with the lines shown under it; `$ wait %N` waits for job N to end, `$ kill %N`
 //!   stops it with SIGTERM, and either checks the rest of its output against the lines shown.
 //!   Jobs still running when the block ends are stopped.
-//! - `$ curl …` is done by the test itself ([`crate::curl`]).
+//! - `$ curl …` is done by the test itself ([`crate::docs::curl`]).
 //! - `litellm` is `target/litellm-venv/bin/litellm` (`.ci/run` installs it); a block that
 //!   needs it is skipped with a printed line when it is absent, and fails when `CI=true`.
 //! - `<!-- doctest: port 4000 -->` above a block: each such number in the block stands for a
@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::markdown::{Block, Page};
-use crate::matching::{lines, matches, matching_prefix};
-use crate::shell::{Step, replace_number, steps, words};
+use crate::docs::markdown::{Block, Page};
+use crate::docs::matching::{lines, matches, matching_prefix};
+use crate::docs::shell::{Step, replace_number, steps, words};
 
 /// The test command the README gives, which `.ci/run` must call as is.
 pub const CI_TEST_COMMAND: &str = "cargo test --workspace --release";
@@ -241,7 +241,7 @@ impl Session<'_> {
             Some("wait") => self.wait(&words, step),
             Some("kill") => self.kill(&words, step),
             Some("curl") => {
-                let printed = crate::curl::curl(&words[1..])?;
+                let printed = crate::docs::curl::curl(&words[1..])?;
                 check_output(&step.expected, &printed)
             }
             Some("cargo") if command == CI_TEST_COMMAND => self.ci_runs(&command),

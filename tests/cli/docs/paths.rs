@@ -9,18 +9,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::markdown::{Page, anchors, code_spans, links, read};
-use crate::shell::words;
-
-/// Paths the crate restructuring creates, named by the architecture page before they exist.
-/// Accepted while absent; empty this list once the restructuring has landed.
-pub const PENDING_PATHS: &[&str] = &[
-    "crates/config",
-    "crates/wire",
-    "crates/suite",
-    "crates/live",
-    "crates/oracle",
-];
+use crate::docs::markdown::{Page, anchors, code_spans, links, read};
+use crate::docs::shell::words;
 
 /// Top-level entries that are outputs, not repository paths.
 const NOT_IN_REPOSITORY: &[&str] = &["reports", "target", ".git"];
@@ -88,9 +78,6 @@ fn exists(root: &Path, path: &Path) -> Result<(), String> {
         }
         checked.push(component);
     }
-    if pending(&checked) {
-        return Ok(());
-    }
     if !root.join(&checked).exists() {
         return Err(format!("{} does not exist", checked.display()));
     }
@@ -107,11 +94,6 @@ fn exists(root: &Path, path: &Path) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Whether `path` is under one of [`PENDING_PATHS`].
-fn pending(path: &Path) -> bool {
-    PENDING_PATHS.iter().any(|p| path.starts_with(p))
 }
 
 /// `*` as any text.
@@ -191,7 +173,5 @@ mod tests {
             Some(PathBuf::from("scenarios/ci"))
         );
         assert_eq!(normalize(Path::new("../x")), None);
-        assert!(pending(Path::new("crates/config/src/load/settings.rs")));
-        assert!(!pending(Path::new("crates/configs")));
     }
 }

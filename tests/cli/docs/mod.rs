@@ -4,12 +4,6 @@
 //! Shell examples are `console` blocks (`$ command`, then the output it prints, with trycmd's
 //! wildcards `...` and `[..]`); `session.rs` says how they run. A block marked `sh`, `bash` or
 //! `shell` fails the test: it would be an example nothing runs.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    reason = "tests"
-)]
 
 mod curl;
 mod markdown;

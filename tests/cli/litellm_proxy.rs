@@ -14,20 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{Component, runs_with};
 use crate::common::{Killed, free_port, repo, scratch_dir};
 use serde_json::Value;
 
 fn litellm() -> Option<PathBuf> {
     let bin = repo().join("target/litellm-venv/bin/litellm");
-    if bin.exists() {
-        Some(bin)
-    } else {
-        eprintln!(
-            "warning: {} is absent: the LiteLLM proxy test is skipped (.ci/run installs it)",
-            bin.display()
-        );
-        None
-    }
+    runs_with(Component::LiteLlm, bin.exists(), "the LiteLLM proxy test").then_some(bin)
 }
 
 /// A master key different on every run.

@@ -6,6 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
+use crate::common::{Component, openai_python, runs_with};
 use crate::common::{curl, curl_present, repo, scratch_dir};
 
 /// `gpt` has two deployments, `limited` always 429 with a 30 s Retry-After; `solo` has one
@@ -132,8 +133,11 @@ fn header<'a>(reply: &'a str, name: &str) -> Option<&'a str> {
 
 #[test]
 fn proxy_routes_through_serve_cools_the_429_deployment_and_streams() {
-    if !curl_present() {
-        eprintln!("warning: curl not found; skipping the `routersim proxy` curl test");
+    if !runs_with(
+        Component::Curl,
+        curl_present(),
+        "the `routersim proxy` curl test",
+    ) {
         return;
     }
     let dir = scratch_dir("proxy-curl");
@@ -391,23 +395,15 @@ print("openai client ok")
 
 #[test]
 fn proxy_answers_the_official_openai_python_client() {
-    let python = repo().join("target/ci-venv/bin/python");
-    if !python.is_file() {
-        eprintln!(
-            "warning: {} not found (.ci/run creates it with the `openai` package); skipping the \
-             openai client test of `routersim proxy`",
-            python.display()
-        );
+    let python = openai_python();
+    if !runs_with(
+        Component::OpenAiClient,
+        python.is_some(),
+        "the openai client test of `routersim proxy`",
+    ) {
         return;
     }
-    let has_openai = Command::new(&python)
-        .args(["-c", "import openai"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_openai {
-        eprintln!("warning: the `openai` package is not installed in the venv; skipping");
-        return;
-    }
+    let python = python.unwrap();
     let dir = scratch_dir("proxy-python");
     let (_serve, proxy) = serve_and_proxy(&dir);
     let output = Command::new(&python)

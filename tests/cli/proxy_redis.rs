@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common::{Component, runs_with};
 use crate::common::{
     Killed, curl, curl_present, free_port, redis_host_port, redis_url, scratch_dir, spawn_proxy,
 };
@@ -119,8 +120,7 @@ fn two_proxies_share_cooldowns_through_redis() {
     let Some(url) = redis_url("the Redis proxy test") else {
         return;
     };
-    if !curl_present() {
-        eprintln!("warning: curl is not installed: the Redis proxy test is skipped");
+    if !runs_with(Component::Curl, curl_present(), "the Redis proxy test") {
         return;
     }
     let dir = scratch_dir("proxy-redis");

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 
+use crate::common::{Component, openai_python, runs_with};
 use crate::common::{curl, curl_present, repo, scratch_dir};
 
 const SCENARIO: &str = "
@@ -70,8 +71,11 @@ fn start(dir: &Path, extra: &[&str]) -> Server {
 
 #[test]
 fn serve_answers_curl_and_logs_every_call() {
-    if !curl_present() {
-        eprintln!("warning: curl not found; skipping the `routersim serve` curl test");
+    if !runs_with(
+        Component::Curl,
+        curl_present(),
+        "the `routersim serve` curl test",
+    ) {
         return;
     }
     let dir = scratch_dir("serve-curl");
@@ -202,23 +206,15 @@ print("openai client ok")
 
 #[test]
 fn serve_answers_the_official_openai_python_client() {
-    let python = repo().join("target/ci-venv/bin/python");
-    if !python.is_file() {
-        eprintln!(
-            "warning: {} not found (.ci/run creates it with the `openai` package); skipping the \
-             openai client test",
-            python.display()
-        );
+    let python = openai_python();
+    if !runs_with(
+        Component::OpenAiClient,
+        python.is_some(),
+        "the openai client test",
+    ) {
         return;
     }
-    let has_openai = Command::new(&python)
-        .args(["-c", "import openai"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_openai {
-        eprintln!("warning: the `openai` package is not installed in the venv; skipping");
-        return;
-    }
+    let python = python.unwrap();
     let dir = scratch_dir("serve-python");
     let server = start(&dir, &[]);
     let output = Command::new(&python)
@@ -236,8 +232,11 @@ fn serve_answers_the_official_openai_python_client() {
 
 #[test]
 fn port_per_deployment_serves_without_the_prefix() {
-    if !curl_present() {
-        eprintln!("warning: curl not found; skipping the --port-per-deployment test");
+    if !runs_with(
+        Component::Curl,
+        curl_present(),
+        "the --port-per-deployment test",
+    ) {
         return;
     }
     let dir = scratch_dir("serve-ports");

@@ -12,6 +12,7 @@
 
 use std::path::Path;
 
+use crate::common::{Component, runs_with};
 use crate::common::{routersim, scratch_dir};
 use serde_json::Value;
 
@@ -275,12 +276,11 @@ fn browser(chromium: &Path, profile: &Path, extra: &[String], url: &str) -> Stri
 #[test]
 fn sweep_svg_renders_in_headless_chromium() {
     let Some(chromium) = chromium() else {
-        assert_ne!(
-            std::env::var("ROUTERSIM_REQUIRE_CHROMIUM").as_deref(),
-            Ok("1"),
-            "ROUTERSIM_REQUIRE_CHROMIUM=1 but no chromium is installed"
+        runs_with(
+            Component::Chromium,
+            false,
+            "sweep_svg_renders_in_headless_chromium",
         );
-        println!("sweep_svg_renders_in_headless_chromium: skipped (no chromium)");
         return;
     };
     let dir = scratch_dir("sweep-verdict-chromium");

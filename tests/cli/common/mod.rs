@@ -99,7 +99,66 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-/// Whether `curl` is on the PATH (the tests that need it skip with a warning otherwise).
+/// A real component some tests talk to, installed by `.ci/run`.
+#[derive(Clone, Copy, Debug)]
+pub enum Component {
+    /// `curl` on the PATH.
+    Curl,
+    /// The official `openai` Python client, in `target/ci-venv`.
+    OpenAiClient,
+    /// The LiteLLM 1.110.2 proxy, in `target/litellm-venv`.
+    LiteLlm,
+    /// Headless Chromium.
+    Chromium,
+    /// A redis-server at `ROUTERSIM_REDIS_URL`.
+    Redis,
+}
+
+impl Component {
+    /// The variable `.ci/run` sets to `1` when the component was installed (or could have
+    /// been: only an unreachable registry leaves it unset).
+    fn require_var(self) -> &'static str {
+        match self {
+            Component::Curl => "ROUTERSIM_REQUIRE_CURL",
+            Component::OpenAiClient => "ROUTERSIM_REQUIRE_OPENAI",
+            Component::LiteLlm => "ROUTERSIM_REQUIRE_LITELLM",
+            Component::Chromium => "ROUTERSIM_REQUIRE_CHROMIUM",
+            Component::Redis => "ROUTERSIM_REQUIRE_REDIS",
+        }
+    }
+}
+
+/// Whether a test that needs `component` can run: `present`; else the test skips with a warning
+/// naming `test`, unless `.ci/run` required the component (`ROUTERSIM_REQUIRE_<NAME>=1`), when
+/// its absence fails the test. In CI no test passes by skipping.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the test's environment says what CI installed"
+)]
+pub fn runs_with(component: Component, present: bool, test: &str) -> bool {
+    if present {
+        return true;
+    }
+    let var = component.require_var();
+    assert!(
+        std::env::var(var).as_deref() != Ok("1"),
+        "{var}=1 but {component:?} is missing: {test} cannot run"
+    );
+    eprintln!("warning: {component:?} is missing: {test} is skipped (.ci/run installs it)");
+    false
+}
+
+/// The `openai` client's Python (`target/ci-venv`), when it is installed.
+pub fn openai_python() -> Option<PathBuf> {
+    let python = repo().join("target/ci-venv/bin/python");
+    let has_openai = Command::new(&python)
+        .args(["-c", "import openai"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    has_openai.then_some(python)
+}
+
+/// Whether `curl` is on the PATH.
 pub fn curl_present() -> bool {
     Command::new("curl")
         .arg("--version")
@@ -152,17 +211,10 @@ pub fn shipped_scenarios() -> Vec<PathBuf> {
     reason = "the test's environment names the server"
 )]
 pub fn redis_url(test: &str) -> Option<String> {
-    match std::env::var("ROUTERSIM_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("ROUTERSIM_REQUIRE_REDIS").as_deref() != Ok("1"),
-                "ROUTERSIM_REQUIRE_REDIS=1 but ROUTERSIM_REDIS_URL is unset"
-            );
-            eprintln!("warning: ROUTERSIM_REDIS_URL is unset: {test} is skipped");
-            None
-        }
-    }
+    let url = std::env::var("ROUTERSIM_REDIS_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    runs_with(Component::Redis, url.is_some(), test).then_some(url)?
 }
 
 /// `redis://[user:pass@]host:port[/db]` → (host, port).

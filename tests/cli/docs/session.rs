@@ -11,7 +11,8 @@
 //!   Jobs still running when the block ends are stopped.
 //! - `$ curl …` is done by the test itself ([`crate::docs::curl`]).
 //! - `litellm` is `target/litellm-venv/bin/litellm` (`.ci/run` installs it); a block that
-//!   needs it is skipped with a printed line when it is absent, and fails when `CI=true`.
+//!   needs it is skipped with a printed line when it is absent, and fails when
+//!   `ROUTERSIM_REQUIRE_LITELLM=1` (`.ci/run` sets it).
 //! - `<!-- doctest: port 4000 -->` above a block: each such number in the block stands for a
 //!   free loopback port chosen when the block runs.
 
@@ -113,13 +114,14 @@ fn search_path(bin: &Path) -> String {
     format!("{}:{inherited}", bin.display())
 }
 
-/// Whether this is CI (`CI=true`), where a block that cannot run fails instead of skipping.
+/// Whether `.ci/run` required the LiteLLM proxy (`ROUTERSIM_REQUIRE_LITELLM=1`, as every test
+/// that needs it reads it): a block that cannot run then fails instead of skipping.
 #[allow(
     clippy::disallowed_methods,
-    reason = "CI says whether a missing LiteLLM is a failure"
+    reason = "the environment says whether CI installed LiteLLM"
 )]
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+fn litellm_required() -> bool {
+    std::env::var("ROUTERSIM_REQUIRE_LITELLM").is_ok_and(|v| v == "1")
 }
 
 fn symlink(target: &Path, link: &Path) -> Result<(), String> {
@@ -163,8 +165,8 @@ fn run_block(
     }
     if steps.iter().any(|s| program(&s.command) == "litellm") && scratch.litellm.is_none() {
         let why = "needs the LiteLLM proxy, target/litellm-venv/bin/litellm (.ci/run installs it)";
-        if in_ci() {
-            return Err(format!("{why}, and CI=true"));
+        if litellm_required() {
+            return Err(format!("{why}, and ROUTERSIM_REQUIRE_LITELLM=1"));
         }
         return Ok(Err(why.to_string()));
     }

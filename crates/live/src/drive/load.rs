@@ -6,6 +6,7 @@
 //! its own connection (HTTP/1.1, no pool): a router sees the concurrency the arrivals dictate,
 //! and a broken connection never poisons the next request.
 
+use routersim_wire::headers;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -119,7 +120,7 @@ fn build(
         .uri(path)
         .header(http::header::HOST, &target.authority)
         .header(http::header::USER_AGENT, user_agent())
-        .header("x-routersim-drive", "1");
+        .header(headers::DRIVE, "1");
     if let Some(key) = &client.api_key {
         builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {key}"));
     }
@@ -223,11 +224,11 @@ pub async fn request(
         ..RequestRecord::default()
     };
     let mut extra = vec![
-        ("x-routersim-request-id", request.id.to_string()),
-        ("x-routersim-input-tokens", request.input_tokens.to_string()),
+        (headers::REQUEST_ID, request.id.to_string()),
+        (headers::INPUT_TOKENS, request.input_tokens.to_string()),
     ];
     if let Some(n) = request.output_tokens {
-        extra.push(("x-routersim-output-tokens", n.to_string()));
+        extra.push((headers::OUTPUT_TOKENS, n.to_string()));
     }
     let target = client
         .replicas

@@ -12,6 +12,7 @@
 //! first the comment `: x-routersim-break kind=… status=…`) or was truncated (a clean end
 //! without `[DONE]`).
 
+use routersim_wire::headers;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -142,9 +143,9 @@ pub fn set_headers(response: &mut Response<ProxyBody>, tally: &Tally, request_id
     }
     let id = request_id.to_string();
     set("x-litellm-call-id", &id);
-    set("x-routersim-request-id", &id);
-    set("x-routersim-attempts", &tally.attempts.to_string());
-    set("x-routersim-version", env!("CARGO_PKG_VERSION"));
+    set(headers::REQUEST_ID, &id);
+    set(headers::ATTEMPTS, &tally.attempts.to_string());
+    set(headers::VERSION, env!("CARGO_PKG_VERSION"));
 }
 
 /// The status a failure answers with: its own, else 500 (a connection failure has none; LiteLLM

@@ -14,7 +14,7 @@ use super::state::State;
 use crate::error::ReportError;
 use crate::hgrm::write_hgrm;
 use crate::plot::Distribution;
-use crate::plot::collect::RenderInput;
+use crate::plot::RenderInput;
 use crate::prom::{METRICS_PROM, write_prom};
 use crate::summary::Summary;
 

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::core::Router;
+use super::group::Group;
 use super::health::FailureReport;
-use super::{Failed, Group, RequestRun, Router};
+use super::run::{Failed, RequestRun};
 use crate::clock::Clock;
 use crate::config::Deployment;
 use crate::cooldown::FailureOrigin;

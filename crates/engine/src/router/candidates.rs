@@ -12,8 +12,10 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use super::core::{Router, lock};
+use super::group::Group;
+use super::run::{Failed, RequestRun};
 use super::visit::NoCandidate;
-use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
 use crate::contract::FilterReason;

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::core::{Router, lock};
+use super::group::Group;
+use super::run::{Failed, RequestRun};
 use super::visit::NoCandidate;
-use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
 use crate::event::EventKind;

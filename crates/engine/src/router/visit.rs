@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Failed, Group, RequestRun, Router, lock};
+use super::core::{Router, lock};
+use super::group::Group;
+use super::run::{Failed, RequestRun};
 use crate::classify::RecoveryScope;
 use crate::clock::Clock;
 use crate::config::RoutingStrategyName;

@@ -94,7 +94,7 @@ pub struct ProfileSpec {
 
 /// LiteLLM's documented rules (also DeltaLLM's retry, backoff and cooldown trigger).
 const DOCUMENTED: Policies = Policies {
-    retry: || Box::new(LiteLlmRetryPolicy),
+    retry: || Box::new(LiteLlmRetryPolicy::default()),
     backoff: || Box::new(LiteLlmBackoff),
     cooldown: || Box::new(LiteLlmCooldown::default()),
     fallbacks: || Box::new(DocumentedFallbacks),
@@ -152,7 +152,7 @@ const TABLE: [ProfileSpec; 5] = [
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: Policies {
-            retry: || Box::new(LiteLlm110RetryPolicy),
+            retry: || Box::new(LiteLlm110RetryPolicy::default()),
             backoff: || Box::new(LiteLlm110Backoff),
             cooldown: || Box::new(LiteLlm110Cooldown::default()),
             fallbacks: || Box::new(LiteLlm110Fallbacks),

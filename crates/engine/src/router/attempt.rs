@@ -322,6 +322,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     committed,
                     retries_closed,
                     no_replay,
+                    ends_walk: false,
                 })
             }
         }

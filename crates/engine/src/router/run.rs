@@ -129,6 +129,9 @@ pub(super) struct Failed {
     /// An ambiguous attempt under `replay: never`: nothing may send the operation again (no
     /// retry, no fallback); the request fails with it.
     pub(super) no_replay: bool,
+    /// The candidate walk stops after this failure (its deadline is reached, the profile's
+    /// attempt cap is, a permanent failure, or a stream past its first byte).
+    pub(super) ends_walk: bool,
 }
 
 impl Failed {

@@ -180,6 +180,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             committed: false,
             retries_closed: false,
             no_replay: false,
+            ends_walk: false,
         })
     }
 

@@ -6,8 +6,8 @@
 //! fields; the rest of the fold is a line or two per event.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use routersim_engine::event::{EventKind, RoutingEvent};
 use routersim_engine::failure::FailureKind;
 use routersim_engine::stream::StreamStats;
 
@@ -39,42 +39,22 @@ pub(super) struct EndedRequest<'e> {
     pub(super) end_us: u64,
 }
 
-impl State {
-    pub(super) fn request_end(&mut self, event: &RoutingEvent, at: u64) {
-        let EventKind::RequestEnd {
-            model,
-            final_model_group,
-            final_deployment_id,
-            failure,
-            status,
-            attempts,
-            retries,
-            fallbacks,
-            attempted_fallbacks,
-            start,
-            stream,
-        } = &event.kind
-        else {
-            return;
-        };
-        let ended = EndedRequest {
-            id: event.request_id,
-            model,
-            final_model_group,
-            final_deployment_id: final_deployment_id.as_deref(),
-            failure: *failure,
-            status: *status,
-            attempts: *attempts,
-            retries: *retries,
-            fallbacks: *fallbacks,
-            attempted_fallbacks: *attempted_fallbacks,
-            stream: *stream,
-            arrival_us: self.us(*start),
-            end_us: at,
-        };
-        self.ended_request(&ended);
-    }
+/// An `AttemptEnd` event's fields, with its request id and its times in µs since the start.
+pub(super) struct EndedAttempt<'e> {
+    pub(super) id: Option<u64>,
+    pub(super) attempt: u32,
+    pub(super) start_us: u64,
+    pub(super) end_us: u64,
+    pub(super) model_group: &'e str,
+    pub(super) deployment_id: &'e Arc<str>,
+    pub(super) failure: Option<FailureKind>,
+    pub(super) status: Option<u16>,
+    pub(super) retry_after: Option<Duration>,
+    pub(super) wait: Duration,
+    pub(super) fallback_depth: u32,
+}
 
+impl State {
     /// Folds a finished request into every aggregate and writes its trace rows.
     pub(super) fn ended_request(&mut self, r: &EndedRequest<'_>) {
         let latency = r.end_us.saturating_sub(r.arrival_us);
@@ -233,43 +213,33 @@ impl State {
         );
     }
 
-    pub(super) fn attempt_row(&mut self, event: &RoutingEvent, at: u64) {
-        let EventKind::AttemptEnd {
-            attempt,
-            start,
-            model_group,
-            deployment_id,
-            failure,
-            status,
-            retry_after,
-            wait,
-            fallback_depth,
-        } = &event.kind
-        else {
-            return;
-        };
-        self.agg.http_ok_attempts += u64::from(*status == Some(200));
-        let start_us = self.us(*start);
-        self.per_deployment
-            .attempt(deployment_id, at.saturating_sub(start_us), *failure);
-        if let Some(id) = event.request_id {
+    /// Folds an attempt's end into the counters and the deployment's second, and writes its
+    /// `attempts.csv` row.
+    pub(super) fn ended_attempt(&mut self, a: &EndedAttempt<'_>) {
+        self.agg.http_ok_attempts += u64::from(a.status == Some(200));
+        self.per_deployment.attempt(
+            a.deployment_id,
+            a.end_us.saturating_sub(a.start_us),
+            a.failure,
+        );
+        if let Some(id) = a.id {
             let duplicate = self
                 .in_flight
-                .attempt_end(id, deployment_id, *failure, *status);
+                .attempt_end(id, a.deployment_id, a.failure, a.status);
             self.agg.duplicate_executions += u64::from(duplicate);
         }
         let row = AttemptRow {
-            request_id: event.request_id,
-            attempt: *attempt,
-            start_us,
-            end_us: at,
-            model_group,
-            deployment_id,
-            outcome: failure.map_or("ok", |k| k.as_str()),
-            status: *status,
-            retry_after: *retry_after,
-            wait: *wait,
-            fallback_depth: *fallback_depth,
+            request_id: a.id,
+            attempt: a.attempt,
+            start_us: a.start_us,
+            end_us: a.end_us,
+            model_group: a.model_group,
+            deployment_id: a.deployment_id,
+            outcome: a.failure.map_or("ok", |k| k.as_str()),
+            status: a.status,
+            retry_after: a.retry_after,
+            wait: a.wait,
+            fallback_depth: a.fallback_depth,
             replica: self.fleet.as_ref().map(|f| f.current),
         };
         write_row(&mut self.attempts, &mut self.error, |w| w.attempt(&row));

@@ -1,184 +1,41 @@
 //! `events.csv`: one row per routing decision (every event but attempts, request ends and
 //! stream chunks): its time, name, group, deployment and a `key=value` detail.
 //!
-//! Why its own module: the detail of each kind is a format of its own, and the row is written
-//! from a scratch string so no event allocates.
+//! Why its own module: the detail of each kind is a format of its own ([`Detail`], an
+//! [`EventVisitor`] whose methods are the kinds with a row), and the row is written from a
+//! scratch string so no event allocates.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
 
-use routersim_engine::alternatives::AlternativeEvent;
-use routersim_engine::event::{EventKind, RoutingEvent};
+use routersim_engine::config::Replay;
+use routersim_engine::event::{
+    CooldownReason, CooldownSource, EventVisitor, FallbackLevel, FilterReason, GiveUpReason,
+    RecoveredVia, RoutingEvent, ValidationReason, WaitReason,
+};
+use routersim_engine::failure::FailureKind;
+use routersim_engine::stream::BreakKind;
 use tokio::time::Instant;
 
 use super::csv::write_row;
 use super::state::State;
-use crate::units::{Ms, micros, micros_since};
+use crate::units::{Ms, micros, micros_since, round6};
 
 impl State {
+    /// Writes the event's `events.csv` row, if its kind has one.
     pub(super) fn event_row(&mut self, event: &RoutingEvent, at: u64) {
-        let detail = &mut self.detail;
-        detail.clear();
-        // Writing into a String cannot fail; the results are ignored.
-        let (group, deployment): (&str, &str) = match &event.kind {
-            EventKind::Wait { duration, reason } => {
-                let _ = write!(
-                    detail,
-                    "reason={} duration_ms={}",
-                    reason.as_str(),
-                    Ms(micros(*duration))
-                );
-                ("", "")
-            }
-            EventKind::Retry {
-                model_group,
-                failure,
-                retry,
-                budget,
-            } => {
-                let _ = write!(detail, "failure={failure} retry={retry} budget={budget}");
-                (model_group, "")
-            }
-            EventKind::GiveUp {
-                model_group,
-                failure,
-                reason,
-            } => {
-                let _ = write!(detail, "failure={failure} reason={}", reason.as_str());
-                (model_group, "")
-            }
-            EventKind::OrderFallback {
-                model_group,
-                from_order,
-                to_order,
-            } => {
-                let _ = write!(
-                    detail,
-                    "from_order={} to_order={}",
-                    OptOrNone(*from_order),
-                    OptOrNone(*to_order)
-                );
-                (model_group, "")
-            }
-            EventKind::WeightedFailover {
-                model_group,
-                excluded,
-            } => {
-                let _ = write!(detail, "excluded={excluded}");
-                (model_group, excluded)
-            }
-            EventKind::Fallback {
-                source,
-                target,
-                order,
-                depth,
-                level,
-                failure,
-            } => {
-                let _ = write!(
-                    detail,
-                    "from={source} to={target} depth={depth} order={order} level={} failure={failure}",
-                    level.as_str()
-                );
-                (source, "")
-            }
-            EventKind::CooldownSet {
-                model_group,
-                deployment_id,
-                reason,
-                failure,
-                duration,
-                until,
-                // Not in events.csv: its bytes stay as they were (the sweep reads the source
-                // from the event itself).
-                source: _,
-            } => {
-                let _ = write!(
-                    detail,
-                    "reason={} failure={failure} duration_ms={} until_ms={}",
-                    reason.as_str(),
-                    Ms(micros(*duration)),
-                    Ms(micros_since(self.start, *until))
-                );
-                (model_group, deployment_id)
-            }
-            EventKind::CooldownEnd {
-                model_group,
-                deployment_id,
-            } => (model_group, deployment_id),
-            EventKind::AllCooled {
-                model_group,
-                retry_after,
-            } => {
-                let _ = write!(detail, "retry_after_ms={}", Ms(micros(*retry_after)));
-                (model_group, "")
-            }
-            EventKind::HalfOpen {
-                model_group,
-                deployment_id,
-            }
-            | EventKind::ProbeOk {
-                model_group,
-                deployment_id,
-            } => (model_group, deployment_id),
-            EventKind::Recovered {
-                model_group,
-                deployment_id,
-                via,
-            } => {
-                let _ = write!(detail, "via={}", via.as_str());
-                (model_group, deployment_id)
-            }
-            EventKind::ProbeFailed {
-                model_group,
-                deployment_id,
-                failure,
-            } => {
-                let _ = write!(detail, "failure={failure}");
-                (model_group, deployment_id)
-            }
-            EventKind::StreamBreak {
-                model_group,
-                deployment_id,
-                failure,
-                how,
-                tokens_so_far,
-                after_content,
-            } => {
-                let _ = write!(
-                    detail,
-                    "failure={failure} how={} tokens_so_far={tokens_so_far} after_content={after_content}",
-                    how.as_str()
-                );
-                (model_group, deployment_id)
-            }
-            EventKind::ResponseCost { .. }
-            | EventKind::ClientTry { .. }
-            | EventKind::AmbiguousOutcome { .. } => reliability_detail(detail, &event.kind),
-            EventKind::StreamContinued {
-                from_group,
-                from_deployment,
-                to_group,
-                to_deployment,
-                prefill_tokens,
-            } => {
-                let _ = write!(
-                    detail,
-                    "to_group={to_group} to_deployment={to_deployment} prefill_tokens={prefill_tokens}"
-                );
-                (from_group, from_deployment)
-            }
-            kind @ (EventKind::RouteFiltered { .. } | EventKind::ValidationRejected { .. }) => {
-                contract_detail(kind, detail)
-            }
-            EventKind::Alternative(alt) => alternative_detail(alt, detail, self.start),
-            EventKind::AttemptStart { .. }
-            | EventKind::AttemptEnd { .. }
-            | EventKind::RequestEnd { .. }
-            | EventKind::StreamChunk { .. } => return,
+        self.detail.clear();
+        let mut detail = Detail {
+            out: &mut self.detail,
+            start: self.start,
+        };
+        let Some((group, deployment)) = event.kind.visit(&mut detail) else {
+            return;
         };
         if let Some(id) = event.request_id {
-            let sep = if detail.is_empty() { "" } else { " " };
-            let _ = write!(detail, "{sep}request={id}");
+            let sep = if self.detail.is_empty() { "" } else { " " };
+            let _ = write!(self.detail, "{sep}request={id}");
         }
         let detail = &self.detail;
         let name = event.kind.name();
@@ -193,29 +50,17 @@ impl State {
     }
 }
 
-/// The `detail` of a `profile: contract` event, and its group and deployment.
-fn contract_detail<'e>(kind: &'e EventKind, detail: &mut String) -> (&'e str, &'e str) {
-    match kind {
-        EventKind::RouteFiltered {
-            model_group,
-            deployment_id,
-            reason,
-        } => {
-            let _ = write!(detail, "reason={}", reason.as_str());
-            (model_group, deployment_id)
-        }
-        EventKind::ValidationRejected {
-            model_group,
-            deployment_id,
-            attempt,
-            reason,
-        } => {
-            let _ = write!(detail, "attempt={attempt} reason={}", reason.as_str());
-            (model_group, deployment_id)
-        }
-        _ => ("", ""),
-    }
+/// Writes an event's `detail` into `out`; a visit returns the row's group and deployment, or
+/// `None` for the kinds without a row (the default). Writing into a `String` cannot fail, so
+/// the results of `write!` are ignored.
+struct Detail<'d> {
+    out: &'d mut String,
+    /// The run start, for the times in a detail.
+    start: Instant,
 }
+
+/// The group and deployment of an `events.csv` row (`None`: no row).
+type Row<'e> = Option<(&'e str, &'e str)>;
 
 /// An optional number, `none` when absent.
 struct OptOrNone(Option<u32>);
@@ -229,103 +74,288 @@ impl std::fmt::Display for OptOrNone {
     }
 }
 
-/// The `detail` (and group, deployment) of an alternative's event in `events.csv`.
-fn alternative_detail<'e>(
-    event: &'e AlternativeEvent,
-    detail: &mut String,
-    start: Instant,
-) -> (&'e str, &'e str) {
-    match event {
-        AlternativeEvent::Ejected {
-            model_group,
-            deployment_id,
-            duration,
-            until,
-            ejections,
-            consecutive_5xx,
-        } => {
-            let _ = write!(
-                detail,
-                "duration_ms={} until_ms={} ejections={ejections} consecutive_5xx={consecutive_5xx}",
-                Ms(micros(*duration)),
-                Ms(micros_since(start, *until))
-            );
-            (model_group, deployment_id)
-        }
-        AlternativeEvent::Unejected {
-            model_group,
-            deployment_id,
-        } => (model_group, deployment_id),
-        AlternativeEvent::Hedged {
-            model_group,
-            primary,
-            hedge,
-            delay,
-            extra_input_tokens,
-            extra_cost_usd,
-        } => {
-            let _ = write!(
-                detail,
-                "primary={primary} delay_ms={} extra_input_tokens={extra_input_tokens} extra_cost_usd={extra_cost_usd}",
-                Ms(micros(*delay))
-            );
-            (model_group, hedge)
-        }
-        AlternativeEvent::HedgeEnd {
-            model_group,
-            winner,
-            hedge_won,
-        } => {
-            let _ = write!(detail, "hedge_won={hedge_won}");
-            (model_group, winner)
-        }
-    }
-}
+// Requests and their attempts: only the reliability events have rows (attempts and request
+// ends have files of their own).
+impl<'e> EventVisitor<'e> for Detail<'_> {
+    type Output = Row<'e>;
 
-/// The `detail` (and group, deployment) of the reliability events: `response_cost`,
-/// `client_try`, `ambiguous_outcome`.
-fn reliability_detail<'k>(detail: &mut String, kind: &'k EventKind) -> (&'k str, &'k str) {
-    match kind {
-        EventKind::ResponseCost {
-            model_group,
-            deployment_id,
-            input_tokens,
-            output_tokens,
-            usd,
-        } => {
-            let _ = write!(
-                detail,
-                "input_tokens={input_tokens} output_tokens={output_tokens} usd={}",
-                crate::units::round6(*usd * 1000.0) / 1000.0
-            );
-            (model_group, deployment_id)
-        }
-        EventKind::ClientTry {
-            try_number,
-            retries,
-            provider_calls_before,
-        } => {
-            let _ = write!(
-                detail,
-                "try={try_number} retries={retries} provider_calls_before={provider_calls_before}"
-            );
-            ("", "")
-        }
-        EventKind::AmbiguousOutcome {
-            model_group,
-            deployment_id,
-            operation_id,
-            replay,
-            executed,
-        } => {
-            let executed = executed.map_or("unknown", |e| if e { "true" } else { "false" });
-            let _ = write!(
-                detail,
-                "operation={operation_id} replay={} executed={executed}",
-                replay.as_str()
-            );
-            (model_group, deployment_id)
-        }
-        _ => ("", ""),
+    fn client_try(&mut self, try_number: u32, retries: u32, provider_calls_before: u32) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "try={try_number} retries={retries} provider_calls_before={provider_calls_before}"
+        );
+        Some(("", ""))
+    }
+
+    fn response_cost(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        input_tokens: u32,
+        output_tokens: u32,
+        usd: f64,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "input_tokens={input_tokens} output_tokens={output_tokens} usd={}",
+            round6(usd * 1000.0) / 1000.0
+        );
+        Some((model_group, deployment_id))
+    }
+
+    fn ambiguous_outcome(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        operation_id: u64,
+        replay: Replay,
+        executed: Option<bool>,
+    ) -> Row<'e> {
+        let executed = executed.map_or("unknown", |e| if e { "true" } else { "false" });
+        let _ = write!(
+            self.out,
+            "operation={operation_id} replay={} executed={executed}",
+            replay.as_str()
+        );
+        Some((model_group, deployment_id))
+    }
+
+    // Retries and fallbacks.
+
+    fn wait(&mut self, duration: Duration, reason: WaitReason) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "reason={} duration_ms={}",
+            reason.as_str(),
+            Ms(micros(duration))
+        );
+        Some(("", ""))
+    }
+
+    fn retry(
+        &mut self,
+        model_group: &'e Arc<str>,
+        failure: FailureKind,
+        retry: u32,
+        budget: u32,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "failure={failure} retry={retry} budget={budget}");
+        Some((model_group, ""))
+    }
+
+    fn give_up(
+        &mut self,
+        model_group: &'e Arc<str>,
+        failure: FailureKind,
+        reason: GiveUpReason,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "failure={failure} reason={}", reason.as_str());
+        Some((model_group, ""))
+    }
+
+    fn order_fallback(
+        &mut self,
+        model_group: &'e Arc<str>,
+        from_order: Option<u32>,
+        to_order: Option<u32>,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "from_order={} to_order={}",
+            OptOrNone(from_order),
+            OptOrNone(to_order)
+        );
+        Some((model_group, ""))
+    }
+
+    fn weighted_failover(&mut self, model_group: &'e Arc<str>, excluded: &'e Arc<str>) -> Row<'e> {
+        let _ = write!(self.out, "excluded={excluded}");
+        Some((model_group, excluded))
+    }
+
+    fn fallback(
+        &mut self,
+        source: &'e Arc<str>,
+        target: &'e Arc<str>,
+        order: u32,
+        depth: u32,
+        level: FallbackLevel,
+        failure: FailureKind,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "from={source} to={target} depth={depth} order={order} level={} failure={failure}",
+            level.as_str()
+        );
+        Some((source, ""))
+    }
+
+    // Cooldowns and health.
+
+    fn cooldown_set(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        reason: CooldownReason,
+        failure: FailureKind,
+        duration: Duration,
+        // Not in events.csv: its bytes stay as they were (the sweep reads the source from the
+        // event itself).
+        _source: CooldownSource,
+        until: Instant,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "reason={} failure={failure} duration_ms={} until_ms={}",
+            reason.as_str(),
+            Ms(micros(duration)),
+            Ms(micros_since(self.start, until))
+        );
+        Some((model_group, deployment_id))
+    }
+
+    fn cooldown_end(&mut self, model_group: &'e Arc<str>, deployment_id: &'e Arc<str>) -> Row<'e> {
+        Some((model_group, deployment_id))
+    }
+
+    fn all_cooled(&mut self, model_group: &'e Arc<str>, retry_after: Duration) -> Row<'e> {
+        let _ = write!(self.out, "retry_after_ms={}", Ms(micros(retry_after)));
+        Some((model_group, ""))
+    }
+
+    fn half_open(&mut self, model_group: &'e Arc<str>, deployment_id: &'e Arc<str>) -> Row<'e> {
+        Some((model_group, deployment_id))
+    }
+
+    fn recovered(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        via: RecoveredVia,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "via={}", via.as_str());
+        Some((model_group, deployment_id))
+    }
+
+    fn probe_ok(&mut self, model_group: &'e Arc<str>, deployment_id: &'e Arc<str>) -> Row<'e> {
+        Some((model_group, deployment_id))
+    }
+
+    fn probe_failed(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        failure: FailureKind,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "failure={failure}");
+        Some((model_group, deployment_id))
+    }
+
+    // Streams (a chunk has no row: there may be thousands per request).
+
+    fn stream_break(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        failure: FailureKind,
+        how: BreakKind,
+        tokens_so_far: u32,
+        after_content: bool,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "failure={failure} how={} tokens_so_far={tokens_so_far} after_content={after_content}",
+            how.as_str()
+        );
+        Some((model_group, deployment_id))
+    }
+
+    fn stream_continued(
+        &mut self,
+        from_group: &'e Arc<str>,
+        from_deployment: &'e Arc<str>,
+        to_group: &'e Arc<str>,
+        to_deployment: &'e Arc<str>,
+        prefill_tokens: u32,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "to_group={to_group} to_deployment={to_deployment} prefill_tokens={prefill_tokens}"
+        );
+        Some((from_group, from_deployment))
+    }
+
+    // Contracts (`profile: contract`).
+
+    fn route_filtered(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        reason: FilterReason,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "reason={}", reason.as_str());
+        Some((model_group, deployment_id))
+    }
+
+    fn validation_rejected(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        attempt: u32,
+        reason: ValidationReason,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "attempt={attempt} reason={}", reason.as_str());
+        Some((model_group, deployment_id))
+    }
+
+    // Alternatives.
+
+    fn ejected(
+        &mut self,
+        model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        duration: Duration,
+        until: Instant,
+        ejections: u32,
+        consecutive_5xx: u32,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "duration_ms={} until_ms={} ejections={ejections} consecutive_5xx={consecutive_5xx}",
+            Ms(micros(duration)),
+            Ms(micros_since(self.start, until))
+        );
+        Some((model_group, deployment_id))
+    }
+
+    fn unejected(&mut self, model_group: &'e Arc<str>, deployment_id: &'e Arc<str>) -> Row<'e> {
+        Some((model_group, deployment_id))
+    }
+
+    fn hedged(
+        &mut self,
+        model_group: &'e Arc<str>,
+        primary: &'e Arc<str>,
+        hedge: &'e Arc<str>,
+        delay: Duration,
+        extra_input_tokens: u32,
+        extra_cost_usd: f64,
+    ) -> Row<'e> {
+        let _ = write!(
+            self.out,
+            "primary={primary} delay_ms={} extra_input_tokens={extra_input_tokens} extra_cost_usd={extra_cost_usd}",
+            Ms(micros(delay))
+        );
+        Some((model_group, hedge))
+    }
+
+    fn hedge_end(
+        &mut self,
+        model_group: &'e Arc<str>,
+        winner: &'e Arc<str>,
+        hedge_won: bool,
+    ) -> Row<'e> {
+        let _ = write!(self.out, "hedge_won={hedge_won}");
+        Some((model_group, winner))
     }
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use hdrhistogram::Histogram;
-use routersim_engine::contract::{FilterReason, ValidationReason};
+use routersim_engine::event::{FilterReason, ValidationReason};
 use tokio::time::Instant;
 
 use super::csv::CsvOut;

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use routersim_engine::contract::{FilterReason, ValidationReason};
+use routersim_engine::event::{FilterReason, ValidationReason};
 use routersim_engine::stream::StreamOutcome;
 
 use super::histogram::percentile_ms;

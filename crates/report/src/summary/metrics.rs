@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use routersim_engine::contract::{FilterReason, ValidationReason};
+use routersim_engine::event::{FilterReason, ValidationReason};
 use routersim_engine::failure::FailureKind;
 use routersim_engine::stream::StreamOutcome;
 

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use routersim_engine::config::Replay;
 use routersim_engine::event::{
-    CooldownReason, CooldownSource, EventVisitor, FallbackLevel, FilterReason, GiveUpReason,
-    RecoveredVia, RoutingEvent, ValidationReason, WaitReason,
+    CooldownReason, CooldownSource, EventKind, EventVisitor, FallbackLevel, FilterReason,
+    GiveUpReason, RecoveredVia, RoutingEvent, ValidationReason, WaitReason,
 };
 use routersim_engine::failure::FailureKind;
 use routersim_engine::stream::BreakKind;
@@ -25,6 +25,10 @@ use crate::units::{Ms, micros, micros_since, round6};
 impl State {
     /// Writes the event's `events.csv` row, if its kind has one.
     pub(super) fn event_row(&mut self, event: &RoutingEvent, at: u64) {
+        // Most events are attempts and request ends: tell them apart without a visit.
+        if !has_row(&event.kind) {
+            return;
+        }
         self.detail.clear();
         let mut detail = Detail {
             out: &mut self.detail,
@@ -48,6 +52,19 @@ impl State {
             w.end()
         });
     }
+}
+
+/// Whether `kind` has an `events.csv` row: all but the events with files of their own
+/// (attempts, request ends) and stream chunks (thousands per request). [`Detail`] agrees: it
+/// returns no row for these.
+fn has_row(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::AttemptStart { .. }
+            | EventKind::AttemptEnd { .. }
+            | EventKind::RequestEnd { .. }
+            | EventKind::StreamChunk { .. }
+    )
 }
 
 /// Writes an event's `detail` into `out`; a visit returns the row's group and deployment, or

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::MAX_ATTEMPTS_COUNTED;
-use super::style::{
-    Area, Drawn, FALLBACKS, GRID, INK, LATENCY, MUTED, axis_labels, estimate_width, fmt_tick,
-    nothing, svg, text, title,
-};
+use super::axis::{Frame, GridStyle, fmt_tick};
+use super::palette::{FALLBACKS, INK, LATENCY, MUTED};
+use super::style::{Area, Drawn, estimate_width, nothing, svg, text, title};
+
+/// Attempt counts `0..=MAX_ATTEMPTS_COUNTED` get a bar each; more fall in one `N+` bar.
+pub const MAX_ATTEMPTS_COUNTED: usize = 10;
 
 const HEIGHT: u32 = 400;
 /// Width of the attempts panel, px; the hops get the rest.
@@ -61,25 +62,19 @@ fn draw_attempts(area: &Area<'_>, by_attempts: &[u64; MAX_ATTEMPTS_COUNTED + 2])
     let ymax = bars.iter().map(|b| b.1).max().unwrap_or(1).max(1) as f64 * 1.15;
     let k = bars.len() as f64;
 
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(48)
-        .margin_right(16)
-        .margin_left(8)
-        .margin_bottom(6)
-        .x_label_area_size(42)
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.5..k - 0.5, 0.0..ymax)?;
+    let frame = Frame {
+        top: 48,
+        right: 16,
+        ..Frame::UNDER_LEGEND
+    };
+    let mut chart = frame.chart(area, -0.5..k - 0.5, 0.0..ymax)?;
     chart
         .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .light_line_style(GRID.mix(0.0))
-        .bold_line_style(GRID)
-        .axis_style(INK)
+        .house_grid()
+        .categorical_x()
         .x_desc("provider attempts")
         .y_desc("requests")
         .y_label_formatter(&|v| fmt_tick(*v))
-        .label_style(axis_labels())
         .draw()?;
     for (i, (label, count)) in bars.iter().enumerate() {
         let x = i as f64;
@@ -129,24 +124,19 @@ fn draw_hops(area: &Area<'_>, hops: &BTreeMap<(Arc<str>, Arc<str>), u64>) -> Dra
         .max(60);
     let xmax = pairs.iter().map(|p| p.1).max().unwrap_or(1).max(1) as f64 * 1.18;
     let n = pairs.len().max(4) as f64;
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(48)
-        .margin_right(24)
-        .margin_left(8)
-        .margin_bottom(6)
-        .x_label_area_size(42)
-        .y_label_area_size(labels_px)
-        .build_cartesian_2d(0.0..xmax, 0.0..n)?;
+    let frame = Frame {
+        top: 48,
+        y_labels: labels_px,
+        ..Frame::UNDER_LEGEND
+    };
+    let mut chart = frame.chart(area, 0.0..xmax, 0.0..n)?;
     chart
         .configure_mesh()
+        .house_grid()
         .disable_y_mesh()
         .y_labels(0)
-        .light_line_style(GRID.mix(0.0))
-        .bold_line_style(GRID)
-        .axis_style(INK)
         .x_desc("hops")
         .x_label_formatter(&|v| fmt_tick(*v))
-        .label_style(axis_labels())
         .draw()?;
     // `backend_coord` is in the whole canvas; this panel draws relative to its corner.
     let (ox, oy) = area.get_base_pixel();

@@ -1,106 +1,25 @@
-//! What the recorder keeps for the plots while events arrive, and the rendering of all four.
+//! What the recorder keeps for the plots while events arrive, and the rendering of all six.
 //!
-//! The cooling and half-open intervals follow the same rules as the per-second lanes of
-//! `timeseries.csv` (see `timeseries`): a cooldown runs from `CooldownSet` to the earlier of
-//! its deadline and `CooldownEnd`/`Recovered` (a `CooldownSet` while cooling extends it); a
-//! half-open period runs from `HalfOpen` to `Recovered` or the next `CooldownSet`; whatever is
-//! open at the run end is clipped there. Unlike the per-second counts, the intervals are kept
-//! per deployment so the lanes can be drawn.
+//! Unlike the per-second counts of `timeseries.csv`, the cooling and half-open intervals are
+//! kept per deployment (see [`super::intervals`]) so the lanes can be drawn.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::attempts::{self, AttemptCounts};
+use super::attempts::{self, AttemptCounts, MAX_ATTEMPTS_COUNTED};
+use super::context::PlotContext;
 use super::deployments::{self, Lane};
+use super::files::{
+    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG, TIMELINE_SVG,
+    TRAFFIC_SHARE_SVG,
+};
+use super::intervals::Intervals;
 use super::latency::{self, Distribution};
 use super::latency_time;
 use super::share::{self, ShareSeries};
 use super::timeline;
-use super::{
-    ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG, MAX_ATTEMPTS_COUNTED,
-    MAX_INTERVALS_PER_DEPLOYMENT, PlotContext, TIMELINE_SVG, TRAFFIC_SHARE_SVG,
-};
-
-/// Intervals of one deployment in one state, µs since the run start.
-#[derive(Debug, Default)]
-pub(crate) struct Intervals {
-    /// Closed intervals, in time order (at most [`MAX_INTERVALS_PER_DEPLOYMENT`]).
-    pub(crate) closed: Vec<(u64, u64)>,
-    /// Closed intervals past the cap, not kept.
-    pub(crate) dropped: u64,
-    /// `CooldownSet` events (a re-set that extends a live interval counts again; `summary.json`'s
-    /// `cooldown_sets`); 0 for half-open intervals, which nothing sets.
-    pub(crate) sets: u64,
-    /// The open interval: start and deadline (`u64::MAX` when only an event ends it).
-    open: Option<(u64, u64)>,
-}
-
-impl Intervals {
-    /// Opens (or, when still open at `at`, extends to `until`) an interval.
-    fn set(&mut self, at: u64, until: u64) {
-        self.sets = self.sets.saturating_add(1);
-        match self.open {
-            Some((start, deadline)) if at < deadline => {
-                self.open = Some((start, deadline.max(until)));
-            }
-            Some((start, deadline)) => {
-                // Expired without an end event: it ended at its deadline.
-                self.close(start, deadline);
-                self.open = Some((at, until));
-            }
-            None => self.open = Some((at, until)),
-        }
-    }
-
-    /// Opens an interval that only an event ends (half-open).
-    fn open_until_closed(&mut self, at: u64) {
-        if self.open.is_none() {
-            self.open = Some((at, u64::MAX));
-        }
-    }
-
-    /// Ends the open interval at `at` (or at its deadline, if earlier).
-    fn end(&mut self, at: u64) {
-        if let Some((start, deadline)) = self.open.take() {
-            self.close(start, deadline.min(at));
-        }
-    }
-
-    fn close(&mut self, start: u64, end: u64) {
-        if end <= start {
-            return;
-        }
-        if self.closed.len() < MAX_INTERVALS_PER_DEPLOYMENT {
-            self.closed.push((start, end));
-        } else {
-            self.dropped = self.dropped.saturating_add(1);
-        }
-    }
-
-    /// Closed intervals and a count of sets (plot tests).
-    #[cfg(test)]
-    pub(crate) fn with(closed: Vec<(u64, u64)>, sets: u64) -> Self {
-        Self {
-            closed,
-            sets,
-            ..Self::default()
-        }
-    }
-
-    /// Periods: the closed intervals, kept or not (`summary.json`'s `cooldown_periods` for
-    /// cooling).
-    pub(crate) fn periods(&self) -> u64 {
-        (self.closed.len() as u64).saturating_add(self.dropped)
-    }
-
-    /// Total length of the kept intervals, µs.
-    pub(crate) fn total_us(&self) -> u64 {
-        self.closed
-            .iter()
-            .fold(0_u64, |sum, (a, b)| sum.saturating_add(b - a))
-    }
-}
+use crate::error::ReportError;
 
 /// One deployment's history.
 #[derive(Debug, Default)]
@@ -262,11 +181,7 @@ impl PlotRecorder {
     }
 
     /// Renders every plot into `dir`. Returns the first error (naming the file).
-    pub(crate) fn render(
-        mut self,
-        dir: &Path,
-        input: &RenderInput<'_>,
-    ) -> Result<(), crate::ReportError> {
+    pub(crate) fn render(mut self, dir: &Path, input: &RenderInput<'_>) -> Result<(), ReportError> {
         self.finish(input.run_end_us);
         let series = timeline::parse_series(input.timeseries_csv);
         let counts = AttemptCounts {
@@ -302,8 +217,8 @@ impl PlotRecorder {
         ];
         for (file, svg) in plots {
             let path = dir.join(file);
-            let svg = svg.map_err(|e| crate::ReportError::io(&path, std::io::Error::other(e)))?;
-            std::fs::write(&path, svg).map_err(|e| crate::ReportError::io(&path, e))?;
+            let svg = svg.map_err(|e| ReportError::io(&path, std::io::Error::other(e)))?;
+            std::fs::write(&path, svg).map_err(|e| ReportError::io(&path, e))?;
         }
         Ok(())
     }

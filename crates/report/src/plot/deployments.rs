@@ -10,13 +10,11 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::collect::Intervals;
-use super::style::{
-    Area, COOLING, Drawn, FAULT, GRID, HALF_OPEN, HEALTHY, INK, MUTED, Swatch, TimeAxis,
-    axis_labels, bold, estimate_width, fmt_tick, legend, nothing, svg, text, title,
-};
-use super::{FaultWindow, MAX_INTERVALS_PER_DEPLOYMENT};
-use crate::units::micros;
+use super::axis::{Chart, Frame, GridStyle, TimeAxis, fmt_tick};
+use super::context::FaultWindow;
+use super::intervals::{Intervals, MAX_INTERVALS_PER_DEPLOYMENT};
+use super::palette::{COOLING, FAULT, GRID, HALF_OPEN, HEALTHY, INK, MUTED};
+use super::style::{Area, Drawn, Swatch, bold, estimate_width, legend, nothing, svg, text, title};
 
 /// Height of one row (a lane or a group heading), px.
 const ROW_PX: u32 = 30;
@@ -157,16 +155,7 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
     if rows.is_empty() {
         return nothing(root, "no deployments");
     }
-    let mut entries = vec![
-        (Swatch::Box(HEALTHY, 1.0), "healthy".to_string()),
-        (Swatch::Box(COOLING, 1.0), cooling_legend(rows)),
-        (Swatch::Box(HALF_OPEN, 1.0), "half-open".to_string()),
-    ];
-    if !faults.is_empty() {
-        entries.push((Swatch::Box(FAULT, 0.3), "fault window".to_string()));
-    }
-    legend(root, (16, 44), &entries)?;
-
+    draw_legend(root, rows, faults)?;
     let labels_px = rows
         .iter()
         .map(|r| match r {
@@ -193,118 +182,190 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
 
     let axis = TimeAxis::for_run(run_end_us);
     let n = rows.len() as f64;
-    let mut chart = ChartBuilder::on(root)
-        .margin_top(TOP_PX - 6)
-        .margin_right(notes_px)
-        .margin_left(8)
-        .margin_bottom(6)
-        .x_label_area_size(BOTTOM_PX - 10)
-        .y_label_area_size(labels_px)
-        .build_cartesian_2d(0.0..axis.end, 0.0..n)?;
+    let frame = Frame {
+        top: TOP_PX as i32 - 6,
+        right: notes_px,
+        x_labels: BOTTOM_PX as i32 - 10,
+        y_labels: labels_px,
+    };
+    let mut chart = frame.chart(root, 0.0..axis.end, 0.0..n)?;
     chart
         .configure_mesh()
+        .house_grid()
         .disable_y_mesh()
         .y_labels(0)
-        .light_line_style(GRID.mix(0.0))
-        .bold_line_style(GRID)
-        .axis_style(INK)
         .x_desc(axis.desc)
         .x_label_formatter(&|v| fmt_tick(*v))
-        .label_style(axis_labels())
         .draw()?;
 
     let plot_px = u64::from(chart.plotting_area().dim_in_pixel().0.max(1));
-    let us_per_px = (run_end_us / plot_px).max(1);
-    let end = axis.end;
-    // Row `r` (0 at the top) spans y from `n - r - 1` to `n - r`.
-    let bottom = |r: usize| n - r as f64 - 1.0;
-    let mut labelled = vec![false; faults.len()];
-
+    let mut canvas = Canvas {
+        root,
+        chart,
+        axis,
+        rows: n,
+        labels_px,
+        run_end_us,
+        us_per_px: (run_end_us / plot_px).max(1),
+        labelled: vec![false; faults.len()],
+    };
     for (r, row) in rows.iter().enumerate() {
-        let y0 = bottom(r);
-        let (lx, ly) = chart.backend_coord(&(0.0, y0 + (BAR.0 + BAR.1) / 2.0));
         match row {
-            Row::Group(group) => {
-                root.draw(&Text::new(
-                    (*group).to_string(),
-                    (lx - labels_px + 4, ly),
-                    bold(13, INK, HPos::Left, VPos::Center),
-                ))?;
-                if r > 0 {
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(0.0, y0 + 1.0), (end, y0 + 1.0)],
-                        GRID.stroke_width(1),
-                    )))?;
-                }
-            }
-            Row::Lane(lane) => {
-                root.draw(&Text::new(
-                    lane.id.to_string(),
-                    (lx - labels_px + 18, ly),
-                    text(13, INK, HPos::Left, VPos::Center),
-                ))?;
-                // Fault windows behind the lane, labelled in the first lane they hit where
-                // the label does not run into the previous one (a flapping fault repeats
-                // one label: the shading says the rest).
-                let mut label_end = i32::MIN;
-                for (i, fault) in faults.iter().enumerate() {
-                    if !fault.deployments.iter().any(|d| d == lane.id) {
-                        continue;
-                    }
-                    let from = axis.at(micros(fault.from));
-                    let to = axis.at(fault.to.map_or(run_end_us, micros));
-                    if to <= from {
-                        continue;
-                    }
-                    chart.draw_series(std::iter::once(Rectangle::new(
-                        [(from, y0), (to, y0 + 1.0)],
-                        FAULT.mix(FAULT_ROW_ALPHA).filled(),
-                    )))?;
-                    let (px, py) = chart.backend_coord(&(from, y0 + 1.0));
-                    if !labelled[i] && px + 3 > label_end {
-                        labelled[i] = true;
-                        label_end = px + 3 + estimate_width(&fault.label, 11) + 8;
-                        root.draw(&Text::new(
-                            fault.label.clone(),
-                            (px + 3, py + 1),
-                            text(11, FAULT, HPos::Left, VPos::Top),
-                        ))?;
-                    }
-                }
-                let (b0, b1) = (y0 + BAR.0, y0 + BAR.1);
-                chart.draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, b0), (end, b1)],
-                    HEALTHY.filled(),
-                )))?;
-                // In pixels, so that a period shorter than one still gets MIN_PERIOD_PX.
-                let (left, top) = chart.backend_coord(&(0.0, b1));
-                let (right, bottom) = chart.backend_coord(&(end, b0));
-                for (intervals, color) in [(lane.cooling, COOLING), (lane.half_open, HALF_OPEN)] {
-                    let Some(iv) = intervals else { continue };
-                    for (a, b) in merged(&iv.closed, us_per_px) {
-                        let (x0, x1) = period_px(
-                            chart.backend_coord(&(axis.at(a), b0)).0,
-                            chart.backend_coord(&(axis.at(b), b0)).0,
-                            (left, right),
-                        );
-                        root.draw(&Rectangle::new([(x0, top), (x1, bottom)], color.filled()))?;
-                    }
-                }
-                // One line beside the bar, or up to three stacked around its centre.
-                let (rx, ry) = chart.backend_coord(&(end, y0 + (BAR.0 + BAR.1) / 2.0));
-                let lines = i32::try_from(notes[r].len()).unwrap_or(0);
-                for (k, note) in (0..).zip(&notes[r]) {
-                    let dy = 11 * k - 11 * (lines - 1) / 2;
-                    root.draw(&Text::new(
-                        note.clone(),
-                        (rx + 8, ry + dy),
-                        text(11, MUTED, HPos::Left, VPos::Center),
-                    ))?;
-                }
-            }
+            Row::Group(group) => canvas.group(r, group)?,
+            Row::Lane(lane) => canvas.lane(r, lane, faults, &notes[r])?,
         }
     }
     Ok(())
+}
+
+/// The three states, and the fault windows when there are any.
+fn draw_legend(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow]) -> Drawn {
+    let mut entries = vec![
+        (Swatch::Box(HEALTHY, 1.0), "healthy".to_string()),
+        (Swatch::Box(COOLING, 1.0), cooling_legend(rows)),
+        (Swatch::Box(HALF_OPEN, 1.0), "half-open".to_string()),
+    ];
+    if !faults.is_empty() {
+        entries.push((Swatch::Box(FAULT, 0.3), "fault window".to_string()));
+    }
+    legend(root, (16, 44), &entries)
+}
+
+/// The chart the rows are drawn on, and what each row needs to know about it.
+struct Canvas<'c, 'a, 'b> {
+    root: &'c Area<'b>,
+    chart: Chart<'a, 'b>,
+    axis: TimeAxis,
+    /// Rows in all: row `r` (0 at the top) spans y from `rows - r - 1` to `rows - r`.
+    rows: f64,
+    /// Width of the labels left of the chart, px.
+    labels_px: i32,
+    run_end_us: u64,
+    /// Periods closer than this are drawn as one.
+    us_per_px: u64,
+    /// Which fault windows have their label drawn already.
+    labelled: Vec<bool>,
+}
+
+impl Canvas<'_, '_, '_> {
+    /// The bottom of row `r`.
+    fn bottom(&self, r: usize) -> f64 {
+        self.rows - r as f64 - 1.0
+    }
+
+    /// Where a row's label starts (left of the chart) and its vertical centre.
+    fn label_at(&self, y0: f64) -> (i32, i32) {
+        let (lx, ly) = self.chart.backend_coord(&(0.0, y0 + (BAR.0 + BAR.1) / 2.0));
+        (lx - self.labels_px, ly)
+    }
+
+    /// A group heading, with a line above it (but the first).
+    fn group(&mut self, r: usize, group: &str) -> Drawn {
+        let y0 = self.bottom(r);
+        let (lx, ly) = self.label_at(y0);
+        self.root.draw(&Text::new(
+            group.to_string(),
+            (lx + 4, ly),
+            bold(13, INK, HPos::Left, VPos::Center),
+        ))?;
+        if r > 0 {
+            self.chart.draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, y0 + 1.0), (self.axis.end, y0 + 1.0)],
+                GRID.stroke_width(1),
+            )))?;
+        }
+        Ok(())
+    }
+
+    /// A deployment's lane: its id, the fault windows that hit it, the bar with its periods,
+    /// and its notes.
+    fn lane(
+        &mut self,
+        r: usize,
+        lane: &Lane<'_>,
+        faults: &[FaultWindow],
+        notes: &[String],
+    ) -> Drawn {
+        let y0 = self.bottom(r);
+        let (lx, ly) = self.label_at(y0);
+        self.root.draw(&Text::new(
+            lane.id.to_string(),
+            (lx + 18, ly),
+            text(13, INK, HPos::Left, VPos::Center),
+        ))?;
+        self.lane_faults(y0, lane, faults)?;
+        self.lane_bar(y0, lane)?;
+        // One line beside the bar, or up to three stacked around its centre.
+        let (rx, ry) = self
+            .chart
+            .backend_coord(&(self.axis.end, y0 + (BAR.0 + BAR.1) / 2.0));
+        let lines = i32::try_from(notes.len()).unwrap_or(0);
+        for (k, note) in (0..).zip(notes) {
+            let dy = 11 * k - 11 * (lines - 1) / 2;
+            self.root.draw(&Text::new(
+                note.clone(),
+                (rx + 8, ry + dy),
+                text(11, MUTED, HPos::Left, VPos::Center),
+            ))?;
+        }
+        Ok(())
+    }
+
+    /// Fault windows behind the lane, labelled in the first lane they hit where the label does
+    /// not run into the previous one (a flapping fault repeats one label: the shading says the
+    /// rest).
+    fn lane_faults(&mut self, y0: f64, lane: &Lane<'_>, faults: &[FaultWindow]) -> Drawn {
+        let mut label_end = i32::MIN;
+        for (i, fault) in faults.iter().enumerate() {
+            if !fault.deployments.iter().any(|d| d == lane.id) {
+                continue;
+            }
+            let Some((from, to)) = self.axis.span(fault, self.run_end_us) else {
+                continue;
+            };
+            self.chart.draw_series(std::iter::once(Rectangle::new(
+                [(from, y0), (to, y0 + 1.0)],
+                FAULT.mix(FAULT_ROW_ALPHA).filled(),
+            )))?;
+            let (px, py) = self.chart.backend_coord(&(from, y0 + 1.0));
+            if !self.labelled[i] && px + 3 > label_end {
+                self.labelled[i] = true;
+                label_end = px + 3 + estimate_width(&fault.label, 11) + 8;
+                self.root.draw(&Text::new(
+                    fault.label.clone(),
+                    (px + 3, py + 1),
+                    text(11, FAULT, HPos::Left, VPos::Top),
+                ))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The healthy bar, with the cooling and half-open periods drawn over it.
+    fn lane_bar(&mut self, y0: f64, lane: &Lane<'_>) -> Drawn {
+        let end = self.axis.end;
+        let (b0, b1) = (y0 + BAR.0, y0 + BAR.1);
+        self.chart.draw_series(std::iter::once(Rectangle::new(
+            [(0.0, b0), (end, b1)],
+            HEALTHY.filled(),
+        )))?;
+        // In pixels, so that a period shorter than one still gets MIN_PERIOD_PX.
+        let (left, top) = self.chart.backend_coord(&(0.0, b1));
+        let (right, bottom) = self.chart.backend_coord(&(end, b0));
+        for (intervals, color) in [(lane.cooling, COOLING), (lane.half_open, HALF_OPEN)] {
+            let Some(iv) = intervals else { continue };
+            for (a, b) in merged(&iv.closed, self.us_per_px) {
+                let (x0, x1) = period_px(
+                    self.chart.backend_coord(&(self.axis.at(a), b0)).0,
+                    self.chart.backend_coord(&(self.axis.at(b), b0)).0,
+                    (left, right),
+                );
+                self.root
+                    .draw(&Rectangle::new([(x0, top), (x1, bottom)], color.filled()))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -10,17 +10,17 @@
 
 use plotters::prelude::*;
 
-use super::FaultWindow;
-use super::style::{
-    Area, Drawn, FAULT, FAULT_ALPHA, GRID, INK, LATENCY, Swatch, TimeAxis, axis_labels,
-    fmt_ms_tick, fmt_tick, legend, nothing, svg, title,
-};
-use super::timeline::bucket_seconds;
-use crate::units::{MICROS_PER_SECOND, micros};
+use super::axis::{Frame, GridStyle, TimeAxis, fmt_ms_tick, fmt_tick, shade};
+use super::context::FaultWindow;
+use super::palette::{FAULT, FAULT_ALPHA, LATENCY, P99};
+use super::style::{Area, Drawn, Swatch, legend, nothing, svg, title};
+use crate::units::MICROS_PER_SECOND;
 
 const HEIGHT: u32 = 400;
-/// The p99 line's colour (p50 uses [`LATENCY`]).
-const P99: RGBColor = RGBColor(0xd0, 0x21, 0x21);
+/// Up to this many seconds, every second is a point.
+const MAX_POINTS_UNBUCKETED: u64 = 2000;
+/// Points per series of a bucketed plot (about).
+const BUCKETED_POINTS: u64 = 1000;
 
 /// Per point (bucket start second): the p50 and p99 in ms.
 #[derive(Debug, Default, PartialEq)]
@@ -78,6 +78,15 @@ pub(crate) fn parse_latency(csv: &[u8]) -> LatencySeries {
     }
 }
 
+/// Seconds per point for a series of `n` seconds.
+fn bucket_seconds(n: u64) -> u64 {
+    if n > MAX_POINTS_UNBUCKETED {
+        n.div_ceil(BUCKETED_POINTS)
+    } else {
+        1
+    }
+}
+
 pub(crate) fn render(
     series: &LatencySeries,
     faults: &[FaultWindow],
@@ -127,35 +136,22 @@ fn draw(root: &Area<'_>, series: &LatencySeries, faults: &[FaultWindow], run_end
     }
     legend(root, (16, 44), &entries)?;
 
-    let mut chart = ChartBuilder::on(root)
-        .margin_top(62)
-        .margin_right(24)
-        .margin_left(8)
-        .margin_bottom(6)
-        .x_label_area_size(42)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..axis.end, 0.0..ymax)?;
+    let frame = Frame {
+        y_labels: 72,
+        ..Frame::UNDER_LEGEND
+    };
+    let mut chart = frame.chart(root, 0.0..axis.end, 0.0..ymax)?;
     chart
         .configure_mesh()
-        .light_line_style(GRID.mix(0.0))
-        .bold_line_style(GRID)
-        .axis_style(INK)
+        .house_grid()
         .x_desc(axis.desc)
         .y_desc("latency")
         .x_label_formatter(&|v| fmt_tick(*v))
         .y_label_formatter(&|v| fmt_ms_tick(*v))
-        .label_style(axis_labels())
         .draw()?;
 
-    for fault in faults {
-        let from = axis.at(micros(fault.from));
-        let to = axis.at(fault.to.map_or(end_us, micros));
-        if to > from {
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(from, 0.0), (to, ymax)],
-                FAULT.mix(FAULT_ALPHA).filled(),
-            )))?;
-        }
+    for span in faults.iter().filter_map(|f| axis.span(f, end_us)) {
+        shade(&mut chart, span, ymax, FAULT, FAULT_ALPHA)?;
     }
     // A gap (buckets without a request end) breaks the line rather than bridging it.
     for (pick, color) in [(0_usize, LATENCY), (1, P99)] {

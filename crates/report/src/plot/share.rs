@@ -10,12 +10,11 @@ use std::sync::Arc;
 
 use plotters::prelude::*;
 
-use super::style::{
-    Area, Drawn, FAULT, FAULT_ALPHA, GRID, INK, Swatch, TimeAxis, axis_labels, fmt_tick, legend,
-    nothing, svg, title,
-};
-use super::{DeploymentLane, FaultWindow};
-use crate::units::{MICROS_PER_SECOND, micros};
+use super::axis::{Chart, Frame, GridStyle, TimeAxis, fmt_tick};
+use super::context::{DeploymentLane, FaultWindow};
+use super::palette::{BANDS, FAULT, FAULT_ALPHA, cycled};
+use super::style::{Area, Drawn, Swatch, legend, nothing, svg, title};
+use crate::units::MICROS_PER_SECOND;
 
 const HEIGHT: u32 = 400;
 /// Bands drawn at most: more points are summed in groups, so the shares are read over a few
@@ -23,18 +22,6 @@ const HEIGHT: u32 = 400;
 const DRAWN_POINTS: usize = 120;
 /// Where the fault strip sits above the stacked bands (the y axis is the share, 0..1).
 const STRIP: (f64, f64) = (1.015, 1.06);
-/// Band colours, cycled in deployment order.
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(0x1f, 0x5f, 0xbf),
-    RGBColor(0xe0, 0x8a, 0x00),
-    RGBColor(0x2e, 0x8b, 0x3e),
-    RGBColor(0x7b, 0x3f, 0xb0),
-    RGBColor(0x00, 0x8b, 0x8b),
-    RGBColor(0xb0, 0x3a, 0x2e),
-    RGBColor(0x55, 0x6b, 0x8c),
-    RGBColor(0x9c, 0x7a, 0x00),
-];
-
 /// Points of the traffic-share plot kept while the run goes on.
 pub(crate) const MAX_SHARE_POINTS: usize = 2000;
 
@@ -121,6 +108,25 @@ pub(crate) fn render(
     svg(HEIGHT, |root| draw(root, share, known, faults, run_end_us))
 }
 
+/// Where each drawn point's bucket lies, µs: `points` buckets of `bucket_us`, and the run end.
+struct Buckets {
+    bucket_us: u64,
+    covered_us: u64,
+    end_us: u64,
+}
+
+impl Buckets {
+    /// Point `i`'s span on the axis (the last one stops at the run end or the data's end).
+    fn span(&self, axis: &TimeAxis, i: usize) -> (f64, f64) {
+        let i = i as u64;
+        let x0 = axis.at(i.saturating_mul(self.bucket_us));
+        let x1 = axis.at((i + 1)
+            .saturating_mul(self.bucket_us)
+            .min(self.covered_us.max(self.end_us)));
+        (x0, x1)
+    }
+}
+
 fn draw(
     root: &Area<'_>,
     share: &ShareSeries,
@@ -132,6 +138,45 @@ fn draw(
     if share.points.is_empty() {
         return nothing(root, "no attempts");
     }
+    let (points, bucket) = drawn_points(share);
+    let bucket_us = bucket.saturating_mul(MICROS_PER_SECOND);
+    let buckets = Buckets {
+        bucket_us,
+        covered_us: (points.len() as u64).saturating_mul(bucket_us),
+        end_us: run_end_us.max(1),
+    };
+    let axis = TimeAxis::for_run(buckets.end_us);
+    let bands = order(share, known);
+    draw_legend(root, &bands, faults)?;
+
+    let mut chart = Frame::UNDER_LEGEND.chart(root, 0.0..axis.end, 0.0..STRIP.1)?;
+    let y_desc = if bucket > 1 {
+        format!("share of attempts (per {bucket} s)")
+    } else {
+        "share of attempts (per second)".to_string()
+    };
+    chart
+        .configure_mesh()
+        .house_grid()
+        .x_desc(axis.desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| fmt_tick(*v))
+        .y_labels(6)
+        .y_label_formatter(&|v| {
+            if *v > 1.0 {
+                String::new()
+            } else {
+                format!("{:.0} %", v * 100.0)
+            }
+        })
+        .draw()?;
+    draw_bands(&mut chart, &points, &bands, &axis, &buckets)?;
+    draw_fault_strips(&mut chart, faults, &axis, buckets.end_us)
+}
+
+/// The points to draw: at most [`DRAWN_POINTS`], neighbours summed in groups; and the seconds
+/// each covers.
+fn drawn_points(share: &ShareSeries) -> (Vec<Vec<u64>>, u64) {
     let group = share.points.len().div_ceil(DRAWN_POINTS).max(1);
     let points: Vec<Vec<u64>> = share
         .points
@@ -146,72 +191,37 @@ fn draw(
             sum
         })
         .collect();
-    let bucket = share.bucket.max(1).saturating_mul(group as u64);
-    let bucket_us = bucket.saturating_mul(MICROS_PER_SECOND);
-    let covered = (points.len() as u64).saturating_mul(bucket_us);
-    let end_us = run_end_us.max(1);
-    let axis = TimeAxis::for_run(end_us);
-    let bands = order(share, known);
+    (points, share.bucket.max(1).saturating_mul(group as u64))
+}
 
+/// One entry per band, and the fault windows'.
+fn draw_legend(root: &Area<'_>, bands: &[(usize, &str)], faults: &[FaultWindow]) -> Drawn {
     let mut entries: Vec<(Swatch, String)> = bands
         .iter()
         .enumerate()
-        .map(|(k, (_, id))| {
-            (
-                Swatch::Box(PALETTE[k % PALETTE.len()], 0.85),
-                (*id).to_string(),
-            )
-        })
+        .map(|(k, (_, id))| (Swatch::Box(cycled(&BANDS, k), 0.85), (*id).to_string()))
         .collect();
     if !faults.is_empty() {
         entries.push((Swatch::Box(FAULT, FAULT_ALPHA * 4.0), "fault window".into()));
     }
-    legend(root, (16, 44), &entries)?;
+    legend(root, (16, 44), &entries)
+}
 
-    let mut chart = ChartBuilder::on(root)
-        .margin_top(62)
-        .margin_right(24)
-        .margin_left(8)
-        .margin_bottom(6)
-        .x_label_area_size(42)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0.0..axis.end, 0.0..STRIP.1)?;
-    let y_desc = if bucket > 1 {
-        format!("share of attempts (per {bucket} s)")
-    } else {
-        "share of attempts (per second)".to_string()
-    };
-    chart
-        .configure_mesh()
-        .light_line_style(GRID.mix(0.0))
-        .bold_line_style(GRID)
-        .axis_style(INK)
-        .x_desc(axis.desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| fmt_tick(*v))
-        .y_labels(6)
-        .y_label_formatter(&|v| {
-            if *v > 1.0 {
-                String::new()
-            } else {
-                format!("{:.0} %", v * 100.0)
-            }
-        })
-        .label_style(axis_labels())
-        .draw()?;
-
-    // One step-shaped polygon per band, between the cumulative shares below and above it.
+/// One step-shaped polygon per band, between the cumulative shares below and above it.
+fn draw_bands(
+    chart: &mut Chart<'_, '_>,
+    points: &[Vec<u64>],
+    bands: &[(usize, &str)],
+    axis: &TimeAxis,
+    buckets: &Buckets,
+) -> Drawn {
     let totals: Vec<u64> = points.iter().map(|row| row.iter().sum()).collect();
     let mut below = vec![0.0_f64; points.len()];
     for (k, (j, _)) in bands.iter().enumerate() {
-        let color = PALETTE[k % PALETTE.len()];
         let mut upper = Vec::with_capacity(2 * below.len());
         let mut lower = Vec::with_capacity(2 * below.len());
         for (i, row) in points.iter().enumerate() {
-            let x0 = axis.at((i as u64).saturating_mul(bucket_us));
-            let x1 = axis.at(((i as u64) + 1)
-                .saturating_mul(bucket_us)
-                .min(covered.max(end_us)));
+            let (x0, x1) = buckets.span(axis, i);
             let mine = row.get(*j).copied().unwrap_or(0);
             let lo = below[i];
             let hi = if totals[i] == 0 {
@@ -229,25 +239,30 @@ fn draw(
         upper.extend(lower);
         chart.draw_series(std::iter::once(Polygon::new(
             upper,
-            color.mix(0.85).filled(),
+            cycled(&BANDS, k).mix(0.85).filled(),
         )))?;
     }
-    // Fault windows: a strip above the bands and their edges across them (a fill over the
-    // bands would change their colours).
-    for fault in faults {
-        let from = axis.at(micros(fault.from));
-        let to = axis.at(fault.to.map_or(end_us, micros));
-        if to > from {
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(from, STRIP.0), (to, STRIP.1)],
-                FAULT.mix(FAULT_ALPHA * 4.0).filled(),
+    Ok(())
+}
+
+/// Fault windows: a strip above the bands and their edges across them (a fill over the
+/// bands would change their colours).
+fn draw_fault_strips(
+    chart: &mut Chart<'_, '_>,
+    faults: &[FaultWindow],
+    axis: &TimeAxis,
+    end_us: u64,
+) -> Drawn {
+    for (from, to) in faults.iter().filter_map(|f| axis.span(f, end_us)) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(from, STRIP.0), (to, STRIP.1)],
+            FAULT.mix(FAULT_ALPHA * 4.0).filled(),
+        )))?;
+        for x in [from, to] {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, 0.0), (x, STRIP.1)],
+                FAULT.stroke_width(2),
             )))?;
-            for x in [from, to] {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, 0.0), (x, STRIP.1)],
-                    FAULT.stroke_width(2),
-                )))?;
-            }
         }
     }
     Ok(())

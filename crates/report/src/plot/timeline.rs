@@ -15,18 +15,14 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
-use super::FaultWindow;
-use super::style::{
-    ARRIVALS, Area, CONTINUATIONS, Drawn, FAILED, FALLBACKS, FAULT, FAULT_ALPHA, GRID, INK, MUTED,
-    OK, RETRIES, Swatch, TimeAxis, axis_labels, estimate_width, fmt_tick, legend, nothing, svg,
-    text, title,
+use super::axis::{Chart, Frame, GridStyle, TimeAxis, fmt_tick, shade};
+use super::context::FaultWindow;
+use super::palette::{
+    ARRIVALS, CONTINUATIONS, FAILED, FALLBACKS, FAULT, FAULT_ALPHA, MUTED, OK, RETRIES,
 };
-use crate::units::{MICROS_PER_SECOND, micros};
+use super::style::{Area, Drawn, Swatch, estimate_width, legend, nothing, svg, text, title};
+use crate::units::MICROS_PER_SECOND;
 
-/// Up to this many seconds, every second is a point (`latency_over_time.svg`'s rule).
-pub(crate) const MAX_POINTS_UNBUCKETED: u64 = 2000;
-/// Points per series of a bucketed `latency_over_time.svg` (about).
-const BUCKETED_POINTS: u64 = 1000;
 /// The timeline's most points per series: about 3 px apart on its ~860 px plot.
 pub(crate) const TARGET_POINTS: u64 = 300;
 /// The timeline's bucket sizes, seconds (beyond the last: whole days).
@@ -155,15 +151,6 @@ fn bucket_name(secs: u64) -> String {
     }
 }
 
-/// Seconds per point of `latency_over_time.svg` for a series of `n` seconds.
-pub(crate) fn bucket_seconds(n: u64) -> u64 {
-    if n > MAX_POINTS_UNBUCKETED {
-        n.div_ceil(BUCKETED_POINTS)
-    } else {
-        1
-    }
-}
-
 pub(crate) fn render(
     series: &Series,
     faults: &[FaultWindow],
@@ -185,12 +172,43 @@ fn draw(root: &Area<'_>, series: &Series, faults: &[FaultWindow], run_end_us: u6
     let series_us = series.seconds.saturating_mul(MICROS_PER_SECOND);
     let end_us = run_end_us.max(series_us);
     let axis = TimeAxis::for_run(end_us);
+    let (lines, ymax) = mean_lines(series, &axis);
+    draw_legend(root, faults)?;
 
-    // Per-second means over each bucket, at the bucket's first second.
+    let mut chart = Frame::UNDER_LEGEND.chart(root, 0.0..axis.end, 0.0..ymax)?;
+    let y_desc = match &averaged {
+        Some(how) => format!("per second, {how}"),
+        None => "per second".to_string(),
+    };
+    chart
+        .configure_mesh()
+        .house_grid()
+        .x_desc(axis.desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| fmt_tick(*v))
+        .y_label_formatter(&|v| fmt_tick(*v))
+        .draw()?;
+    draw_faults(root, &mut chart, faults, &axis, end_us, ymax)?;
+    for (i, (line, color)) in lines.into_iter().zip(COLORS).enumerate() {
+        if MARKED.contains(&i) {
+            chart.draw_series(
+                line.iter()
+                    .filter(|(_, y)| *y > 0.0)
+                    .map(|&p| Circle::new(p, 3, color.filled())),
+            )?;
+        }
+        chart.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
+    }
+    Ok(())
+}
+
+/// Per-second means over each bucket, at the bucket's first second, one line per counter;
+/// and the y axis' top (a little above the highest mean, at least 1).
+fn mean_lines(series: &Series, axis: &TimeAxis) -> ([Vec<(f64, f64)>; 6], f64) {
     let mut lines: [Vec<(f64, f64)>; 6] = Default::default();
     let mut ymax: f64 = 1.0;
     for (i, sums) in series.sums.iter().enumerate() {
-        let x = axis.at((i as u64 * bucket).saturating_mul(MICROS_PER_SECOND));
+        let x = axis.at((i as u64 * series.bucket).saturating_mul(MICROS_PER_SECOND));
         let len = series.bucket_len(i);
         for (line, sum) in lines.iter_mut().zip(sums) {
             let y = *sum as f64 / len as f64;
@@ -198,8 +216,11 @@ fn draw(root: &Area<'_>, series: &Series, faults: &[FaultWindow], run_end_us: u6
             line.push((x, y));
         }
     }
-    let ymax = ymax * 1.12;
+    (lines, ymax * 1.12)
+}
 
+/// One entry per counter, and the fault windows'.
+fn draw_legend(root: &Area<'_>, faults: &[FaultWindow]) -> Drawn {
     let mut entries: Vec<(Swatch, String)> = COLUMNS
         .iter()
         .zip(COLORS)
@@ -208,44 +229,26 @@ fn draw(root: &Area<'_>, series: &Series, faults: &[FaultWindow], run_end_us: u6
     if !faults.is_empty() {
         entries.push((Swatch::Box(FAULT, 0.3), "fault window".into()));
     }
-    legend(root, (16, 44), &entries)?;
+    legend(root, (16, 44), &entries)
+}
 
-    let mut chart = ChartBuilder::on(root)
-        .margin_top(62)
-        .margin_right(24)
-        .margin_left(8)
-        .margin_bottom(6)
-        .x_label_area_size(42)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0.0..axis.end, 0.0..ymax)?;
-    let y_desc = match &averaged {
-        Some(how) => format!("per second, {how}"),
-        None => "per second".to_string(),
-    };
-    chart
-        .configure_mesh()
-        .light_line_style(GRID.mix(0.0))
-        .bold_line_style(GRID)
-        .axis_style(INK)
-        .x_desc(axis.desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| fmt_tick(*v))
-        .y_label_formatter(&|v| fmt_tick(*v))
-        .label_style(axis_labels())
-        .draw()?;
-
+/// The fault windows shaded behind the lines, and their labels along the top (see
+/// [`place_labels`]), with a note of how many did not fit.
+fn draw_faults(
+    root: &Area<'_>,
+    chart: &mut Chart<'_, '_>,
+    faults: &[FaultWindow],
+    axis: &TimeAxis,
+    end_us: u64,
+    ymax: f64,
+) -> Drawn {
     let mut candidates = Vec::new();
     for fault in faults {
-        let from = axis.at(micros(fault.from));
-        let to = axis.at(fault.to.map_or(end_us, micros));
-        if to <= from {
+        let Some(span) = axis.span(fault, end_us) else {
             continue;
-        }
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(from, 0.0), (to, ymax)],
-            FAULT.mix(FAULT_ALPHA).filled(),
-        )))?;
-        let (px, _) = chart.backend_coord(&(from, ymax));
+        };
+        shade(chart, span, ymax, FAULT, FAULT_ALPHA)?;
+        let (px, _) = chart.backend_coord(&(span.0, ymax));
         candidates.push(LabelCandidate {
             x: px + 4,
             full: fault.full_label(),
@@ -272,17 +275,6 @@ fn draw(root: &Area<'_>, series: &Series, faults: &[FaultWindow], run_end_us: u6
             (right, top + 4 + 15 * i32::try_from(LABEL_ROWS).unwrap_or(3)),
             text(11, MUTED, HPos::Right, VPos::Top),
         ))?;
-    }
-
-    for (i, (line, color)) in lines.into_iter().zip(COLORS).enumerate() {
-        if MARKED.contains(&i) {
-            chart.draw_series(
-                line.iter()
-                    .filter(|(_, y)| *y > 0.0)
-                    .map(|&p| Circle::new(p, 3, color.filled())),
-            )?;
-        }
-        chart.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
     }
     Ok(())
 }

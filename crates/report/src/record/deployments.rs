@@ -27,8 +27,8 @@ use hdrhistogram::Histogram;
 use routersim_engine::failure::FailureKind;
 
 use super::csv::{CsvOut, write_row};
+use super::histogram::new_histogram;
 use super::quantiles::SecondSamples;
-use super::summary::new_histogram;
 use crate::error::ReportError;
 use crate::plot::ShareSeries;
 use crate::units::{MICROS_PER_SECOND, Ms, second_of};

@@ -16,7 +16,7 @@ use std::io;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 
-use super::summary::record_us;
+use super::histogram::record_us;
 
 /// `V2_COOKIE` of the `hdrhistogram` crate (`0x1c849303 | 0x10`), not exported there.
 const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;

@@ -27,9 +27,9 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::V2Serializer;
 use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 
+use super::histogram::{new_histogram, record_us};
 use super::hlog::{base64_into, encode_v2};
 use super::quantiles::SecondSamples;
-use super::summary::{new_histogram, record_us};
 use crate::error::ReportError;
 use crate::timeseries::Timeseries;
 

@@ -58,7 +58,7 @@ impl SecondSamples {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::summary::{new_histogram, record_us};
+    use crate::record::histogram::{new_histogram, record_us};
 
     /// The same answers as `value_at_quantile` on a histogram of the same samples.
     #[test]

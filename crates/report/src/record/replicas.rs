@@ -12,7 +12,6 @@ use std::sync::Arc;
 use routersim_engine::event::{EventKind, RoutingEvent};
 use tokio::time::Instant;
 
-use super::State;
 use crate::summary::ReplicaSummary;
 
 /// Every replica's counts, and which replica the event being recorded came from.
@@ -99,41 +98,5 @@ impl ReplicaFold {
     /// `by_replica`, in replica order.
     pub(super) fn summary(&self) -> Vec<ReplicaSummary> {
         self.replicas.iter().map(|c| c.summary.clone()).collect()
-    }
-}
-
-impl State {
-    /// A fleet's per-replica cooldown lanes in `deployments.svg`: each cooldown event also
-    /// draws on the lane `<deployment> @ r<replica>` (after the deployments' own lanes, which
-    /// show the union over the replicas).
-    pub(super) fn replica_lanes(&mut self, event: &RoutingEvent) {
-        let Some(replica) = self.fleet.as_ref().map(|f| f.current) else {
-            return;
-        };
-        let lane = |id: &str| -> Arc<str> { format!("{id} @ r{replica}").into() };
-        let at = self.us(event.at);
-        match &event.kind {
-            EventKind::CooldownSet {
-                model_group,
-                deployment_id,
-                until,
-                ..
-            } => {
-                let until = self.us(*until);
-                self.plots
-                    .cooldown_set(model_group, &lane(deployment_id), at, until);
-            }
-            EventKind::CooldownEnd { deployment_id, .. } => {
-                self.plots.cooldown_end(&lane(deployment_id), at);
-            }
-            EventKind::HalfOpen {
-                model_group,
-                deployment_id,
-            } => self.plots.half_open(model_group, &lane(deployment_id), at),
-            EventKind::Recovered { deployment_id, .. } => {
-                self.plots.recovered(&lane(deployment_id), at);
-            }
-            _ => {}
-        }
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use hdrhistogram::Histogram;
 
-use super::summary::{new_histogram, percentile_ms, record_us};
+use super::histogram::{new_histogram, percentile_ms, record_us};
 use crate::error::ReportError;
 use crate::units::{micros, ms_f64, round6};
 use crate::windows::{FaultWindowSummary, ScopedWindowSummary, TimeWindow, WindowStats};

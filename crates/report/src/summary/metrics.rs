@@ -3,7 +3,17 @@
 //! Why one table: the name beside how a summary answers it, so the names users write and the
 //! values they get are one list (a new metric is one line in [`PLAIN_METRICS`]).
 
-use super::*;
+use std::collections::BTreeMap;
+
+use routersim_engine::event::{FilterReason, ValidationReason};
+use routersim_engine::failure::FailureKind;
+use routersim_engine::stream::StreamOutcome;
+
+use super::document::Summary;
+use super::routing::RouteLatencyStats;
+use super::sections::{AlternativesSummary, ContractSummary};
+use crate::streams::{BREAKS, is_break_name};
+use crate::windows::TimeWindow;
 
 /// The alternatives' count `f` (0 when none acted).
 fn alt(s: &Summary, f: fn(&AlternativesSummary) -> f64) -> f64 {
@@ -36,6 +46,15 @@ impl ParamMetric {
         self.name
             .split_once('.')
             .map_or(self.name, |(head, _)| head)
+    }
+}
+
+/// `part ÷ whole`, rounded (0 when `whole` is 0).
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        crate::units::round6(part as f64 / whole as f64)
     }
 }
 
@@ -219,6 +238,24 @@ fn route_stat(s: &Summary, id: &str, stat: fn(&RouteLatencyStats) -> f64) -> f64
         .as_ref()
         .and_then(|r| r.latency_by_final_route.get(id))
         .map_or(0.0, stat)
+}
+
+/// A contract-summary count: `field`'s total, or one reason's count.
+fn contract_count(s: &Summary, field: fn(&ContractSummary) -> &BTreeMap<String, u64>) -> f64 {
+    s.contract
+        .as_ref()
+        .map_or(0, |c| field(c).values().sum::<u64>()) as f64
+}
+
+fn contract_reason(
+    s: &Summary,
+    field: fn(&ContractSummary) -> &BTreeMap<String, u64>,
+    reason: &str,
+) -> f64 {
+    s.contract
+        .as_ref()
+        .and_then(|c| field(c).get(reason).copied())
+        .unwrap_or(0) as f64
 }
 
 /// The metrics with a parameter, in the order [`METRICS`] lists them after the plain ones.

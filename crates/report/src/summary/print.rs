@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::routing_metrics::print_routing;
-use crate::summary::{AlternativesSummary, ContractSummary, StreamSummary, Summary};
+use super::document::Summary;
+use super::routing::RoutingMetrics;
+use super::sections::{AlternativesSummary, ContractSummary, StreamSummary};
+use crate::windows::WindowStats;
 
 /// A short human summary for the terminal.
 pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
@@ -176,7 +178,7 @@ fn plural(n: u64, word: &str) -> String {
 
 /// One line per fault window: what the requests that arrived during it and after it met.
 fn print_windows(s: &Summary, out: &mut impl Write) -> io::Result<()> {
-    let phase = |w: &crate::windows::WindowStats| {
+    let phase = |w: &WindowStats| {
         format!(
             "{} requests, {} failed, p99 {:.3} ms",
             w.requests, w.failed, w.p99_latency_ms
@@ -199,4 +201,44 @@ fn print_windows(s: &Summary, out: &mut impl Write) -> io::Result<()> {
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// The reliability line, when `summary.json` carries it.
+fn print_routing(r: &RoutingMetrics, out: &mut impl Write) -> io::Result<()> {
+    write!(
+        out,
+        "  deadline exhausted {} ({:.2}%), {:.2} attempts/completed request",
+        r.deadline_exhausted,
+        r.deadline_exhaustion_rate * 100.0,
+        r.attempts_per_completed_request
+    )?;
+    if let Some(usd) = r.cost_per_accepted_response {
+        write!(out, "; ${usd:.6}/accepted response")?;
+    }
+    if r.client_retries > 0 {
+        write!(
+            out,
+            "; {} user requests, {} client retries, {:.2} provider calls/user request (max {})",
+            r.user_requests,
+            r.client_retries,
+            r.provider_calls_per_user_request.mean,
+            r.provider_calls_per_user_request.max
+        )?;
+    }
+    if r.ambiguous_outcomes > 0 {
+        write!(
+            out,
+            "; ambiguous {} (replayed {}, executed twice {})",
+            r.ambiguous_outcomes, r.ambiguous_replays, r.duplicate_executions
+        )?;
+    }
+    let routes: Vec<String> = r
+        .latency_by_final_route
+        .iter()
+        .map(|(id, l)| format!("{id} {}× p99 {:.3} ms", l.count, l.p99))
+        .collect();
+    if !routes.is_empty() {
+        write!(out, "; by final route: {}", routes.join(", "))?;
+    }
+    writeln!(out)
 }

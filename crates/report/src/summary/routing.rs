@@ -1,23 +1,21 @@
 //! The reliability metrics of `summary.json` (issue 14: the contracts seed's list and
-//! Multigrid's deadline) and their line in the CLI summary. Separate from `summary` because
-//! they are one optional block with rules of their own (see [`Summary::routing`]).
+//! Multigrid's deadline). Separate from the rest of the summary because they are one optional
+//! block with rules of their own (see [`Summary::routing`](super::Summary::routing)).
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::summary::AttemptStats;
-#[cfg(doc)]
-use crate::summary::{LatencyStats, Summary};
+use super::sections::AttemptStats;
 
 /// The name `latency_by_final_route` gives requests that never reached a deployment.
 pub const NO_ROUTE: &str = "(none)";
 
 /// The reliability metrics the contracts seed lists (*"fallback rate, attempts per completed
 /// request, deadline exhaustion rate, …, cost per accepted response, and latency by final
-/// route"*) that the older keys do not already give. See [`Summary::routing`] for when they
-/// are written. (Every field is required: a summary without them reads back as `None`.)
+/// route"*) that the older keys do not already give. See
+/// [`Summary::routing`](super::Summary::routing) for when they are written. (Every field is
+/// required: a summary without them reads back as `None`.)
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoutingMetrics {
     /// Failed requests whose walk a `give_up` with reason `deadline_exhausted` cut short
@@ -62,7 +60,7 @@ impl RoutingMetrics {
     }
 }
 
-/// One final route's latencies, ms (percentiles as in [`LatencyStats`]).
+/// One final route's latencies, ms (percentiles as in [`LatencyStats`](super::LatencyStats)).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RouteLatencyStats {
     /// Requests that ended there.
@@ -71,44 +69,4 @@ pub struct RouteLatencyStats {
     pub p50: f64,
     /// 99th percentile.
     pub p99: f64,
-}
-
-/// The reliability line, when `summary.json` carries it.
-pub(crate) fn print_routing(r: &RoutingMetrics, out: &mut impl Write) -> io::Result<()> {
-    write!(
-        out,
-        "  deadline exhausted {} ({:.2}%), {:.2} attempts/completed request",
-        r.deadline_exhausted,
-        r.deadline_exhaustion_rate * 100.0,
-        r.attempts_per_completed_request
-    )?;
-    if let Some(usd) = r.cost_per_accepted_response {
-        write!(out, "; ${usd:.6}/accepted response")?;
-    }
-    if r.client_retries > 0 {
-        write!(
-            out,
-            "; {} user requests, {} client retries, {:.2} provider calls/user request (max {})",
-            r.user_requests,
-            r.client_retries,
-            r.provider_calls_per_user_request.mean,
-            r.provider_calls_per_user_request.max
-        )?;
-    }
-    if r.ambiguous_outcomes > 0 {
-        write!(
-            out,
-            "; ambiguous {} (replayed {}, executed twice {})",
-            r.ambiguous_outcomes, r.ambiguous_replays, r.duplicate_executions
-        )?;
-    }
-    let routes: Vec<String> = r
-        .latency_by_final_route
-        .iter()
-        .map(|(id, l)| format!("{id} {}× p99 {:.3} ms", l.count, l.p99))
-        .collect();
-    if !routes.is_empty() {
-        write!(out, "; by final route: {}", routes.join(", "))?;
-    }
-    writeln!(out)
 }

@@ -18,8 +18,9 @@
 use routersim_engine::event::{EventKind, RoutingEvent};
 
 use super::bounds::Bounds;
-use super::verdict::{RequestState, Verdict, secs};
-use super::{Invariant, TIMER_SLACK};
+use super::invariant::{Invariant, TIMER_SLACK};
+use super::state::RequestState;
+use super::verdict::{Verdict, secs};
 
 impl RequestState {
     /// Keeps what the deadline check needs from one event of the request.

@@ -8,8 +8,9 @@ use routersim_engine::alternatives::AlternativeEvent;
 use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent, WaitReason};
 
 use super::bounds::Bounds;
-use super::verdict::{RequestState, Verdict, secs};
-use super::{Invariant, TIMER_SLACK};
+use super::invariant::{Invariant, TIMER_SLACK};
+use super::state::RequestState;
+use super::verdict::{Verdict, secs};
 
 impl Verdict<'_> {
     /// One event of request `id`; true when it ended the request.

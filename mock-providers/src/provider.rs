@@ -323,7 +323,7 @@ impl FakeProviders {
             start,
             // Under half the shortest gap the router allows, so flowing tokens never look
             // like a stall.
-            span_cap: routersim_engine::stream_rules::shortest_gap_limit(config).map(|t| t / 2),
+            span_cap: routersim_engine::profile::shortest_gap_limit(config).map(|t| t / 2),
             pacing: Pacing::Tokio,
         })
     }

@@ -39,32 +39,40 @@ pub fn general_fallbacks_configured(settings: &RouterSettings, request: &Request
     request.fallbacks.as_ref().is_some_and(|f| !f.is_empty()) || !settings.fallbacks.is_empty()
 }
 
-/// Which fallback list a failure uses, where the rules differ.
+/// Chooses the fallback list a failure walks next (tower style: the router asks the policy
+/// which targets, never which profile it is).
 pub trait FallbackPolicy {
-    /// Whether a failure of `kind` whose own list (`context_window_fallbacks`,
-    /// `content_policy_fallbacks`) is set but has no entry for the group falls through to the
-    /// general fallbacks (default: no, it stops there).
-    fn dedicated_list_falls_through(&self, _kind: FailureKind) -> bool {
-        false
-    }
-
-    /// Whether a request walks an ordered list of candidate routes — each deployment of its
-    /// group, then each model of its `models` chain — each with its own attempts, under one
-    /// end-to-end deadline (`profile: multigrid`, [`crate::multigrid`]), instead of LiteLLM's
-    /// group visits and fallback lists (default: no).
-    fn walks_candidates(&self) -> bool {
-        false
-    }
+    /// The targets for a failure of `kind` while serving `serving` for a request that asked
+    /// for `requested` (`None`: no fallback).
+    fn choose<'a>(
+        &self,
+        settings: &'a RouterSettings,
+        request: &'a Request,
+        kind: FailureKind,
+        serving: &str,
+        requested: &str,
+    ) -> Option<FallbackChoice<'a>>;
 }
 
 /// The documented rules: a dedicated list that is set but has no entry stops the walk.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DocumentedFallbacks;
 
-impl FallbackPolicy for DocumentedFallbacks {}
+impl FallbackPolicy for DocumentedFallbacks {
+    fn choose<'a>(
+        &self,
+        settings: &'a RouterSettings,
+        request: &'a Request,
+        kind: FailureKind,
+        serving: &str,
+        requested: &str,
+    ) -> Option<FallbackChoice<'a>> {
+        choose(settings, request, kind, serving, requested)
+    }
+}
 
 /// The fallback targets for a failure of `kind` while serving `serving` for a request that
-/// asked for `requested`.
+/// asked for `requested`, under the documented rules.
 pub fn choose<'a>(
     settings: &'a RouterSettings,
     request: &'a Request,
@@ -72,24 +80,19 @@ pub fn choose<'a>(
     serving: &str,
     requested: &str,
 ) -> Option<FallbackChoice<'a>> {
-    choose_with(
-        &DocumentedFallbacks,
-        settings,
-        request,
-        kind,
-        serving,
-        requested,
-    )
+    choose_falling_through(settings, request, kind, serving, requested, false)
 }
 
-/// [`choose`] under a [`FallbackPolicy`].
-pub fn choose_with<'a>(
-    policy: &dyn FallbackPolicy,
+/// [`choose`], where `falls_through` says whether a failure whose own list
+/// (`context_window_fallbacks`, `content_policy_fallbacks`) is set but has no entry for the
+/// group goes on to the general fallbacks (the documented rules: no, it stops there).
+pub fn choose_falling_through<'a>(
     settings: &'a RouterSettings,
     request: &'a Request,
     kind: FailureKind,
     serving: &str,
     requested: &str,
+    falls_through: bool,
 ) -> Option<FallbackChoice<'a>> {
     let specific = match kind {
         FailureKind::ContextWindowExceeded => Some((
@@ -107,7 +110,7 @@ pub fn choose_with<'a>(
     {
         let found =
             lookup(map, serving, requested).map(|targets| FallbackChoice { targets, level });
-        if found.is_some() || !policy.dedicated_list_falls_through(kind) {
+        if found.is_some() || !falls_through {
             return found;
         }
     }

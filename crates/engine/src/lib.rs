@@ -26,7 +26,6 @@
 
 pub mod alternatives;
 pub mod backoff;
-pub mod bundle;
 pub mod classify;
 pub mod clock;
 pub mod config;
@@ -38,6 +37,7 @@ pub mod fallback;
 pub mod litellm110;
 pub mod multigrid;
 pub mod pattern;
+pub mod profile;
 pub mod provider;
 pub mod recovery;
 pub mod replay;

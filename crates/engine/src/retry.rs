@@ -94,9 +94,51 @@ pub trait RetryPolicy {
     }
 }
 
-/// LiteLLM's retry rules (with DeltaLLM's classified scopes honoured first).
+/// Where a reading of LiteLLM's retry rules departs from its documentation. The documented
+/// reading ([`RetryReading::DOCUMENTED`]) has none of these; LiteLLM 1.110.2's code
+/// ([`RetryReading::LITELLM_110`], measured by the oracle) has each. One set of rules, read two
+/// ways: [`LiteLlmRetryPolicy`] takes the reading as a parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryReading {
+    /// The budget of a group visit is set by its first failure's kind (else by each
+    /// failure's own).
+    pub budget_of_first_failure: bool,
+    /// A group's `model_group_retry_policy` replaces the router's `retry_policy` as a whole (a
+    /// kind it lacks falls to `num_retries`), instead of kind by kind.
+    pub group_policy_replaces_router_policy: bool,
+    /// A kind the applying policy names is retried whatever its status (a 404, a 400).
+    pub policy_overrides_status: bool,
+    /// Health is counted over the whole group (every order level): a failed first pick is not
+    /// retried, only the provider's 429 counts as a rate limit, an auth error also stops when no
+    /// deployment is healthy, and "no healthy deployment" stops only a group of more than one
+    /// (a lone deployment is re-picked until the budget is spent).
+    pub whole_group_health: bool,
+}
+
+impl RetryReading {
+    /// The documented rules.
+    pub const DOCUMENTED: RetryReading = RetryReading {
+        budget_of_first_failure: false,
+        group_policy_replaces_router_policy: false,
+        policy_overrides_status: false,
+        whole_group_health: false,
+    };
+
+    /// LiteLLM 1.110.2's code.
+    pub const LITELLM_110: RetryReading = RetryReading {
+        budget_of_first_failure: true,
+        group_policy_replaces_router_policy: true,
+        policy_overrides_status: true,
+        whole_group_health: true,
+    };
+}
+
+/// LiteLLM's retry rules (with DeltaLLM's classified scopes honoured first), in a
+/// [`RetryReading`] (default: the documented one).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct LiteLlmRetryPolicy;
+pub struct LiteLlmRetryPolicy {
+    reading: RetryReading,
+}
 
 impl RetryPolicy for LiteLlmRetryPolicy {
     fn decide(
@@ -112,10 +154,15 @@ impl RetryPolicy for LiteLlmRetryPolicy {
                 Some(GiveUpReason::ClassifiedRemainingDeployments)
             }
         };
-        if let Some(reason) = classified.or_else(|| Self::not_worth_retrying(failure, ctx)) {
+        if let Some(reason) = classified.or_else(|| self.not_worth_retrying(failure, ctx)) {
             return RetryDecision::GiveUp(reason);
         }
-        let max_retries = Self::max_retries(failure.kind, ctx);
+        let kind = if self.reading.budget_of_first_failure {
+            ctx.first_failure.unwrap_or(failure.kind)
+        } else {
+            failure.kind
+        };
+        let max_retries = self.max_retries(kind, ctx);
         if retries_done >= max_retries {
             return RetryDecision::GiveUp(GiveUpReason::RetriesExhausted);
         }
@@ -124,20 +171,32 @@ impl RetryPolicy for LiteLlmRetryPolicy {
 }
 
 impl LiteLlmRetryPolicy {
-    /// How many retries a failure of `kind` gets in this group visit: the group's or the
-    /// router's retry policy for the kind, else the request's `num_retries`, else the
-    /// deployment's, else the router's.
-    pub fn max_retries(kind: FailureKind, ctx: &RetryContext<'_>) -> u32 {
+    /// The rules in `reading`.
+    pub const fn new(reading: RetryReading) -> Self {
+        Self { reading }
+    }
+
+    /// The retry policy's count for `kind`: the group's policy, then the router's (kind by
+    /// kind, or the group's replacing the router's as a whole).
+    fn policy_count(&self, kind: FailureKind, ctx: &RetryContext<'_>) -> Option<u32> {
+        let settings = ctx.settings;
+        let group = settings.model_group_retry_policy.get(ctx.model_group);
+        if self.reading.group_policy_replaces_router_policy {
+            return group.or(settings.retry_policy.as_ref())?.get(kind);
+        }
+        group
+            .and_then(|p| p.get(kind))
+            .or_else(|| settings.retry_policy.as_ref().and_then(|p| p.get(kind)))
+    }
+
+    /// How many retries a failure of `kind` gets in this group visit: the retry policy's count
+    /// for the kind, else the request's `num_retries`, else the deployment's, else the
+    /// router's.
+    pub fn max_retries(&self, kind: FailureKind, ctx: &RetryContext<'_>) -> u32 {
         if ctx.request.num_retries == Some(0) {
             return 0;
         }
-        let from_policy = ctx
-            .settings
-            .model_group_retry_policy
-            .get(ctx.model_group)
-            .and_then(|p| p.get(kind))
-            .or_else(|| ctx.settings.retry_policy.as_ref().and_then(|p| p.get(kind)));
-        from_policy
+        self.policy_count(kind, ctx)
             .or(ctx.request.num_retries)
             .or(ctx.deployment.and_then(|d| d.num_retries))
             .unwrap_or(ctx.settings.num_retries)
@@ -145,6 +204,7 @@ impl LiteLlmRetryPolicy {
 
     /// `Some(reason)` when the failure is not worth retrying, however many retries are left.
     pub fn not_worth_retrying(
+        &self,
         failure: &ProviderFailure,
         ctx: &RetryContext<'_>,
     ) -> Option<GiveUpReason> {
@@ -155,26 +215,45 @@ impl LiteLlmRetryPolicy {
         if kind == FailureKind::ContentPolicyViolation && ctx.content_policy_fallbacks_configured {
             return Some(GiveUpReason::ContentPolicyFallbackExists);
         }
-        if kind == FailureKind::NotFound {
+        let in_policy =
+            self.reading.policy_overrides_status && self.policy_count(kind, ctx).is_some();
+        if kind == FailureKind::NotFound && !in_policy {
             return Some(GiveUpReason::NotFound);
         }
         if let Some(status) = failure.effective_status()
             && (400..500).contains(&status)
             && !RETRYABLE_4XX.contains(&status)
+            && !in_policy
         {
             return Some(GiveUpReason::NonRetryableStatus);
         }
-        if kind.is_rate_limit() && ctx.healthy_left == 0 && ctx.fallbacks_configured {
+        self.unhealthy(kind, ctx)
+    }
+
+    /// The seed's health rules: a rate limit with no healthy deployment left and fallbacks,
+    /// an auth error in a group of one, no healthy deployment left.
+    fn unhealthy(&self, kind: FailureKind, ctx: &RetryContext<'_>) -> Option<GiveUpReason> {
+        let whole_group = self.reading.whole_group_health;
+        if whole_group && ctx.deployment.is_none() && ctx.first_failure == Some(kind) {
+            // The visit's first pick failed: nothing was tried, nothing is retried.
+            return Some(GiveUpReason::NoHealthyDeployment);
+        }
+        let (healthy, rate_limited) = if whole_group {
+            (ctx.group_healthy_left, kind == FailureKind::RateLimit)
+        } else {
+            (ctx.healthy_left, kind.is_rate_limit())
+        };
+        if rate_limited && healthy == 0 && ctx.fallbacks_configured {
             return Some(GiveUpReason::RateLimitNoHealthyWithFallbacks);
         }
         if matches!(
             kind,
             FailureKind::Authentication | FailureKind::PermissionDenied
-        ) && ctx.group_size <= 1
+        ) && (ctx.group_size <= 1 || (whole_group && healthy == 0))
         {
             return Some(GiveUpReason::AuthSingleDeployment);
         }
-        if ctx.healthy_left == 0 {
+        if healthy == 0 && (!whole_group || ctx.group_size > 1) {
             return Some(GiveUpReason::NoHealthyDeployment);
         }
         None

@@ -25,6 +25,8 @@ use std::time::Duration;
 
 use crate::failure::ProviderFailure;
 
+pub use crate::config::StreamRecovery;
+
 /// What a chunk carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChunkKind {
@@ -192,37 +194,6 @@ impl BreakKind {
             BreakKind::FirstTokenTimeout => "first_token_timeout",
             BreakKind::ContentFilter => "content_filter",
             BreakKind::EmptyResponse => "empty_response",
-        }
-    }
-}
-
-/// What happens to a stream that breaks after the caller received something.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StreamRecovery {
-    /// LiteLLM's: before content, recover like any failed attempt; after content, fail (or
-    /// continue with `enable_mid_stream_fallback_continuation`). Failed streams bill nothing.
-    #[default]
-    LiteLlm,
-    /// Multigrid's: recover only until the first byte (any frame, even role-only); after it,
-    /// an error event on the same stream; every token produced so far is delivered and billed.
-    Multigrid,
-}
-
-impl StreamRecovery {
-    /// Parses `litellm` / `multigrid`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name.trim() {
-            "litellm" => Some(Self::LiteLlm),
-            "multigrid" => Some(Self::Multigrid),
-            _ => None,
-        }
-    }
-
-    /// Its name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::LiteLlm => "litellm",
-            Self::Multigrid => "multigrid",
         }
     }
 }

@@ -27,8 +27,7 @@
 
 use std::time::Duration;
 
-use crate::bundle::PolicyBundle;
-use crate::config::{Deployment, Profile, RouterConfig, RouterSettings};
+use crate::config::{Deployment, RouterSettings};
 use crate::failure::{FailureKind, ProviderFailure};
 
 /// The stream decisions a profile selects.
@@ -171,25 +170,6 @@ impl StreamRules for LiteLlm110 {
     }
 }
 
-/// The rules `profile` selects (its [`PolicyBundle`]'s).
-pub fn for_profile(profile: Option<Profile>) -> Box<dyn StreamRules> {
-    PolicyBundle::for_profile(profile).stream_rules()
-}
-
-/// The shortest gap any deployment's stream may leave between two items under `config`'s
-/// profile and settings (a fake provider keeps its coalesced chunks shorter than half of it,
-/// so that tokens flowing never look like a stall).
-pub fn shortest_gap_limit(config: &RouterConfig) -> Option<Duration> {
-    let rules = for_profile(config.settings.profile);
-    let settings = &config.settings;
-    config
-        .deployments
-        .iter()
-        .filter_map(|d| rules.gap_limit(d, settings))
-        .chain(settings.stream_stall_timeout)
-        .min()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,18 +203,5 @@ mod tests {
         assert_eq!(read.effective_status(), Some(500));
         assert_eq!(read.tokens_delivered, 7);
         assert_eq!(Documented.read_error_frame(frame.clone()), frame);
-    }
-
-    #[test]
-    fn the_shortest_gap_counts_stream_timeout_only_under_1_110() {
-        let mut config = RouterConfig::default();
-        config.deployments.push(Deployment {
-            stream_timeout: Some(Duration::from_secs(3)),
-            ..Deployment::default()
-        });
-        config.settings.stream_stall_timeout = Some(Duration::from_secs(10));
-        assert_eq!(shortest_gap_limit(&config), Some(Duration::from_secs(10)));
-        config.settings.profile = Some(Profile::LiteLlm110);
-        assert_eq!(shortest_gap_limit(&config), Some(Duration::from_secs(3)));
     }
 }

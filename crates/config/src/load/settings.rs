@@ -23,6 +23,7 @@ use routersim_engine::config::{
     resolve_max_fallbacks,
 };
 use routersim_engine::pattern::ModelPattern;
+use routersim_engine::profile::{self, ProfileSpec, Walk};
 use routersim_engine::stream::StreamRecovery;
 
 /// Where a modelled key is read from.
@@ -126,9 +127,11 @@ pub(crate) const ROUTER_SETTINGS: [Setting; 41] = [
     }),
     router("profile", |r, k| {
         if let Some(profile) = r.named(k, Profile::choices, Profile::from_name)? {
-            (r.settings.recovery, r.settings.classification) = profile.bundle();
-            r.settings.stream_recovery = profile.stream_recovery();
-            r.settings.replay = profile.replay();
+            let presets = profile.spec().presets;
+            r.settings.recovery = presets.recovery;
+            r.settings.classification = presets.classification;
+            r.settings.stream_recovery = presets.stream_recovery;
+            r.settings.replay = presets.replay;
             r.settings.profile = Some(profile);
         }
         Ok(())
@@ -143,17 +146,7 @@ pub(crate) const ROUTER_SETTINGS: [Setting; 41] = [
                 ));
             }
             r.settings.attempts_per_candidate = n;
-            // `profile: contract` walks candidates too, but its same-route retries are
-            // `same_route_retries`.
-            if r.settings.profile == Some(Profile::Contract) {
-                r.loader.warn(format!(
-                    "router_settings.{}: read by profile: multigrid only; it does nothing here \
-                     (profile: contract retries a route same_route_retries times)",
-                    k.key
-                ));
-            } else {
-                r.candidate_walk_key(k);
-            }
+            r.attempts_per_candidate_key(k);
         }
         Ok(())
     }),
@@ -376,27 +369,49 @@ impl<'a> Read<'a> {
         get(self.router, setting.key).map(|v| (v, format!("router_settings.{}", setting.key)))
     }
 
-    /// A key only a profile that walks candidates reads (`profile: multigrid`, `contract`): said loudly
-    /// when set under another profile, where it does nothing.
-    fn candidate_walk_key(&mut self, setting: &Setting) {
-        let read = self.settings.profile.is_some_and(Profile::walks_candidates);
-        if !read && self.router(setting).is_some() {
+    /// The profile's entry in the engine's profile table (none set: `litellm`'s).
+    fn profile(&self) -> &'static ProfileSpec {
+        profile::spec(self.settings.profile)
+    }
+
+    /// A key only the profiles for which `reads` holds read: said loudly when set under
+    /// another profile, where it does nothing (`note` added to the warning).
+    fn profile_key(&mut self, setting: &Setting, reads: fn(&ProfileSpec) -> bool, note: &str) {
+        if !reads(self.profile()) && self.router(setting).is_some() {
             self.loader.warn(format!(
-                "router_settings.{}: read by profile: multigrid and contract only; it does nothing here",
-                setting.key
+                "router_settings.{}: read by profile: {} only; it does nothing here{note}",
+                setting.key,
+                profile::names_where(reads)
             ));
         }
     }
 
-    /// A key only `profile: contract` reads: said loudly when set under another profile.
+    /// A key of the candidate walk (`allow_fallbacks`, the deadlines).
+    fn candidate_walk_key(&mut self, setting: &Setting) {
+        self.profile_key(setting, |p| p.walk == Walk::Candidates, "");
+    }
+
+    /// A key only a profile that reads contracts reads.
     fn contract_key(&mut self, setting: &Setting) {
-        let read = self.settings.profile.is_some_and(Profile::reads_contracts);
-        if !read && self.router(setting).is_some() {
-            self.loader.warn(format!(
-                "router_settings.{}: read by profile: contract only; it does nothing here",
-                setting.key
-            ));
+        self.profile_key(setting, |p| p.reads_contracts, "");
+    }
+
+    /// `attempts_per_candidate`: under a profile that walks candidates without reading it,
+    /// the warning says what that profile reads instead.
+    fn attempts_per_candidate_key(&mut self, setting: &Setting) {
+        let profile = self.profile();
+        if profile.walk != Walk::Candidates {
+            return self.candidate_walk_key(setting);
         }
+        let note = if profile.reads_contracts {
+            format!(
+                " (profile: {} retries a route same_route_retries times)",
+                profile.name()
+            )
+        } else {
+            String::new()
+        };
+        self.profile_key(setting, |p| p.reads_attempts_per_candidate, &note);
     }
 
     /// A boolean setting.

@@ -25,27 +25,12 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::Duration;
 
+pub use crate::config::HedgeAfter;
+
 /// Successful latencies kept per group.
 pub const WINDOW: usize = 100;
 /// Samples a group needs before a percentile delay is used.
 pub const WARMUP: usize = 20;
-
-/// `router_settings.hedge_after`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HedgeAfter {
-    /// A fixed delay.
-    Fixed(Duration),
-    /// A percentile (1 to 99) of the group's recent successful latency.
-    Percentile(u8),
-}
-
-impl HedgeAfter {
-    /// Reads `p95` or a percentile name; `None` when it is not one.
-    pub fn percentile(text: &str) -> Option<Self> {
-        let n: u8 = text.strip_prefix('p')?.parse().ok()?;
-        (1..=99).contains(&n).then_some(HedgeAfter::Percentile(n))
-    }
-}
 
 /// The last [`WINDOW`] successful latencies of each group.
 #[derive(Debug)]

@@ -47,33 +47,11 @@ use tokio::time::Instant;
 
 use crate::failure::{FailureKind, ProviderFailure};
 
+pub use crate::config::OutlierSettings;
+
 /// Envoy's `healthy_panic_threshold` default (50 %): when fewer of a cluster's hosts than this
 /// are healthy, Envoy balances across all of them, ejected or not.
 pub const PANIC_THRESHOLD_PERCENT: u64 = 50;
-
-/// `router_settings.outlier_detection` (Envoy's defaults).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutlierSettings {
-    /// Consecutive server errors that eject (default 5; at least 1).
-    pub consecutive_5xx: u32,
-    /// The first ejection's length, multiplied by the number of ejections (default 30 s).
-    pub base_ejection_time: Duration,
-    /// The longest ejection (default 300 s).
-    pub max_ejection_time: Duration,
-    /// The largest share of a group ejected at once, in percent (default 10; 0 to 100).
-    pub max_ejection_percent: u32,
-}
-
-impl Default for OutlierSettings {
-    fn default() -> Self {
-        Self {
-            consecutive_5xx: 5,
-            base_ejection_time: Duration::from_secs(30),
-            max_ejection_time: Duration::from_secs(300),
-            max_ejection_percent: 10,
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Host {

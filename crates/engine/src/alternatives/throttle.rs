@@ -26,24 +26,7 @@ use crate::event::GiveUpReason;
 use crate::failure::ProviderFailure;
 use crate::retry::{RETRYABLE_4XX, RetryBudget};
 
-/// `router_settings.retry_throttling`: `{max_tokens, token_ratio}` (defaults 10 and 0.1, the
-/// values of A6's example).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryThrottlingSettings {
-    /// The bucket's size (and first content), in (0, 1000].
-    pub max_tokens: f64,
-    /// What a success puts back, > 0 (three decimal places are kept).
-    pub token_ratio: f64,
-}
-
-impl Default for RetryThrottlingSettings {
-    fn default() -> Self {
-        Self {
-            max_tokens: 10.0,
-            token_ratio: 0.1,
-        }
-    }
-}
+pub use crate::config::RetryThrottlingSettings;
 
 /// Thousandths of a token.
 const MILLI: f64 = 1000.0;

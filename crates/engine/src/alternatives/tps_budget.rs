@@ -28,27 +28,7 @@ use tokio::time::Instant;
 
 use crate::retry::RetryBudget;
 
-/// `router_settings.retry_budget`: `{ratio, min_per_sec, ttl}` (tower's defaults: 0.2, 10,
-/// 10 s).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryBudgetSettings {
-    /// The share of requests that may be retried (`retry_percent`, 0 to 1000).
-    pub ratio: f64,
-    /// Retries a second allowed whatever the traffic (the reserve).
-    pub min_per_sec: u32,
-    /// How long a deposit counts (1 s to 60 s).
-    pub ttl: Duration,
-}
-
-impl Default for RetryBudgetSettings {
-    fn default() -> Self {
-        Self {
-            ratio: 0.2,
-            min_per_sec: 10,
-            ttl: Duration::from_secs(10),
-        }
-    }
-}
+pub use crate::config::RetryBudgetSettings;
 
 /// The slots of a window (tower: 10).
 const SLOTS: usize = 10;

@@ -11,10 +11,8 @@ use std::time::Duration;
 
 use crate::config::{Deployment, RouterSettings};
 
-/// Default `connect_allowance`.
-pub const DEFAULT_CONNECT_ALLOWANCE: Duration = Duration::from_millis(300);
-/// Default `validation_allowance`.
-pub const DEFAULT_VALIDATION_ALLOWANCE: Duration = Duration::from_millis(50);
+pub use crate::config::{DEFAULT_CONNECT_ALLOWANCE, DEFAULT_VALIDATION_ALLOWANCE};
+
 /// The generation allowance of a deployment never measured, when `generation_allowance` is
 /// not set.
 pub const DEFAULT_GENERATION_ALLOWANCE: Duration = Duration::from_secs(1);

@@ -13,90 +13,11 @@
 use crate::config::Deployment;
 use crate::request::Request;
 
+pub use crate::config::SchemaMode;
+pub use crate::event::FilterReason;
+
 /// Output tokens a cost estimate assumes when the request sets no `max_tokens`.
 pub const DEFAULT_ESTIMATED_OUTPUT_TOKENS: u32 = 256;
-
-/// A structured-output mode a route offers (`model_info.schema_modes`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum SchemaMode {
-    /// JSON mode: JSON, any shape.
-    JsonObject,
-    /// A JSON schema, best effort.
-    JsonSchema,
-    /// A JSON schema, constrained decoding.
-    Strict,
-}
-
-impl SchemaMode {
-    /// Its name in configs.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            SchemaMode::JsonObject => "json_object",
-            SchemaMode::JsonSchema => "json_schema",
-            SchemaMode::Strict => "strict",
-        }
-    }
-
-    /// Parses a config name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [
-            SchemaMode::JsonObject,
-            SchemaMode::JsonSchema,
-            SchemaMode::Strict,
-        ]
-        .into_iter()
-        .find(|m| m.as_str() == name)
-    }
-}
-
-/// Why a route was filtered out before ranking (the `route_filtered` event's `reason`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FilterReason {
-    /// A required modality is not supported.
-    Modalities,
-    /// The route's context window is under the estimated input.
-    Context,
-    /// The contract needs tools; the route has no function calling.
-    Tools,
-    /// The route lacks the schema mode the contract's structured output needs.
-    SchemaMode,
-    /// The route's model class is not allowed.
-    ModelClass,
-    /// The route's region is not allowed.
-    Region,
-    /// The estimated cost is over what is left of the cost budget.
-    Cost,
-    /// The route is cooling (or held by recovery).
-    Suppressed,
-}
-
-impl FilterReason {
-    /// Every reason, in filter order.
-    pub const ALL: [FilterReason; 8] = [
-        FilterReason::Modalities,
-        FilterReason::Context,
-        FilterReason::Tools,
-        FilterReason::SchemaMode,
-        FilterReason::ModelClass,
-        FilterReason::Region,
-        FilterReason::Cost,
-        FilterReason::Suppressed,
-    ];
-
-    /// Its name in reports.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            FilterReason::Modalities => "modalities",
-            FilterReason::Context => "context",
-            FilterReason::Tools => "tools",
-            FilterReason::SchemaMode => "schema_mode",
-            FilterReason::ModelClass => "model_class",
-            FilterReason::Region => "region",
-            FilterReason::Cost => "cost",
-            FilterReason::Suppressed => "suppressed",
-        }
-    }
-}
 
 /// The estimated cost of one answer of `d` to `request`, in USD (unknown prices count 0).
 pub fn estimated_cost(request: &Request, d: &Deployment) -> f64 {

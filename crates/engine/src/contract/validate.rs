@@ -10,55 +10,12 @@
 
 use serde_json::{Map, Value};
 
-use super::Contract;
 use super::schema::{self, FieldType};
+use super::terms::Contract;
 use crate::request::Completion;
 use crate::stream::FinishReason;
 
-/// Why a response was rejected (the `validation_rejected` event's `reason`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ValidationReason {
-    /// `finish_reason: length`: the output was cut.
-    Truncated,
-    /// The content is not a JSON object.
-    MalformedJson,
-    /// A required field is missing.
-    MissingField,
-    /// A field has the wrong type or a value outside its enum.
-    SchemaMismatch,
-    /// The schema's domain invariant does not hold.
-    InvariantViolated,
-    /// A tool call names a tool that is not registered.
-    UnknownTool,
-    /// A tool call's arguments are not valid for its tool.
-    InvalidToolArguments,
-}
-
-impl ValidationReason {
-    /// Every reason.
-    pub const ALL: [ValidationReason; 7] = [
-        ValidationReason::Truncated,
-        ValidationReason::MalformedJson,
-        ValidationReason::MissingField,
-        ValidationReason::SchemaMismatch,
-        ValidationReason::InvariantViolated,
-        ValidationReason::UnknownTool,
-        ValidationReason::InvalidToolArguments,
-    ];
-
-    /// Its name in reports.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ValidationReason::Truncated => "truncated",
-            ValidationReason::MalformedJson => "malformed_json",
-            ValidationReason::MissingField => "missing_field",
-            ValidationReason::SchemaMismatch => "schema_mismatch",
-            ValidationReason::InvariantViolated => "invariant_violated",
-            ValidationReason::UnknownTool => "unknown_tool",
-            ValidationReason::InvalidToolArguments => "invalid_tool_arguments",
-        }
-    }
-}
+pub use crate::event::ValidationReason;
 
 /// Checks `fields` in `object`: missing first, then type.
 fn check_fields(
@@ -121,7 +78,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::contract::StructuredOutput;
+    use crate::contract::terms::StructuredOutput;
     use crate::request::ResponseBody;
 
     fn invoice() -> Contract {

@@ -1,6 +1,6 @@
 //! `profile: litellm-1.110`: what LiteLLM 1.110.2's code does where it departs from its
 //! documentation, decision for decision, as a bundle of policy implementations (see
-//! [`crate::bundle`]). Each rule was measured against the real `litellm.Router` 1.110.2
+//! [`crate::profile`]). Each rule was measured against the real `litellm.Router` 1.110.2
 //! (`tools/litellm-oracle/`) and is checked by `tests/litellm_oracle_calls.rs` against the
 //! recorded traces.
 //!
@@ -18,8 +18,10 @@ pub use backoff::LiteLlm110Backoff;
 pub use cooldown::LiteLlm110Cooldown;
 pub use retry::LiteLlm110RetryPolicy;
 
+use crate::config::RouterSettings;
 use crate::failure::FailureKind;
-use crate::fallback::FallbackPolicy;
+use crate::fallback::{FallbackChoice, FallbackPolicy, choose_falling_through};
+use crate::request::Request;
 
 /// LiteLLM 1.110.2's choice of fallback list (oracle scenarios 09, 10, 34, 35): a
 /// context-window error falls through to the general fallbacks when
@@ -29,7 +31,15 @@ use crate::fallback::FallbackPolicy;
 pub struct LiteLlm110Fallbacks;
 
 impl FallbackPolicy for LiteLlm110Fallbacks {
-    fn dedicated_list_falls_through(&self, kind: FailureKind) -> bool {
-        kind == FailureKind::ContextWindowExceeded
+    fn choose<'a>(
+        &self,
+        settings: &'a RouterSettings,
+        request: &'a Request,
+        kind: FailureKind,
+        serving: &str,
+        requested: &str,
+    ) -> Option<FallbackChoice<'a>> {
+        let falls_through = kind == FailureKind::ContextWindowExceeded;
+        choose_falling_through(settings, request, kind, serving, requested, falls_through)
     }
 }

@@ -15,15 +15,24 @@
 //! - After the last failed try the router still waits its backoff (when the budget was not
 //!   zero): [`RetryPolicy::waits_before_giving_up`].
 
-use crate::classify::RecoveryScope;
-use crate::config::KindPolicy;
 use crate::event::GiveUpReason;
-use crate::failure::{FailureKind, ProviderFailure};
-use crate::retry::{RETRYABLE_4XX, RetryContext, RetryDecision, RetryPolicy};
+use crate::failure::ProviderFailure;
+use crate::retry::{LiteLlmRetryPolicy, RetryContext, RetryDecision, RetryPolicy, RetryReading};
 
-/// LiteLLM 1.110.2's retry rules.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LiteLlm110RetryPolicy;
+/// LiteLLM 1.110.2's retry rules: the documented ones read as its code reads them
+/// ([`RetryReading::LITELLM_110`]), and the three things its visit does besides.
+#[derive(Clone, Copy, Debug)]
+pub struct LiteLlm110RetryPolicy {
+    rules: LiteLlmRetryPolicy,
+}
+
+impl Default for LiteLlm110RetryPolicy {
+    fn default() -> Self {
+        Self {
+            rules: LiteLlmRetryPolicy::new(RetryReading::LITELLM_110),
+        }
+    }
+}
 
 impl RetryPolicy for LiteLlm110RetryPolicy {
     fn decide(
@@ -32,21 +41,7 @@ impl RetryPolicy for LiteLlm110RetryPolicy {
         ctx: &RetryContext<'_>,
         retries_done: u32,
     ) -> RetryDecision {
-        let classified = match ctx.scope {
-            RecoveryScope::RetryPolicy => None,
-            RecoveryScope::GeneralFallbacks => Some(GiveUpReason::ClassifiedGeneralFallbacks),
-            RecoveryScope::RemainingDeployments => {
-                Some(GiveUpReason::ClassifiedRemainingDeployments)
-            }
-        };
-        if let Some(reason) = classified.or_else(|| Self::not_worth_retrying(failure, ctx)) {
-            return RetryDecision::GiveUp(reason);
-        }
-        let max_retries = Self::max_retries(ctx.first_failure.unwrap_or(failure.kind), ctx);
-        if retries_done >= max_retries {
-            return RetryDecision::GiveUp(GiveUpReason::RetriesExhausted);
-        }
-        RetryDecision::Retry { max_retries }
+        self.rules.decide(failure, ctx, retries_done)
     }
 
     fn waits_before_giving_up(&self, reason: GiveUpReason, ctx: &RetryContext<'_>) -> bool {
@@ -54,7 +49,7 @@ impl RetryPolicy for LiteLlm110RetryPolicy {
             && ctx.request.num_retries != Some(0)
             && ctx
                 .first_failure
-                .is_none_or(|kind| Self::max_retries(kind, ctx) > 0)
+                .is_none_or(|kind| self.rules.max_retries(kind, ctx) > 0)
     }
 
     fn retry_reaches_later_orders(&self) -> bool {
@@ -63,71 +58,5 @@ impl RetryPolicy for LiteLlm110RetryPolicy {
 
     fn failover_hops_retry(&self) -> bool {
         true
-    }
-}
-
-impl LiteLlm110RetryPolicy {
-    /// The policy that applies to the group: its own, else the router's.
-    fn policy<'a>(ctx: &RetryContext<'a>) -> Option<&'a KindPolicy> {
-        ctx.settings
-            .model_group_retry_policy
-            .get(ctx.model_group)
-            .or(ctx.settings.retry_policy.as_ref())
-    }
-
-    /// The budget a group visit whose first failure is of `kind` gets.
-    pub fn max_retries(kind: FailureKind, ctx: &RetryContext<'_>) -> u32 {
-        if ctx.request.num_retries == Some(0) {
-            return 0;
-        }
-        Self::policy(ctx)
-            .and_then(|p| p.get(kind))
-            .or(ctx.request.num_retries)
-            .or(ctx.deployment.and_then(|d| d.num_retries))
-            .unwrap_or(ctx.settings.num_retries)
-    }
-
-    /// `Some(reason)` when the failure is not worth retrying.
-    pub fn not_worth_retrying(
-        failure: &ProviderFailure,
-        ctx: &RetryContext<'_>,
-    ) -> Option<GiveUpReason> {
-        let kind = failure.kind;
-        if kind == FailureKind::ContextWindowExceeded && ctx.context_window_fallbacks_configured {
-            return Some(GiveUpReason::ContextWindowFallbackExists);
-        }
-        if kind == FailureKind::ContentPolicyViolation && ctx.content_policy_fallbacks_configured {
-            return Some(GiveUpReason::ContentPolicyFallbackExists);
-        }
-        let in_policy = Self::policy(ctx).is_some_and(|p| p.get(kind).is_some());
-        if kind == FailureKind::NotFound && !in_policy {
-            return Some(GiveUpReason::NotFound);
-        }
-        if let Some(status) = failure.effective_status()
-            && (400..500).contains(&status)
-            && !RETRYABLE_4XX.contains(&status)
-            && !in_policy
-        {
-            return Some(GiveUpReason::NonRetryableStatus);
-        }
-        if ctx.deployment.is_none() && ctx.first_failure == Some(kind) {
-            // The visit's first pick failed: nothing was tried, nothing is retried.
-            return Some(GiveUpReason::NoHealthyDeployment);
-        }
-        let healthy = ctx.group_healthy_left;
-        if kind == FailureKind::RateLimit && healthy == 0 && ctx.fallbacks_configured {
-            return Some(GiveUpReason::RateLimitNoHealthyWithFallbacks);
-        }
-        if matches!(
-            kind,
-            FailureKind::Authentication | FailureKind::PermissionDenied
-        ) && (ctx.group_size <= 1 || healthy == 0)
-        {
-            return Some(GiveUpReason::AuthSingleDeployment);
-        }
-        if healthy == 0 && ctx.group_size > 1 {
-            return Some(GiveUpReason::NoHealthyDeployment);
-        }
-        None
     }
 }

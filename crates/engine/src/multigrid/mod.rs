@@ -1,6 +1,6 @@
 //! `profile: multigrid`: Multigrid's failover and retries (`multigrid-failover-and-retries.md`)
-//! as a bundle of policy implementations (see [`crate::bundle`]); the walk itself is the
-//! router's (`router/candidates.rs`), chosen by [`MultigridFallbacks::walks_candidates`].
+//! as a bundle of policy implementations (see [`crate::profile`]); the walk itself is the
+//! router's (`router/candidates.rs`), chosen by the profile table's `walk`.
 //!
 //! - **Two loops, not one** (seed: *"A request walks a list of candidate routes, and each
 //!   candidate gets several attempts of its own before the walk moves on"*): the candidates
@@ -39,16 +39,3 @@ mod retry;
 
 pub use backoff::{BACKOFF_CAP, BACKOFF_START, MultigridBackoff};
 pub use retry::MultigridRetryPolicy;
-
-use crate::fallback::FallbackPolicy;
-
-/// Multigrid's walk: an ordered list of candidate routes instead of LiteLLM's group visits
-/// and fallback lists.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MultigridFallbacks;
-
-impl FallbackPolicy for MultigridFallbacks {
-    fn walks_candidates(&self) -> bool {
-        true
-    }
-}

@@ -6,36 +6,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Group, Router};
-use crate::alternatives::{AlternativeEvent, HedgeAfter, LatencyWindow, OutlierDetector};
+use super::core::Router;
+use super::group::Group;
+use crate::alternatives::AlternativeEvent;
 use crate::clock::Clock;
-use crate::config::RouterSettings;
 use crate::event::EventKind;
 use crate::failure::ProviderFailure;
 use crate::provider::Provider;
-
-/// The alternatives a router's settings turned on.
-#[derive(Debug)]
-pub(super) struct Alternatives {
-    outlier: Option<OutlierDetector>,
-    pub(super) hedge_after: Option<HedgeAfter>,
-    /// Successful latencies by group, keyed by the group's first member (hedging only).
-    latency: Option<LatencyWindow>,
-}
-
-impl Alternatives {
-    pub(super) fn new(settings: &RouterSettings, deployments: usize) -> Self {
-        Self {
-            outlier: settings
-                .outlier_detection
-                .map(|s| OutlierDetector::new(s, deployments)),
-            hedge_after: settings.hedge_after,
-            latency: settings
-                .hedge_after
-                .map(|_| LatencyWindow::new(deployments)),
-        }
-    }
-}
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Whether outlier detection has `deployment` ejected now; an ejection whose time is up

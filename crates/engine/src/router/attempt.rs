@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::core::Router;
+use super::group::Group;
 use super::health::FailureReport;
-use super::{Failed, Group, RequestRun, Router};
+use super::run::{Failed, RequestRun};
 use crate::clock::Clock;
 use crate::config::Deployment;
 use crate::cooldown::FailureOrigin;
@@ -320,6 +322,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     committed,
                     retries_closed,
                     no_replay,
+                    ends_walk: false,
                 })
             }
         }

@@ -1,9 +1,9 @@
 //! Multigrid's walk (`profile: multigrid`, see [`crate::multigrid`] for the rules and the
 //! seed's lines): an ordered list of candidate routes — every deployment of the group asked
 //! for, then each model of the request's `models` chain and its deployments — each with its
-//! own attempts (the retry policy's inner loop), under one end-to-end deadline. Chosen by
-//! [`FallbackPolicy::walks_candidates`](crate::fallback::FallbackPolicy::walks_candidates);
-//! the attempt itself is the router's one attempt (`attempt.rs`). `profile: contract` walks
+//! own attempts (the retry loop on the route, `retry_loop.rs`), under one end-to-end deadline.
+//! Chosen by the profile's walk ([`Walk::Candidates`](crate::profile::Walk::Candidates)); the
+//! attempt itself is the router's one attempt (`attempt.rs`). `profile: contract` walks
 //! the same way, and adds through [`RouteAdmission`](crate::contract::RouteAdmission): routes
 //! filtered by the request's contract before ranking, ranked by latency then cost, a cap on
 //! attempts, a per-request deadline and the time an attempt needs before it.
@@ -12,32 +12,50 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
+use super::core::Router;
+use super::group::Group;
+use super::retry_loop::Scope;
+use super::run::{Failed, RequestRun};
 use super::visit::NoCandidate;
-use super::{Failed, Group, RequestRun, Router, lock};
-use crate::backoff::WaitContext;
 use crate::clock::Clock;
-use crate::contract::FilterReason;
-use crate::event::{EventKind, FallbackLevel, GiveUpReason};
-use crate::failure::{FailureKind, RetryAfter};
+use crate::event::{EventKind, FallbackLevel, FilterReason, GiveUpReason};
+use crate::failure::FailureKind;
 use crate::provider::Provider;
 use crate::request::{Completion, Request, RouterFailure};
-use crate::retry::{RetryContext, RetryDecision};
-use crate::small::Indices;
+use crate::small::{Indices, Tried};
 
-/// Why a walk with no attempt ended, beside its failures.
-#[derive(Clone, Copy)]
-struct WalkEnd {
+/// What the walk has seen so far, beside the request's run.
+struct WalkState {
+    /// The request's end-to-end deadline.
+    deadline: Instant,
+    /// The profile's cap on attempts per request.
+    max_attempts: Option<u32>,
+    /// `allow_fallbacks: false`: stop after the first usable route.
+    first_route_only: bool,
     /// The deadline left no room for an attempt.
     out_of_time: bool,
     /// A route was filtered out as suppressed (cooling).
     saw_suppressed: bool,
+    /// The last failure.
+    last: Option<Failed>,
+    /// The first candidate found unusable, and why.
+    unusable: Option<(usize, NoCandidate)>,
+    /// The group being walked.
+    serving: Option<Arc<str>>,
+    /// Usable routes tried.
+    routes: u32,
+    /// Fallback depth (groups entered after the first).
+    depth: u32,
 }
 
-/// How a candidate's attempts ended without an answer.
-struct CandidateFailed {
-    failed: Failed,
-    /// The walk ends here: the deadline is reached, or a stream is past its first byte.
-    stop: bool,
+/// What the walk does with one candidate route.
+enum Check {
+    /// Try it.
+    Go,
+    /// Skip it.
+    Skip,
+    /// End the walk.
+    Stop,
 }
 
 impl<P: Provider, C: Clock> Router<P, C> {
@@ -48,96 +66,35 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run: &'a mut RequestRun,
     ) -> impl Future<Output = Result<Completion, RouterFailure>> + 'a {
         async move {
-            let settings = &self.config.settings;
-            let limit = if request.stream {
-                settings.stream_deadline
-            } else {
-                settings.request_deadline
-            };
-            let limit = self.admission.deadline(request).unwrap_or(limit);
-            let deadline = run.start + limit;
-            run.walk_deadline = Some(deadline);
-            let max_attempts = self.admission.max_attempts(settings);
-            let mut out_of_time = false;
-            let mut saw_suppressed = false;
-            let first_route_only = request.disable_fallbacks || !settings.allow_fallbacks;
-            let mut last: Option<Failed> = None;
-            let mut unusable: Option<(usize, NoCandidate)> = None;
-            let mut serving: Option<Arc<str>> = None;
-            let mut routes = 0u32;
-            let mut depth = 0u32;
+            let mut walk = self.start_walk(request, run);
             let models = std::iter::once(&request.model).chain(request.models.iter());
             'walk: for (position, model) in models.enumerate() {
-                let Some(group) = self.resolve_group(model) else {
+                let Some((group, mut visited)) =
+                    self.enter_group(position, model, request, run, &mut walk)
+                else {
                     continue;
                 };
-                if run.tried_groups.contains(&group) || (first_route_only && routes > 0) {
-                    continue;
-                }
-                run.tried_groups.push(group);
                 let g = &self.groups[group];
-                // The seed's order: filter every route first (each filtered one reported),
-                // then rank the rest; cost and suppression are checked again before each
-                // attempt, as the walk spends budget and cools routes. A group with no
-                // compatible route is no hop.
-                let (mut visited, suppressed) = self.filter_group(g, request, run);
-                saw_suppressed |= suppressed;
-                if g.members.len() <= 128 && visited.count_ones() as usize == g.members.len() {
-                    continue;
-                }
-                if let Some(source) = serving.replace(g.name.clone()) {
-                    depth += 1;
-                    run.fallbacks += 1;
-                    run.hop(depth);
-                    self.emit(
-                        Some(request.id),
-                        EventKind::Fallback {
-                            source,
-                            target: g.name.clone(),
-                            order: position.saturating_sub(1) as u32,
-                            depth,
-                            level: FallbackLevel::General,
-                            failure: last
-                                .as_ref()
-                                .map_or(FailureKind::RouterRateLimit, |f| f.failure.kind),
-                        },
-                    );
-                }
                 let mut cursor = 0;
                 while let Some(member) = self.next_member(g, request, visited, &mut cursor) {
                     visited |= 1u128 << member.min(127);
                     let d = g.members[member];
-                    if let Some(reason) = self.route_filtered(g, d, request, run) {
-                        saw_suppressed |= reason == FilterReason::Suppressed;
-                        continue;
+                    match self.check_route(g, group, d, request, run, &mut walk) {
+                        Check::Go => {}
+                        Check::Skip => continue,
+                        Check::Stop => break 'walk,
                     }
-                    if let Err(none) = self.usable(g, d, request) {
-                        unusable.get_or_insert((group, none));
-                        continue;
-                    }
-                    if first_route_only && routes > 0 {
-                        break 'walk;
-                    }
-                    if max_attempts.is_some_and(|max| run.attempts.len() as u32 >= max) {
-                        break 'walk;
-                    }
-                    let now = self.clock.now();
-                    if now >= deadline {
-                        self.deadline_exhausted(g, request, last.as_ref());
-                        out_of_time = true;
-                        break 'walk;
-                    }
-                    if now + self.allowance(d) > deadline {
-                        // Not enough time left for an attempt here; a faster route may fit.
-                        self.deadline_exhausted(g, request, last.as_ref());
-                        out_of_time = true;
-                        continue;
-                    }
-                    routes += 1;
-                    match self.candidate(g, d, request, depth, deadline, run).await {
+                    walk.routes += 1;
+                    let mut tried = Tried::new();
+                    let scope = Scope::Route(d as u32);
+                    match self
+                        .retry_loop(g, scope, request, walk.depth, run, &mut tried)
+                        .await
+                    {
                         Ok(done) => return Ok(done),
-                        Err(CandidateFailed { failed, stop }) => {
-                            last = Some(failed);
+                        Err(failed) => {
+                            let stop = failed.ends_walk;
+                            walk.last = Some(failed);
                             if stop {
                                 break 'walk;
                             }
@@ -145,37 +102,145 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                 }
             }
-            let ended = WalkEnd {
-                out_of_time,
-                saw_suppressed,
-            };
-            Err(self.walk_failure(last, unusable, ended, request))
+            Err(self.walk_failure(walk, request))
         }
+    }
+
+    /// The walk's state at its start: its deadline (the request's arrival plus the contract's
+    /// `deadline_ms`, else `request_deadline` / `stream_deadline`), set on the run too, where
+    /// it cuts an attempt still running there.
+    fn start_walk(&self, request: &Request, run: &mut RequestRun) -> WalkState {
+        let settings = &self.config.settings;
+        let limit = if request.stream {
+            settings.stream_deadline
+        } else {
+            settings.request_deadline
+        };
+        let limit = self.admission.deadline(request).unwrap_or(limit);
+        let deadline = run.start + limit;
+        run.walk_deadline = Some(deadline);
+        WalkState {
+            deadline,
+            max_attempts: self.admission.max_attempts(settings),
+            first_route_only: request.disable_fallbacks || !settings.allow_fallbacks,
+            out_of_time: false,
+            saw_suppressed: false,
+            last: None,
+            unusable: None,
+            serving: None,
+            routes: 0,
+            depth: 0,
+        }
+    }
+
+    /// Enters the group `model` names (its position in the request's chain), if the walk
+    /// goes there: its routes the contract rules out (a mask), and a `fallback` hop reported
+    /// when it is not the first group. A group with no compatible route is no hop.
+    fn enter_group(
+        &self,
+        position: usize,
+        model: &str,
+        request: &Request,
+        run: &mut RequestRun,
+        walk: &mut WalkState,
+    ) -> Option<(usize, u128)> {
+        let group = self.resolve_group(model)?;
+        if run.tried_groups.contains(&group) || (walk.first_route_only && walk.routes > 0) {
+            return None;
+        }
+        run.tried_groups.push(group);
+        let g = &self.groups[group];
+        // The seed's order: filter every route first (each filtered one reported), then rank
+        // the rest; cost and suppression are checked again before each attempt, as the walk
+        // spends budget and cools routes.
+        let (visited, suppressed) = self.filter_group(g, request, run);
+        walk.saw_suppressed |= suppressed;
+        if g.members.len() <= 128 && visited.count_ones() as usize == g.members.len() {
+            return None;
+        }
+        if let Some(source) = walk.serving.replace(g.name.clone()) {
+            walk.depth += 1;
+            run.fallbacks += 1;
+            run.hop(walk.depth);
+            self.emit(
+                Some(request.id),
+                EventKind::Fallback {
+                    source,
+                    target: g.name.clone(),
+                    order: position.saturating_sub(1) as u32,
+                    depth: walk.depth,
+                    level: FallbackLevel::General,
+                    failure: walk
+                        .last
+                        .as_ref()
+                        .map_or(FailureKind::RouterRateLimit, |f| f.failure.kind),
+                },
+            );
+        }
+        Some((group, visited))
+    }
+
+    /// Whether the walk tries route `d` of `g` (group index `group`) now: not when the
+    /// contract rules it out or it is not usable (skipped), nor past the first usable route
+    /// under `allow_fallbacks: false`, the profile's attempt cap or the deadline (the walk
+    /// ends); a route the time left is too short for is skipped (a faster one may fit).
+    fn check_route(
+        &self,
+        g: &Group,
+        group: usize,
+        d: usize,
+        request: &Request,
+        run: &RequestRun,
+        walk: &mut WalkState,
+    ) -> Check {
+        if let Some(reason) = self.route_filtered(g, d, request, run) {
+            walk.saw_suppressed |= reason == FilterReason::Suppressed;
+            return Check::Skip;
+        }
+        if let Err(none) = self.usable(g, d, request) {
+            walk.unusable.get_or_insert((group, none));
+            return Check::Skip;
+        }
+        if walk.first_route_only && walk.routes > 0 {
+            return Check::Stop;
+        }
+        if walk
+            .max_attempts
+            .is_some_and(|max| run.attempts.len() as u32 >= max)
+        {
+            return Check::Stop;
+        }
+        let now = self.clock.now();
+        if now >= walk.deadline {
+            self.deadline_exhausted(g, request, walk.last.as_ref());
+            walk.out_of_time = true;
+            return Check::Stop;
+        }
+        if now + self.allowance(d) > walk.deadline {
+            self.deadline_exhausted(g, request, walk.last.as_ref());
+            walk.out_of_time = true;
+            return Check::Skip;
+        }
+        Check::Go
     }
 
     /// What a walk that got no answer returns: the last failure, else why no route was
     /// usable, else a timeout when the deadline left no room, else `router_rate_limit` when
     /// every compatible route was cooling, else a bad request (no route can satisfy the
     /// request: its contract, or its model).
-    fn walk_failure(
-        &self,
-        last: Option<Failed>,
-        unusable: Option<(usize, NoCandidate)>,
-        ended: WalkEnd,
-        request: &Request,
-    ) -> RouterFailure {
-        match (last, unusable) {
+    fn walk_failure(&self, walk: WalkState, request: &Request) -> RouterFailure {
+        match (walk.last, walk.unusable) {
             (Some(failed), _) => failed.into_router_failure(),
             (None, Some((group, none))) => self
                 .no_candidate(&self.groups[group], request, none)
                 .into_router_failure(),
-            (None, None) if ended.out_of_time => RouterFailure {
+            (None, None) if walk.out_of_time => RouterFailure {
                 kind: FailureKind::Timeout,
                 status: FailureKind::Timeout.default_status(),
                 retry_after: None,
             },
             // Every compatible route is cooling: as when every deployment of a group is.
-            (None, None) if ended.saw_suppressed => RouterFailure {
+            (None, None) if walk.saw_suppressed => RouterFailure {
                 kind: FailureKind::RouterRateLimit,
                 status: FailureKind::RouterRateLimit.default_status(),
                 retry_after: None,
@@ -273,7 +338,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
     }
 
     /// The time an attempt on `d` needs before the deadline (zero unless the profile says).
-    fn allowance(&self, d: usize) -> std::time::Duration {
+    pub(super) fn allowance(&self, d: usize) -> std::time::Duration {
         let measured = self.load.read(|loads| loads[d].mean_latency());
         self.admission.attempt_allowance(
             &self.config.deployments[d],
@@ -311,160 +376,5 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 reason: GiveUpReason::DeadlineExhausted,
             },
         );
-    }
-
-    /// One candidate's inner loop: attempt, then (for a failure the retry policy retries) the
-    /// backoff's wait — unless it would reach the deadline: then the walk fails over now.
-    fn candidate<'a>(
-        &'a self,
-        g: &'a Group,
-        d: usize,
-        request: &'a Request,
-        depth: u32,
-        deadline: Instant,
-        run: &'a mut RequestRun,
-    ) -> impl Future<Output = Result<Completion, CandidateFailed>> + 'a {
-        async move {
-            let mut retries_done = 0u32;
-            let mut first_failure = None;
-            loop {
-                self.flush_deferred(run);
-                let failed = match self.attempt(g, d, request, depth, run).await {
-                    Ok(done) => return Ok(done),
-                    Err(failed) => failed,
-                };
-                let first = *first_failure.get_or_insert(failed.failure.kind);
-                let stream_reason = failed.forced_give_up_reason();
-                if let Some(reason) = stream_reason {
-                    self.give_up(g, request, &failed, reason);
-                    let stop = failed.committed || failed.no_replay;
-                    return Err(CandidateFailed { failed, stop });
-                }
-                let now = self.clock.now();
-                let (wait, wait_reason, max_retries) =
-                    match self.decide_retry(g, d, request, &failed, first, retries_done) {
-                        Ok(next) => next,
-                        Err(reason) => {
-                            self.give_up(g, request, &failed, reason);
-                            let stop = self.admission.ends_walk(&failed.failure);
-                            return Err(CandidateFailed { failed, stop });
-                        }
-                    };
-                let settings = &self.config.settings;
-                if self
-                    .admission
-                    .max_attempts(settings)
-                    .is_some_and(|max| run.attempts.len() as u32 >= max)
-                {
-                    self.give_up(g, request, &failed, GiveUpReason::RetriesExhausted);
-                    return Err(CandidateFailed { failed, stop: true });
-                }
-                if now + wait + self.allowance(d) > deadline || now + wait >= deadline {
-                    self.give_up(g, request, &failed, GiveUpReason::DeadlineExhausted);
-                    let stop = now >= deadline;
-                    return Err(CandidateFailed { failed, stop });
-                }
-                self.emit_at(
-                    now,
-                    Some(request.id),
-                    EventKind::Retry {
-                        model_group: g.name.clone(),
-                        failure: failed.failure.kind,
-                        retry: retries_done + 1,
-                        budget: max_retries,
-                    },
-                );
-                if let Some(reason) = wait_reason {
-                    self.emit_at(
-                        now,
-                        Some(request.id),
-                        EventKind::Wait {
-                            duration: wait,
-                            reason,
-                        },
-                    );
-                }
-                retries_done += 1;
-                run.retries += 1;
-                run.scope_retries += 1;
-                run.pending_wait = wait;
-                if !wait.is_zero() {
-                    self.flush_deferred(run);
-                    self.clock.sleep_until(now + wait).await;
-                    // The timer wakes on a millisecond tick: a wait that ended just before the
-                    // deadline may wake at it, and no attempt starts there.
-                    if self.clock.now() >= deadline {
-                        self.give_up(g, request, &failed, GiveUpReason::DeadlineExhausted);
-                        return Err(CandidateFailed { failed, stop: true });
-                    }
-                }
-            }
-        }
-    }
-
-    fn give_up(&self, g: &Group, request: &Request, failed: &Failed, reason: GiveUpReason) {
-        self.emit(
-            Some(request.id),
-            EventKind::GiveUp {
-                model_group: g.name.clone(),
-                failure: failed.failure.kind,
-                reason,
-            },
-        );
-    }
-
-    /// The retry policy's (and the retry budget's) verdict on a candidate's failure, with the
-    /// backoff's wait when it retries: `(wait, its reason, the budget)`.
-    fn decide_retry(
-        &self,
-        g: &Group,
-        d: usize,
-        request: &Request,
-        failed: &Failed,
-        first_failure: FailureKind,
-        retries_done: u32,
-    ) -> Result<(std::time::Duration, Option<crate::event::WaitReason>, u32), GiveUpReason> {
-        let settings = &self.config.settings;
-        let now = self.clock.now();
-        let healthy = g
-            .members
-            .iter()
-            .filter(|&&m| !self.is_unavailable(m, now))
-            .count();
-        let ctx = RetryContext {
-            request,
-            deployment: Some(&self.config.deployments[d]),
-            model_group: &g.name,
-            group_size: g.members.len(),
-            healthy_left: healthy,
-            group_healthy_left: healthy,
-            first_failure: Some(first_failure),
-            fallbacks_configured: !request.models.is_empty(),
-            context_window_fallbacks_configured: false,
-            content_policy_fallbacks_configured: false,
-            scope: self.classifier.scope(&failed.failure),
-            settings,
-        };
-        let max_retries = match self.retry.decide(&failed.failure, &ctx, retries_done) {
-            RetryDecision::GiveUp(reason) => return Err(reason),
-            RetryDecision::Retry { max_retries } => match self.retry_budget.admit(now) {
-                Some(refused) => return Err(refused),
-                None => max_retries,
-            },
-        };
-        let wait_ctx = WaitContext {
-            group_size: g.members.len(),
-            healthy_left: healthy,
-            group_healthy_left: healthy,
-            retry_after: self.resolve_retry_after(&failed.failure),
-            retry_after_is_date: matches!(
-                failed.failure.retry_after,
-                Some(RetryAfter::HttpDate(_))
-            ),
-            retry_index: retries_done,
-            min_backoff: settings.retry_after,
-        };
-        let (wait, reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
-        Ok((wait, reason, max_retries))
     }
 }

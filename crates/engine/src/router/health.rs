@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Router;
+use super::core::Router;
 use crate::clock::Clock;
 use crate::cooldown::{FailureContext, FailureOrigin};
 use crate::event::{CooldownReason, CooldownSource, EventKind, RecoveredVia, RoutingEvent};

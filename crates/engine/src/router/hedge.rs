@@ -8,7 +8,9 @@
 
 use std::pin::pin;
 
-use super::{Failed, Group, RequestRun, Router};
+use super::core::Router;
+use super::group::Group;
+use super::run::{Failed, RequestRun};
 use crate::alternatives::AlternativeEvent;
 use crate::clock::Clock;
 use crate::event::EventKind;

@@ -1,15 +1,20 @@
-//! The retry loop on one order level of a group: pick, attempt, then ask the retry policy
-//! (and the retry budget) whether to go on and the backoff how long to wait.
+//! The retry loop, the one place that reports retries and waits: try, then ask the retry
+//! policy (and the retry budget) whether to go on and the backoff how long to wait, wait, try
+//! again. It runs on a group's order level (each try a new pick: LiteLLM's visit) or on one
+//! candidate route of the candidate walk (every try on that route, under the walk's
+//! deadline and the profile's attempt cap).
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::core::{Router, lock};
+use super::group::Group;
+use super::run::{Failed, RequestRun};
 use super::visit::NoCandidate;
-use super::{Failed, Group, RequestRun, Router, lock};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
-use crate::event::EventKind;
+use crate::event::{EventKind, GiveUpReason};
 use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::fallback;
 use crate::provider::Provider;
@@ -17,12 +22,21 @@ use crate::request::{Completion, Request};
 use crate::retry::{RetryContext, RetryDecision};
 use crate::small::{Indices, Tried};
 
+/// Where a retry loop runs (indices as `u32`: every request in flight keeps one).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Scope {
+    /// An order level of a group (its index): each try is a new pick on the level.
+    Level(u32),
+    /// One candidate route of the candidate walk (a deployment index): every try on it.
+    Route(u32),
+}
+
 impl<P: Provider, C: Clock> Router<P, C> {
-    /// The retry loop on one order level of a group.
+    /// The retry loop of `scope` in group `g`.
     pub(super) fn retry_loop(
         &self,
         g: &Group,
-        level: usize,
+        scope: Scope,
         request: &Request,
         depth: u32,
         run: &mut RequestRun,
@@ -35,7 +49,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let mut first_failure = None;
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
-                let picked = self.pick(g, level, request, run);
+                let picked = match scope {
+                    Scope::Level(level) => self.pick(g, level as usize, request, run),
+                    Scope::Route(deployment) => Ok(deployment as usize),
+                };
                 // A deferred cooldown lands once the pick has seen the deployment without it.
                 self.flush_deferred(run);
                 let failed = match picked {
@@ -45,7 +62,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     }
                     Ok(deployment) => {
                         tried.insert(deployment);
-                        let result = if self.alternatives.hedge_after.is_some() {
+                        let hedged = matches!(scope, Scope::Level(_))
+                            && self.alternatives.hedge_after.is_some();
+                        let result = if hedged {
                             // Boxed: only a router that hedges pays for the race's state.
                             Box::pin(self.attempt_maybe_hedged(
                                 g,
@@ -66,27 +85,28 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         }
                     }
                 };
-                // Decided before the backoff, in a block: only the wait (and a give-up's
-                // failure, boxed) is kept while it runs.
-                let (deadline, give_up) = {
+                // Decided before the backoff, in a block: only the wait (and a failure the wait
+                // may end in, boxed) is kept while it runs.
+                let (deadline, kept, gives_up) = {
                     let looked = Looked {
-                        members: g.level_members(level),
+                        scope,
                         retries_done,
                         first_failure: *first_failure.get_or_insert(failed.failure.kind),
                     };
-                    let (now, wait, give_up) = match self.before_retry(g, request, failed, &looked)
+                    let (now, wait, kept, gives_up) = match self
+                        .before_retry(g, request, failed, &looked, run)
                     {
-                        Next::Retry { now, wait } => (now, wait, None),
+                        Next::Retry { now, wait, kept } => (now, wait, kept.map(Box::new), false),
                         Next::GiveUp { failed, wait: None } => return Err(failed),
                         Next::GiveUp {
                             failed,
                             wait: Some((now, wait)),
-                        } => (now, wait, Some(Box::new(failed))),
+                        } => (now, wait, Some(Box::new(failed)), true),
                     };
                     run.pending_wait = wait;
-                    ((!wait.is_zero()).then(|| now + wait), give_up)
+                    ((!wait.is_zero()).then(|| now + wait), kept, gives_up)
                 };
-                if give_up.is_none() {
+                if !gives_up {
                     // Counted before the backoff, which then keeps only its timer.
                     retries_done += 1;
                     run.retries += 1;
@@ -97,13 +117,20 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     self.flush_deferred(run);
                     self.clock.sleep_until(deadline).await;
                 }
-                if let Some(failed) = give_up {
-                    return Err(*failed);
+                if let Some(failed) = kept {
+                    if gives_up {
+                        return Err(*failed);
+                    }
+                    // The timer wakes on a millisecond tick: a wait that ended just before the
+                    // walk's deadline may wake at it, and no attempt starts there.
+                    if run.walk_deadline.is_some_and(|end| self.clock.now() >= end) {
+                        let reason = GiveUpReason::DeadlineExhausted;
+                        return Err(self.give_up(g, request, *failed, reason, true));
+                    }
                 }
             }
         }
     }
-
     /// One pick on `level` (a plain function: nothing of it lives across an await).
     fn pick(
         &self,
@@ -186,96 +213,128 @@ impl<P: Provider, C: Clock> Router<P, C> {
             committed: false,
             retries_closed: false,
             no_replay: false,
+            ends_walk: false,
         }
     }
 
     /// After a failed attempt (or pick): give up with the failure (reported: a stream past
-    /// the point of no return, the retry policy, the retry budget), or retry (reported, with
-    /// its wait). Returns when the wait starts and how long it is; the caller waits. A
-    /// retry policy may ask for the wait after giving up too.
+    /// the point of no return, the retry policy, the retry budget, the walk's attempt cap or
+    /// deadline), or retry (reported, with its wait). Returns when the wait starts and how
+    /// long it is; the caller waits. A retry policy may ask for the wait after giving up too.
     fn before_retry(
         &self,
         g: &Group,
         request: &Request,
         failed: Failed,
-        looked: &Looked<'_>,
+        looked: &Looked,
+        run: &RequestRun,
     ) -> Next {
-        let stream_reason = failed.forced_give_up_reason();
-        if let Some(reason) = stream_reason {
-            self.emit(
-                Some(request.id),
-                EventKind::GiveUp {
-                    model_group: g.name.clone(),
-                    failure: failed.failure.kind,
-                    reason,
-                },
-            );
+        if let Some(reason) = failed.forced_give_up_reason() {
+            let ends_walk = failed.committed || failed.no_replay;
+            let failed = self.give_up(g, request, failed, reason, ends_walk);
             return Next::GiveUp { failed, wait: None };
         }
-        let settings = &self.config.settings;
         let now = self.clock.now();
         let ctx = self.retry_context(g, request, &failed, looked, now);
-        let (healthy_left, group_healthy_left) = (ctx.healthy_left, ctx.group_healthy_left);
-        let retries_done = looked.retries_done;
-        let decision = match self.retry.decide(&failed.failure, &ctx, retries_done) {
+        let wait_ctx = self.wait_context(g, &failed, &ctx, looked.retries_done);
+        let decision = match self
+            .retry
+            .decide(&failed.failure, &ctx, looked.retries_done)
+        {
             RetryDecision::Retry { max_retries } => match self.retry_budget.admit(now) {
                 Some(refused) => RetryDecision::GiveUp(refused),
                 None => RetryDecision::Retry { max_retries },
             },
             decision => decision,
         };
-        let wait_ctx = WaitContext {
-            group_size: g.members.len(),
-            healthy_left,
-            group_healthy_left,
-            retry_after: self.resolve_retry_after(&failed.failure),
-            retry_after_is_date: matches!(
-                failed.failure.retry_after,
-                Some(RetryAfter::HttpDate(_))
-            ),
-            retry_index: retries_done,
-            min_backoff: settings.retry_after,
-        };
         let max_retries = match decision {
             RetryDecision::Retry { max_retries } => max_retries,
             RetryDecision::GiveUp(reason) => {
-                self.emit_at(
-                    now,
-                    Some(request.id),
-                    EventKind::GiveUp {
-                        model_group: g.name.clone(),
-                        failure: failed.failure.kind,
-                        reason,
-                    },
-                );
-                let wait = self
-                    .retry
-                    .waits_before_giving_up(reason, &ctx)
-                    .then(|| (now, self.wait_for(&wait_ctx, request, now)));
+                let ends_walk = self.admission.ends_walk(&failed.failure);
+                let waits = self.retry.waits_before_giving_up(reason, &ctx);
+                let failed = self.give_up(g, request, failed, reason, ends_walk);
+                let wait = waits.then(|| (now, self.wait_for(&wait_ctx, request, now)));
                 return Next::GiveUp { failed, wait };
             }
         };
+        let (wait, wait_reason) = self.backoff.wait(&wait_ctx, &mut lock(&self.rng));
+        if let Some((reason, ends_walk)) = self.walk_stops(&failed, now, wait, run) {
+            let failed = self.give_up(g, request, failed, reason, ends_walk);
+            return Next::GiveUp { failed, wait: None };
+        }
         self.emit_at(
             now,
             Some(request.id),
             EventKind::Retry {
                 model_group: g.name.clone(),
                 failure: failed.failure.kind,
-                retry: retries_done + 1,
+                retry: looked.retries_done + 1,
                 budget: max_retries,
             },
         );
-        let wait = self.wait_for(&wait_ctx, request, now);
-        Next::Retry { now, wait }
+        self.emit_wait(wait, wait_reason, request, now);
+        // Kept across the wait only when a deadline the wait may reach would end the retry.
+        let kept = (run.walk_deadline.is_some() && !wait.is_zero()).then_some(failed);
+        Next::Retry { now, wait, kept }
     }
 
-    /// What the retry policy is told about a failure.
+    /// The candidate walk's own limits on a retry it would take after `wait`: the profile's cap
+    /// on attempts (the walk ends), and the deadline (a wait that would reach it, or leave too
+    /// little time for an attempt, fails over now; the walk ends once it is reached). `None`
+    /// outside the candidate walk, which sets no deadline.
+    fn walk_stops(
+        &self,
+        failed: &Failed,
+        now: Instant,
+        wait: Duration,
+        run: &RequestRun,
+    ) -> Option<(GiveUpReason, bool)> {
+        let deadline = run.walk_deadline?;
+        let settings = &self.config.settings;
+        if self
+            .admission
+            .max_attempts(settings)
+            .is_some_and(|max| run.attempts.len() as u32 >= max)
+        {
+            return Some((GiveUpReason::RetriesExhausted, true));
+        }
+        let allowance = failed
+            .deployment
+            .map_or(Duration::ZERO, |d| self.allowance(d));
+        (now + wait + allowance > deadline || now + wait >= deadline)
+            .then_some((GiveUpReason::DeadlineExhausted, now >= deadline))
+    }
+
+    /// Reports giving up on `failed` for `reason`; `ends_walk`: the candidate walk stops too.
+    pub(super) fn give_up(
+        &self,
+        g: &Group,
+        request: &Request,
+        mut failed: Failed,
+        reason: GiveUpReason,
+        ends_walk: bool,
+    ) -> Failed {
+        self.emit(
+            Some(request.id),
+            EventKind::GiveUp {
+                model_group: g.name.clone(),
+                failure: failed.failure.kind,
+                reason,
+            },
+        );
+        failed.ends_walk = ends_walk;
+        failed
+    }
+
+    /// What the retry policy is told about a failure: on a level, its health and the group's,
+    /// and the fallback lists that exist; on a route, the group's health, and the request's
+    /// `models` as its fallbacks.
     fn retry_context<'a>(
         &'a self,
         g: &'a Group,
         request: &'a Request,
         failed: &Failed,
-        looked: &Looked<'_>,
+        looked: &Looked,
         now: Instant,
     ) -> RetryContext<'a> {
         let settings = &self.config.settings;
@@ -285,51 +344,95 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 .filter(|&&d| !self.is_unavailable(d, now))
                 .count()
         };
+        let (healthy_left, group_healthy_left, fallbacks_configured, dedicated_lists) =
+            match looked.scope {
+                Scope::Level(level) => (
+                    healthy(g.level_members(level as usize)),
+                    healthy(&g.members),
+                    fallback::general_fallbacks_configured(settings, request),
+                    true,
+                ),
+                Scope::Route(_) => {
+                    let healthy = healthy(&g.members);
+                    (healthy, healthy, !request.models.is_empty(), false)
+                }
+            };
         RetryContext {
             request,
             deployment: failed.deployment.map(|i| &self.config.deployments[i]),
             model_group: &g.name,
             group_size: g.members.len(),
-            healthy_left: healthy(looked.members),
-            group_healthy_left: healthy(&g.members),
+            healthy_left,
+            group_healthy_left,
             first_failure: Some(looked.first_failure),
-            fallbacks_configured: fallback::general_fallbacks_configured(settings, request),
-            context_window_fallbacks_configured: !settings.context_window_fallbacks.is_empty(),
-            content_policy_fallbacks_configured: !settings.content_policy_fallbacks.is_empty(),
+            fallbacks_configured,
+            context_window_fallbacks_configured: dedicated_lists
+                && !settings.context_window_fallbacks.is_empty(),
+            content_policy_fallbacks_configured: dedicated_lists
+                && !settings.content_policy_fallbacks.is_empty(),
             scope: self.classifier.scope(&failed.failure),
             settings,
+        }
+    }
+
+    /// What the backoff is told about a failure.
+    fn wait_context(
+        &self,
+        g: &Group,
+        failed: &Failed,
+        ctx: &RetryContext<'_>,
+        retries_done: u32,
+    ) -> WaitContext {
+        WaitContext {
+            group_size: g.members.len(),
+            healthy_left: ctx.healthy_left,
+            group_healthy_left: ctx.group_healthy_left,
+            retry_after: self.resolve_retry_after(&failed.failure),
+            retry_after_is_date: matches!(
+                failed.failure.retry_after,
+                Some(RetryAfter::HttpDate(_))
+            ),
+            retry_index: retries_done,
+            min_backoff: self.config.settings.retry_after,
         }
     }
 
     /// The backoff's wait, reported when there is one.
     fn wait_for(&self, wait_ctx: &WaitContext, request: &Request, now: Instant) -> Duration {
         let (wait, reason) = self.backoff.wait(wait_ctx, &mut lock(&self.rng));
-        if let Some(reason) = reason {
-            self.emit_at(
-                now,
-                Some(request.id),
-                EventKind::Wait {
-                    duration: wait,
-                    reason,
-                },
-            );
-        }
+        self.emit_wait(wait, reason, request, now);
         wait
+    }
+
+    /// Reports a wait that has a reason.
+    fn emit_wait(
+        &self,
+        duration: Duration,
+        reason: Option<crate::event::WaitReason>,
+        request: &Request,
+        now: Instant,
+    ) {
+        if let Some(reason) = reason {
+            self.emit_at(now, Some(request.id), EventKind::Wait { duration, reason });
+        }
     }
 }
 
 /// What the retry loop knows when it asks about a failure.
-struct Looked<'a> {
-    /// The level's members.
-    members: &'a [usize],
+struct Looked {
+    scope: Scope,
     retries_done: u32,
     first_failure: FailureKind,
 }
 
 /// What comes after a failure.
 enum Next {
-    /// Retry after `wait` from `now`.
-    Retry { now: Instant, wait: Duration },
+    /// Retry after `wait` from `now`; `kept`: the failure, when the wait may end the retry.
+    Retry {
+        now: Instant,
+        wait: Duration,
+        kept: Option<Failed>,
+    },
     /// Give up, after `wait` when the retry policy asks for one.
     GiveUp {
         failed: Failed,

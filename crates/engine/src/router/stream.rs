@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::core::Router;
+use super::group::Group;
+use super::run::{Failed, RequestRun, StreamProgress};
 use super::walk::apply_overrides;
-use super::{Failed, Group, RequestRun, Router};
 use crate::clock::Clock;
 use crate::config::Deployment;
 use crate::event::EventKind;
@@ -20,31 +22,6 @@ use crate::stream::{
     BreakKind, Chunk, FinishReason, ProviderStream, StreamItem, StreamOutcome, StreamRecovery,
     StreamStats,
 };
-
-/// What the caller's stream has received so far, across attempts.
-#[derive(Debug, Default)]
-pub(super) struct StreamProgress {
-    /// Some frame (even role-only) reached the caller: Multigrid's first byte.
-    first_byte: bool,
-    /// Content tokens delivered.
-    delivered: u32,
-    /// Content that forbids a continuation (tool calls, thinking, audio, images) was sent.
-    non_text_content: bool,
-    /// When the first content token reached the caller.
-    pub(super) first_token_at: Option<Instant>,
-    /// When the last token reached the caller.
-    last_token_at: Option<Instant>,
-    /// How the last stream broke, if one did.
-    last_break: Option<BreakKind>,
-    /// A continuation carried the stream on.
-    continued: bool,
-}
-
-impl StreamProgress {
-    fn any_content(&self) -> bool {
-        self.delivered > 0 || self.non_text_content
-    }
-}
 
 /// How a streamed attempt broke.
 pub(super) struct StreamBroke {

@@ -11,28 +11,11 @@
 //!
 //! [`StreamRules::defers_cooldown`]: crate::stream_rules::StreamRules::defers_cooldown
 
-use std::time::Duration;
-
-use tokio::time::Instant;
-
+use super::core::Router;
 use super::health::FailureReport;
-use super::{RequestRun, Router};
+use super::run::{DeferredFailure, RequestRun};
 use crate::clock::Clock;
-use crate::cooldown::FailureOrigin;
-use crate::failure::ProviderFailure;
 use crate::provider::Provider;
-
-/// A failure the failure handler has not heard of yet.
-#[derive(Debug)]
-pub(super) struct DeferredFailure {
-    deployment: usize,
-    group_size: usize,
-    failure: ProviderFailure,
-    origin: FailureOrigin,
-    retry_after: Option<Duration>,
-    now: Instant,
-    request_id: Option<u64>,
-}
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Hands `report` to the failure handler now, or keeps it for later when the rules defer

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{Failed, Group, RequestRun, Router, lock};
+use super::core::{Router, lock};
+use super::group::Group;
+use super::retry_loop::Scope;
+use super::run::{Failed, RequestRun};
 use crate::classify::RecoveryScope;
 use crate::clock::Clock;
 use crate::config::RoutingStrategyName;
@@ -51,7 +54,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
             let mut tried = Tried::new();
             let failed = loop {
                 let failed = match self
-                    .retry_loop(g, level, request, depth, run, &mut tried)
+                    .retry_loop(
+                        g,
+                        Scope::Level(level as u32),
+                        request,
+                        depth,
+                        run,
+                        &mut tried,
+                    )
                     .await
                 {
                     Ok(done) => return Ok(done),
@@ -198,7 +208,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 run.failover_excluded = Some(Box::new(excluded.clone()));
                 let mut tried = Tried::new();
                 let result = self
-                    .retry_loop(g, level, request, depth, run, &mut tried)
+                    .retry_loop(
+                        g,
+                        Scope::Level(level as u32),
+                        request,
+                        depth,
+                        run,
+                        &mut tried,
+                    )
                     .await;
                 run.failover_excluded = None;
                 match result {

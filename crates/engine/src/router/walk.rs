@@ -5,12 +5,13 @@
 
 use std::sync::Arc;
 
-use super::{Failed, RequestRun, Router};
+use super::core::Router;
+use super::run::{Failed, RequestRun};
 use crate::clock::Clock;
 use crate::config::FallbackTarget;
 use crate::event::{EventKind, FallbackLevel, GiveUpReason};
 use crate::failure::{FailureKind, ProviderFailure};
-use crate::fallback;
+use crate::profile::Walk;
 use crate::provider::Provider;
 use crate::request::{Completion, CompletionResult, Request, RouterFailure};
 
@@ -52,7 +53,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             // The walk is written out here rather than awaited as its own future, which would
             // keep a second copy of `self`, `request` and `run` for the whole request.
             let outcome = 'walk: {
-                if self.fallback_policy.walks_candidates() {
+                if self.walk == Walk::Candidates {
                     // Boxed: only a request of a profile that walks candidates pays for it.
                     break 'walk Box::pin(self.walk_candidates(request, &mut run)).await;
                 }
@@ -179,6 +180,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             committed: false,
             retries_closed: false,
             no_replay: false,
+            ends_walk: false,
         })
     }
 
@@ -280,8 +282,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         requested: &str,
         depth: u32,
     ) -> Option<Frame> {
-        let choice = fallback::choose_with(
-            self.fallback_policy.as_ref(),
+        let choice = self.fallback_policy.choose(
             &self.config.settings,
             request,
             failed.failure.kind,

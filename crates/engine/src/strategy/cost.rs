@@ -14,7 +14,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::{PickContext, SelectionStrategy, TotalF64, pick_lowest};
+use super::pick::{PickContext, SelectionStrategy, TotalF64, pick_lowest};
 use crate::config::Deployment;
 use crate::request::Request;
 

@@ -28,7 +28,7 @@ use std::time::Duration;
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::{PickContext, SelectionStrategy, uniform_among};
+use super::pick::{PickContext, SelectionStrategy, uniform_among};
 use crate::small::Indices;
 
 /// Candidates whose mean latency is within this many percent of the best mean count as equally

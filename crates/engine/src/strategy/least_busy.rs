@@ -7,7 +7,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::{PickContext, SelectionStrategy, pick_lowest};
+use super::pick::{PickContext, SelectionStrategy, pick_lowest};
 
 /// DeltaLLM's (and LiteLLM's) `least-busy`.
 #[derive(Clone, Copy, Debug, Default)]

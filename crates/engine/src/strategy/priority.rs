@@ -12,7 +12,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::{PickContext, SelectionStrategy, pick_lowest};
+use super::pick::{PickContext, SelectionStrategy, pick_lowest};
 
 /// DeltaLLM's `priority-based-routing`.
 #[derive(Clone, Copy, Debug, Default)]

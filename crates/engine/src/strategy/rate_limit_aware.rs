@@ -14,8 +14,9 @@
 
 use rand_chacha::ChaCha8Rng;
 
+use super::pick::{PickContext, SelectionStrategy, TotalF64, pick_lowest};
 use super::usage::utilisation;
-use super::{PickContext, SelectionStrategy, TotalF64, Weighted, pick_lowest};
+use super::weighted::Weighted;
 
 /// Utilisation (after counting the request) at or above which a deployment is "near" its limit.
 pub const NEAR_LIMIT: f64 = 0.9;

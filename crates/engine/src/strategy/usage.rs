@@ -13,7 +13,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::{PickContext, SelectionStrategy, TotalF64, pick_lowest};
+use super::pick::{PickContext, SelectionStrategy, TotalF64, pick_lowest};
 use crate::config::Deployment;
 
 /// `max(requests / rpm, tokens / tpm)` over the limits `d` sets (non-zero); `None` without any.

@@ -11,7 +11,7 @@
 
 use rand_chacha::ChaCha8Rng;
 
-use super::{PickContext, SelectionStrategy, weighted_position};
+use super::pick::{PickContext, SelectionStrategy, weighted_position};
 use crate::config::Deployment;
 
 /// The weight of a deployment that sets none.

@@ -25,7 +25,7 @@
 //!   `golden: {tolerance}`) and lists what moved, largest relative change first. No golden is
 //!   not a failure. `bless` writes the golden of every run that happened (expectations are
 //!   still checked and reported).
-//! - **Determinism**: the cases run in path order, then seed order; junit.xml ([`junit`])
+//! - **Determinism**: the cases run in path order, then seed order; junit.xml ([`junit_xml`])
 //!   carries virtual time only, so the file is byte-identical from run to run.
 //!
 //! # Layout

@@ -53,18 +53,33 @@
 //!
 //! `invariant` names the invariants and a violation; `bounds` derives what the settings allow
 //! from a scenario; `state` is what the checker keeps; `verdict` reports violations and sends
-//! each event to its checks: `cooldowns` (a deployment's cooldowns), `request` (one request's
-//! events) and `deadline` (the walk's end-to-end deadline); `checker` is the event sink the
-//! run sees. Each imports only modules listed before it; this file declares them and
-//! re-exports every public item.
+//! each event to its checks. A deployment's cooldown events go to `cooldowns`; a request's
+//! events to `request`, whose [`EventVisitor`](routersim_engine::event::EventVisitor) lists,
+//! per kind of event, the checks it meets, each a small method in its invariant's family:
+//! `consistent`, `attempt_bound`, `commit`, `timeouts`, `deadline`. `checker` is the event
+//! sink the run sees. Each module imports only modules listed before it (the families import
+//! `request` for the type they extend); this file declares them and re-exports every public
+//! item.
+//!
+//! # Rules that differ by profile
+//!
+//! A check never asks which profile the run has: [`Bounds::derive`] reads the settings and the
+//! profile once and says what they allow ([`Bounds::commits_at_content`],
+//! [`Bounds::continuation`], [`Bounds::walk_deadline`]), and each rule reads that. A profile
+//! with its own rule (issue 30: chained stream continuations under `profile: litellm-1.110`)
+//! is a field of [`Bounds`] and a change to the one method that applies the rule.
 
+mod attempt_bound;
 mod bounds;
 mod checker;
+mod commit;
+mod consistent;
 mod cooldowns;
 mod deadline;
 mod invariant;
 mod request;
 mod state;
+mod timeouts;
 mod verdict;
 
 pub use self::bounds::{Bounds, DeploymentLimits, WalkDeadline};

@@ -2,7 +2,7 @@
 //! or to its request's checks, ended requests remembered, client sends, and the end-of-run
 //! checks.
 //!
-//! Separate from the checks of each family (`request`, `cooldowns`, `deadline`), which report
+//! Separate from the checks (`cooldowns`, and `request` with its families), which report
 //! through [`Verdict::fail`].
 
 use std::time::Duration;
@@ -70,7 +70,9 @@ impl Verdict<'_> {
         self.check_cooldowns_ended(bounds, event.at, Some(event));
         match event.request_id {
             Some(id) => self.on_request_event(bounds, id, event),
-            None => self.on_background_event(bounds, event),
+            None => {
+                self.on_cooldown_event(bounds, event);
+            }
         }
     }
 
@@ -105,20 +107,12 @@ impl Verdict<'_> {
             return;
         }
         // Cooldown events carry the request that caused them.
-        if matches!(
-            event.kind,
-            EventKind::CooldownSet { .. }
-                | EventKind::CooldownEnd { .. }
-                | EventKind::Recovered { .. }
-        ) {
-            self.on_background_event(bounds, event);
+        if self.on_cooldown_event(bounds, event) {
             return;
         }
         let mut req = self.state.requests.remove(&id).unwrap_or_default();
-        req.track_walk(event);
         let ended = self.on_request(bounds, id, event, &mut req);
         if ended {
-            self.check_walk_deadline(bounds, id, event, &req);
             self.mark_ended(id);
             self.state.last_request_end = Some(
                 self.state

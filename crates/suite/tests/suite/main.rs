@@ -11,6 +11,7 @@
     reason = "tests fail loudly and read as one story"
 )]
 
+mod alone;
 mod bench_median;
 mod in_flight;
 mod in_flight_footprint;

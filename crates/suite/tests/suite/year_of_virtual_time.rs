@@ -1,6 +1,6 @@
 //! A year of virtual time at one request an hour: memory and wall time follow the 8,760
-//! requests, not the 31.5 million seconds. Alone in its test binary, so the process's peak
-//! resident set is this run's (plus the test harness).
+//! requests, not the 31.5 million seconds. Alone in its own process ([`alone`]), so the
+//! process's peak resident set is this run's (plus the test harness).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use routersim_sim::run::{RunOptions, run};
 use routersim_sim::scenario::parse_scenario;
 use routersim_suite::bench::peak_rss_kib;
+
+use crate::alone::alone;
 
 const YEAR: &str = r#"name: year
 duration: 8760h
@@ -23,6 +25,16 @@ const MAX_RSS_MIB: u64 = 50;
 
 #[test]
 fn a_year_at_one_request_an_hour_runs_in_under_50_mb_and_2_s() {
+    alone(
+        concat!(
+            module_path!(),
+            "::a_year_at_one_request_an_hour_runs_in_under_50_mb_and_2_s"
+        ),
+        run_a_year,
+    );
+}
+
+fn run_a_year() {
     let scenario = parse_scenario(YEAR, std::path::Path::new("year.yaml")).expect("loads");
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("year-of-virtual-time");
     let began = Instant::now();

@@ -64,6 +64,7 @@ impl Verdict<'_> {
         self.recompute_soonest();
     }
 
+    /// Keeps the soonest open deadline (the per-event fast path) after the slots changed.
     fn recompute_soonest(&mut self) {
         self.state.soonest = self.state.cooling.iter().flatten().min().copied();
     }

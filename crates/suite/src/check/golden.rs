@@ -27,10 +27,16 @@ use serde_json::Value;
 use routersim_sim::expect::format_value;
 pub use routersim_sim::scenario::golden::{TOLERANCE_METRICS, parse_tolerance, tolerance_path};
 
+/// The summary key the golden comparison ignores.
+pub const IGNORED_KEY: &str = "routersim_version";
+/// A second key it ignores: `transport` (a run over `http` must match the golden of its
+/// `memory` twin, and `check --transport` must be able to run any suite either way).
+pub const IGNORED_TRANSPORT_KEY: &str = "transport";
+
 /// Top-level summary keys the comparison ignores (see the module docs).
 pub const IGNORED_KEYS: [&str; 5] = [
-    super::IGNORED_KEY,
-    super::IGNORED_TRANSPORT_KEY,
+    IGNORED_KEY,
+    IGNORED_TRANSPORT_KEY,
     "duration_ms",
     "run_end_ms",
     "events",

@@ -15,8 +15,11 @@
 
 use routersim_report::summary::Summary;
 
-use super::{CaseResult, CheckReport, GoldenStatus, SUITE_NAME, assertion};
+use super::case::{CaseResult, CheckReport, GoldenStatus, assertion};
 use routersim_sim::expect::format_value;
+
+/// The suite's name in junit.xml.
+pub const SUITE_NAME: &str = "routersim check";
 
 /// A testcase's outcome.
 enum Outcome {

@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::explorer::Explorer;
 use super::invariants::{Invariant, Violation};
-use super::{Explorer, Scratch, to_yaml};
+use super::scratch::Scratch;
+use super::tree::to_yaml;
 use routersim_sim::scenario::{Scenario, parse_scenario};
 use routersim_sim::traffic::{Arrivals, TrafficSpec};
 

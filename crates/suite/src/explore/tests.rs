@@ -1,3 +1,9 @@
+use std::path::{Path, PathBuf};
+
+use routersim_sim::scenario::parse_scenario;
+use serde_json::Value;
+
+use super::faults::FaultMix;
 use super::*;
 
 fn repo() -> PathBuf {

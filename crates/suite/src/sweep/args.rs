@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::SweepError;
+use super::error::SweepError;
 use routersim_sim::scenario::parse_set_value;
 
 /// One swept key: a router config path and the values to try, as written.

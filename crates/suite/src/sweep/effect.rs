@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sweep::Manifest;
+use super::manifest::Manifest;
 use routersim_sim::facts::RunFacts;
 
 /// Each run's facts, beside its `summary.json` in a sweep's run directory.

@@ -8,10 +8,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::run::{Manifest, RunRow, run_dir};
+use super::error::{SweepError, file_error};
+use super::folder::{RUNS_CSV, SWEEP_CSV, SWEEP_JSON, SWEEP_SVG, run_dir};
+use super::manifest::{Manifest, RunRow};
+use super::plot::write_svg;
 use super::stats::{ComboStats, combo_stats};
 use super::verdict::{marks, verdicts};
-use super::{RUNS_CSV, SWEEP_CSV, SWEEP_JSON, SWEEP_SVG, SweepError, file_error};
 
 /// A number for `runs.csv`: the shortest text that reads back to the same `f64`.
 fn exact(x: f64) -> String {
@@ -156,7 +158,7 @@ pub fn write_outputs(
     write(&out.join(RUNS_CSV), &runs_csv(manifest, rows)?)?;
     write(&out.join(SWEEP_CSV), &sweep_csv(manifest, &stats)?)?;
     let svg = out.join(SWEEP_SVG);
-    crate::sweep::plot::write_svg(&svg, manifest, &stats).map_err(|e| file_error(&svg, e))?;
+    write_svg(&svg, manifest, &stats).map_err(|e| file_error(&svg, e))?;
     Ok(stats)
 }
 

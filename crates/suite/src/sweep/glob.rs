@@ -7,7 +7,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::SweepError;
+use super::error::SweepError;
 
 /// Whether `text` has a glob character.
 pub fn is_pattern(text: &str) -> bool {

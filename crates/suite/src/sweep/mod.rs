@@ -48,136 +48,48 @@
 //!
 //! # Layout
 //!
-//! `args` parses `--set` and `--shard`; `run` builds the grid and runs its jobs; `stats`
-//! computes the means and intervals; `verdict` judges them; `files` writes and reads
-//! `sweep.json`, `runs.csv` and `sweep.csv`; `merge` joins shard folders; `glob` expands
-//! `merge`'s quoted patterns. Every public item is re-exported here.
+//! From the bottom up: `error` (why a sweep or merge failed) and `args` (`--set`, `--shard`);
+//! `folder` (the output folder's file names and run folders) and `manifest` (what a sweep is,
+//! a run's row, [`METRICS`]); `stats` (means and intervals), `verdict` (judging them) and
+//! `table` (the terminal table); `plot` (`sweep.svg`) and `files` (writing and reading
+//! `sweep.json`, `runs.csv` and `sweep.csv`); `effect` (keys that changed nothing); at the top
+//! `run` (building the grid and running its jobs) and `merge` (joining shard folders), beside
+//! `glob` (`merge`'s quoted patterns). Each imports only the modules below it; this file only
+//! declares them and re-exports every public item.
 
 mod args;
 pub mod effect;
+mod error;
 mod files;
+mod folder;
 mod glob;
+mod manifest;
 mod merge;
 pub mod plot;
 mod run;
 mod stats;
+mod table;
 mod verdict;
 
 pub use self::args::{Shard, SweepKey, parse_set_arg, parse_set_args, parse_shard};
+pub use self::error::SweepError;
 pub use self::files::{
     read_manifest, read_runs, runs_csv, runs_header, runs_index_csv, sweep_csv, sweep_header,
     write_outputs,
 };
-pub use self::glob::{expand as expand_glob, expand_all as expand_globs};
-pub use self::merge::{Merged, merge};
-pub use self::run::{
-    Manifest, RunRow, Sweep, SweepOutput, default_out_dir, is_shard_folder, prepare, run_dir,
-    worker_count,
+pub use self::folder::{
+    RUNS_CSV, RUNS_DIR, RUNS_INDEX, SWEEP_CSV, SWEEP_JSON, SWEEP_SVG, default_out_dir,
+    is_shard_folder, run_dir,
 };
-pub use self::stats::{ComboStats, Interval, combo_stats, format_table, mean_ci95, t975};
+pub use self::glob::{expand as expand_glob, expand_all as expand_globs};
+pub use self::manifest::{METRICS, Manifest, RunRow};
+pub use self::merge::{Merged, merge};
+pub use self::run::{Sweep, SweepOutput, prepare, worker_count};
+pub use self::stats::{ComboStats, Interval, combo_stats, mean_ci95, t975};
+pub use self::table::format_table;
 pub use self::verdict::{
     Mark, MetricVerdict, Standing, lower_is_better, marks, verdict_lines, verdicts,
 };
-
-use std::fmt;
-use std::path::{Path, PathBuf};
-
-use routersim_sim::report_dir::ReportDirError;
-use routersim_sim::run::RunError;
-use routersim_sim::scenario::ScenarioError;
-
-/// The metrics a sweep records per run, in column order (names of
-/// [`Summary::metric`](routersim_report::Summary::metric)).
-pub const METRICS: [&str; 9] = [
-    "fallback_rate",
-    "failed_rate",
-    "retry_rate",
-    "p50_latency_ms",
-    "p99_latency_ms",
-    "cooled_ms_total",
-    "attempts_per_request_mean",
-    "deadline_exhaustion_rate",
-    "validation_rejection_rate",
-];
-
-/// The manifest's file name.
-pub const SWEEP_JSON: &str = "sweep.json";
-/// One row per run.
-pub const RUNS_CSV: &str = "runs.csv";
-/// One row per combination.
-pub const SWEEP_CSV: &str = "sweep.csv";
-/// The plot.
-pub const SWEEP_SVG: &str = "sweep.svg";
-/// Where the per-run summaries go.
-pub const RUNS_DIR: &str = "runs";
-/// In [`RUNS_DIR`]: which run folder holds which settings and seed.
-pub const RUNS_INDEX: &str = "index.csv";
-
-/// Why a sweep (or a merge) could not happen; every one is the user's input or an IO error.
-#[derive(Debug, thiserror::Error)]
-pub enum SweepError {
-    /// A bad argument (`--set`, `--seeds`, `--shard`, `--jobs`).
-    #[error("{0}")]
-    Usage(String),
-    /// The scenario is invalid on its own.
-    #[error("{0}")]
-    Scenario(Box<ScenarioError>),
-    /// A `--set` entry does not fit the scenario's router config.
-    #[error("invalid --set {setting}: {source}")]
-    Setting {
-        /// `key=value`.
-        setting: String,
-        /// Where and why.
-        source: Box<ScenarioError>,
-    },
-    /// A combination of settings is invalid together.
-    #[error("with {settings}: {source}")]
-    Combination {
-        /// `key=value key=value`.
-        settings: String,
-        /// Where and why.
-        source: Box<ScenarioError>,
-    },
-    /// A run failed.
-    #[error("run with {settings}, seed {seed}: {source}")]
-    Run {
-        /// `key=value key=value`.
-        settings: String,
-        /// The seed.
-        seed: u64,
-        /// What went wrong.
-        source: Box<RunError>,
-    },
-    /// Reading or writing a file.
-    #[error("{}: {message}", .path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
-    /// Shards that do not belong together, or rows that do not fit their sweep.
-    #[error("{0}")]
-    Merge(String),
-    /// The output folder cannot be written, or a shard folder is not complete.
-    #[error("{0}")]
-    Output(#[from] ReportDirError),
-    /// The sweep failed after its folder was begun: nothing of it is kept.
-    #[error("{source}; {note}")]
-    NotWritten {
-        /// Why it failed.
-        source: Box<SweepError>,
-        /// What became of the target folder.
-        note: String,
-    },
-}
-
-fn file_error(path: &Path, e: impl fmt::Display) -> SweepError {
-    SweepError::File {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
 
 #[cfg(test)]
 mod tests;

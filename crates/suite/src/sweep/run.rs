@@ -1,116 +1,28 @@
-//! The grid and its runs: the manifest (`sweep.json`'s content), preparing a sweep from a
-//! scenario and its `--set` keys, and the workers that run the jobs into the output folder.
+//! The grid and its runs: preparing a sweep from a scenario and its `--set` keys (every
+//! combination validated before anything runs), and the workers that run the jobs into the
+//! output folder.
 //!
 //! Separate from `files` and `stats`: this is the only part that runs simulations.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::args::{Shard, SweepKey};
+use super::effect::{no_effect_lines, write_facts};
+use super::error::{SweepError, file_error};
 use super::files::{runs_index_csv, write, write_outputs};
+use super::folder::{RUNS_DIR, RUNS_INDEX, is_shard_folder, run_dir};
+use super::manifest::{METRICS, Manifest, RunRow};
 use super::stats::ComboStats;
-use super::{METRICS, RUNS_DIR, RUNS_INDEX, SweepError, file_error};
 use crate::hash::content_hash;
-use crate::sweep::effect::{no_effect_lines, write_facts};
 use routersim_sim::config_keys::set_does_nothing;
 use routersim_sim::report_dir::{ReportDir, mark_complete};
 use routersim_sim::run::{Rendering, VERSION, run_into};
 use routersim_sim::scenario::{RouterSource, Scenario, parse_scenario_with_set, parse_set_value};
-
-/// What a sweep is, written to `sweep.json`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// The scenario's name.
-    pub scenario: String,
-    /// The scenario file, as given.
-    pub scenario_file: String,
-    /// A content hash of the scenario file's bytes ([`content_hash`]): shards of one sweep
-    /// must have the same.
-    #[serde(default)]
-    pub scenario_hash: String,
-    /// The same for its `router_file`, when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub router_file_hash: Option<String>,
-    /// routersim's version.
-    pub routersim_version: String,
-    /// The swept keys, in `--set` order.
-    pub keys: Vec<SweepKey>,
-    /// The seeds, in `--seeds` order.
-    pub seeds: Vec<u64>,
-    /// The metrics of `runs.csv` ([`METRICS`]).
-    pub metrics: Vec<String>,
-    /// Counts per run, after the metrics in `runs.csv` and `sweep.csv` (see
-    /// [`count_columns`]); absent in sweeps of earlier versions.
-    #[serde(default)]
-    pub counts: Vec<String>,
-    /// The shard this directory holds; `None` for the whole sweep (or a merge).
-    pub shard: Option<Shard>,
-    /// The swept keys that changed no run's summary, each with why where the engine can tell
-    /// ([`no_effect_lines`]); empty (and absent from the file) for a shard.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub no_effect: Vec<String>,
-}
-
-impl Manifest {
-    /// Every combination, in grid order (first key slowest): the value index of each key.
-    pub fn combinations(&self) -> Vec<Vec<usize>> {
-        let mut combos = vec![Vec::new()];
-        for key in &self.keys {
-            combos = combos
-                .into_iter()
-                .flat_map(|prefix| {
-                    (0..key.values.len()).map(move |v| {
-                        let mut c = prefix.clone();
-                        c.push(v);
-                        c
-                    })
-                })
-                .collect();
-        }
-        combos
-    }
-
-    /// The per-run columns after the keys and seed: the metrics, then the counts.
-    pub fn columns(&self) -> impl Iterator<Item = &String> {
-        self.metrics.iter().chain(&self.counts)
-    }
-
-    /// Jobs in the whole sweep: combinations × seeds.
-    pub fn job_count(&self) -> usize {
-        self.keys.iter().map(|k| k.values.len()).product::<usize>() * self.seeds.len()
-    }
-
-    /// `key=value key=value` for a combination (`(scenario as is)` with no keys).
-    pub fn describe(&self, combo: &[usize]) -> String {
-        if self.keys.is_empty() {
-            return "(scenario as is)".to_string();
-        }
-        self.keys
-            .iter()
-            .zip(combo)
-            .map(|(k, &v)| format!("{}={}", k.path, k.values[v]))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-/// One run's result: which job, and the metrics in [`METRICS`] order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunRow {
-    /// Combination index (grid order).
-    pub combo: usize,
-    /// Index into the manifest's seeds.
-    pub seed_index: usize,
-    /// The seed.
-    pub seed: u64,
-    /// The metric values.
-    pub metrics: Vec<f64>,
-}
 
 /// A prepared sweep: the manifest and one validated scenario per combination.
 #[derive(Debug)]
@@ -405,32 +317,6 @@ pub struct SweepOutput {
     pub stats: Vec<ComboStats>,
     /// What writing the folder had to tidy up first, for the user.
     pub notes: Vec<String>,
-}
-
-/// A run's report directory in a sweep: `out/runs/c<NNN>/seed-<S>/`.
-pub fn run_dir(out: &Path, combo: usize, seed: u64) -> PathBuf {
-    out.join(RUNS_DIR)
-        .join(format!("c{:03}", combo + 1))
-        .join(format!("seed-{seed}"))
-}
-
-/// Whether a folder name is a shard's default folder, `shard-K-of-N`: shards run on one
-/// machine sit inside the whole sweep's default folder, and survive its replacement.
-pub fn is_shard_folder(name: &str) -> bool {
-    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    name.strip_prefix("shard-")
-        .and_then(|rest| rest.split_once("-of-"))
-        .is_some_and(|(k, n)| number(k) && number(n))
-}
-
-/// The default output directory: `reports/sweep/<name>/`, or
-/// `reports/sweep/<name>/shard-K-of-N/` for a shard (so shards on one machine do not collide).
-pub fn default_out_dir(name: &str, shard: Option<Shard>) -> PathBuf {
-    let dir = Path::new("reports").join("sweep").join(name);
-    match shard {
-        None => dir,
-        Some(s) => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
-    }
 }
 
 /// Threads to use: `--jobs`, or every core; never more than the jobs.

@@ -16,7 +16,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::run::Manifest;
+use super::manifest::Manifest;
 use super::stats::{ComboStats, Interval};
 
 /// Whether a lower value of `metric` is better (see the module docs).

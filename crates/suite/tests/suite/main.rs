@@ -11,10 +11,7 @@
     reason = "tests fail loudly and read as one story"
 )]
 
-/// The tests that measure this process's peak resident set take turns: each resets the peak
-/// and must be the only thing growing memory while it runs (they share one test binary).
-pub static MEMORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+mod alone;
 mod bench_median;
 mod in_flight;
 mod in_flight_footprint;

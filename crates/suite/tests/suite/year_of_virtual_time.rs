@@ -1,13 +1,15 @@
 //! A year of virtual time at one request an hour: memory follows the 8,760 requests, not the
-//! 31.5 million seconds. The process's peak resident set is reset first and no other
-//! memory-measuring test runs meanwhile (`crate::MEMORY`), so the peak is this run's (plus the
-//! test harness). How fast it runs is a benchmark's business, not this test's.
+//! 31.5 million seconds. Alone in its own process ([`alone`]), so the process's peak resident
+//! set is this run's (plus the test harness). How fast it runs is a benchmark's business, not
+//! this test's.
 
 use std::path::PathBuf;
 
 use routersim_sim::run::{RunOptions, run};
 use routersim_sim::scenario::parse_scenario;
-use routersim_suite::bench::{peak_rss_kib, reset_peak_rss};
+use routersim_suite::bench::peak_rss_kib;
+
+use crate::alone::alone;
 
 const YEAR: &str = r#"name: year
 duration: 8760h
@@ -23,10 +25,16 @@ const MAX_RSS_MIB: u64 = 50;
 
 #[test]
 fn a_year_at_one_request_an_hour_runs_in_under_50_mb() {
-    let _alone = crate::MEMORY
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    assert!(reset_peak_rss(), "Linux /proc/self/clear_refs");
+    alone(
+        concat!(
+            module_path!(),
+            "::a_year_at_one_request_an_hour_runs_in_under_50_mb"
+        ),
+        run_a_year,
+    );
+}
+
+fn run_a_year() {
     let scenario = parse_scenario(YEAR, std::path::Path::new("year.yaml")).expect("loads");
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("year-of-virtual-time");
     // The full report: traces, timeseries, plots and page.

@@ -13,79 +13,68 @@
 //! A request's arrival is known only at its `request_end`, so the first two are kept as the
 //! latest attempt start and the latest wait end, and all three are checked there.
 //!
-//! Separate from `request` (the long per-event match): it reads two event kinds and the end.
+//! Separate from the other families: it notes two event kinds and checks at the end.
 
-use routersim_engine::event::{EventKind, RoutingEvent};
+use std::time::Duration;
 
-use super::bounds::Bounds;
-use super::verdict::{RequestState, Verdict, secs};
-use super::{Invariant, TIMER_SLACK};
+use tokio::time::Instant;
 
-impl RequestState {
-    /// Keeps what the deadline check needs from one event of the request.
-    pub(super) fn track_walk(&mut self, event: &RoutingEvent) {
-        match &event.kind {
-            EventKind::AttemptStart { attempt, .. } => {
-                self.last_attempt_start = Some((*attempt, event.at));
-            }
-            EventKind::Wait { duration, .. } => {
-                let end = event.at + *duration;
-                self.latest_wait_end = Some(self.latest_wait_end.map_or(end, |w| w.max(end)));
-            }
-            _ => {}
-        }
+use super::invariant::{Invariant, TIMER_SLACK};
+use super::request::RequestCheck;
+use super::verdict::secs;
+
+impl RequestCheck<'_, '_> {
+    /// Keeps the latest attempt start, for the check at `request_end`.
+    pub(super) fn note_walk_attempt(&mut self, attempt: u32) {
+        self.req.last_attempt_start = Some((attempt, self.at));
     }
-}
 
-impl Verdict<'_> {
-    /// At the request's `request_end`: the three checks of the module docs.
-    pub(super) fn check_walk_deadline(
-        &mut self,
-        bounds: &Bounds,
-        id: u64,
-        event: &RoutingEvent,
-        req: &RequestState,
-    ) {
-        let Some(limits) = bounds.walk_deadline else {
+    /// Keeps the latest end of a wait of `duration` starting now, for the check at
+    /// `request_end`.
+    pub(super) fn note_walk_wait(&mut self, duration: Duration) {
+        let end = self.at + duration;
+        self.req.latest_wait_end = Some(self.req.latest_wait_end.map_or(end, |w| w.max(end)));
+    }
+
+    /// At the request's `request_end` (it arrived at `start`): the three checks of the
+    /// module docs.
+    pub(super) fn within_walk_deadline(&mut self, start: Instant, streamed: bool) {
+        let Some(limits) = self.bounds.walk_deadline else {
             return;
         };
-        let EventKind::RequestEnd { start, stream, .. } = &event.kind else {
-            return;
-        };
-        let limit = if stream.is_some() {
+        let limit = if streamed {
             limits.stream
         } else {
             limits.request
         };
-        let deadline = *start + limit;
-        let (id, at) = (Some(id), Some(event.at));
-        if let Some((attempt, started)) = req.last_attempt_start
+        let deadline = start + limit;
+        if let Some((attempt, started)) = self.req.last_attempt_start
             && started >= deadline
         {
             let detail = format!(
                 "attempt {attempt} starts {} after arrival: the deadline is {}",
-                secs(started - *start),
+                secs(started - start),
                 secs(limit)
             );
-            self.fail(Invariant::WithinWalkDeadline, id, at, detail);
+            self.fail(Invariant::WithinWalkDeadline, detail);
         }
-        if let Some(end) = req.latest_wait_end
+        if let Some(end) = self.req.latest_wait_end
             && end >= deadline
         {
             let detail = format!(
                 "a wait ends {} after arrival: it would consume what is left of the {} deadline",
-                secs(end - *start),
+                secs(end - start),
                 secs(limit)
             );
-            self.fail(Invariant::WithinWalkDeadline, id, at, detail);
+            self.fail(Invariant::WithinWalkDeadline, detail);
         }
-        if stream.is_none() && event.at > deadline + TIMER_SLACK {
+        if !streamed && self.at > deadline + TIMER_SLACK {
             let detail = format!(
                 "the request ends {} after arrival: its deadline is {}",
-                secs(event.at - *start),
+                secs(self.at - start),
                 secs(limit)
             );
-            self.fail(Invariant::WithinWalkDeadline, id, at, detail);
+            self.fail(Invariant::WithinWalkDeadline, detail);
         }
     }
 }

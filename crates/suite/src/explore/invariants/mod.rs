@@ -49,179 +49,42 @@
 //! [`Invariant::NoPanic`] and [`Invariant::Deterministic`] are checked around the run (see
 //! the parent module).
 //!
-//! Layout: this file holds the public types (`Invariant`, `Violation`, `Checker`); `bounds`
-//! derives what the settings allow from a scenario; `verdict` keeps the per-request state and
-//! checks background events and the end of the run; `request` checks one request's events.
+//! # Layout
+//!
+//! `invariant` names the invariants and a violation; `bounds` derives what the settings allow
+//! from a scenario; `state` is what the checker keeps; `verdict` reports violations and sends
+//! each event to its checks. A deployment's cooldown events go to `cooldowns`; a request's
+//! events to `request`, whose [`EventVisitor`](routersim_engine::event::EventVisitor) lists,
+//! per kind of event, the checks it meets, each a small method in its invariant's family:
+//! `consistent`, `attempt_bound`, `commit`, `timeouts`, `deadline`. `checker` is the event
+//! sink the run sees. Each module imports only modules listed before it (the families import
+//! `request` for the type they extend); this file declares them and re-exports every public
+//! item.
+//!
+//! # Rules that differ by profile
+//!
+//! A check never asks which profile the run has: [`Bounds::derive`] reads the settings and the
+//! profile once and says what they allow ([`Bounds::commits_at_content`],
+//! [`Bounds::continuation`], [`Bounds::walk_deadline`]), and each rule reads that. A profile
+//! with its own rule (issue 30: chained stream continuations under `profile: litellm-1.110`)
+//! is a field of [`Bounds`] and a change to the one method that applies the rule.
 
+mod attempt_bound;
 mod bounds;
+mod checker;
+mod commit;
+mod consistent;
+mod cooldowns;
 mod deadline;
+mod invariant;
 mod request;
+mod state;
+mod timeouts;
 mod verdict;
 
 pub use self::bounds::{Bounds, DeploymentLimits, WalkDeadline};
-use self::verdict::{State, Verdict};
-
-use std::fmt;
-use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
-
-use routersim_engine::event::{EventSink, RoutingEvent};
-use routersim_report::summary::Summary;
-use tokio::time::Instant;
-
-/// tokio's timer resolution: a sleep until `t` wakes on the first millisecond tick at or
-/// after `t`, and other tasks woken on that tick may run first. Deadlines enforced by a
-/// timer (a cooldown's end, an attempt's timeout, a stream's first-token and stall
-/// deadlines) are checked with this much slack.
-pub const TIMER_SLACK: Duration = Duration::from_millis(1);
-
-/// One property every run must have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Invariant {
-    /// Nothing panics (the run, the engine, the recorder).
-    NoPanic,
-    /// Every arrival ends exactly once.
-    EndsOnce,
-    /// A request's events tell one consistent story.
-    EventsConsistent,
-    /// Attempts, retries and fallback hops stay within what the settings allow.
-    AttemptBound,
-    /// No retry or failover after a stream delivered content.
-    NoRetryAfterCommit,
-    /// Every cooldown ends.
-    CooldownEnds,
-    /// No wait, attempt or stream gap runs past its deadline.
-    NoWaitPastDeadline,
-    /// A retried request never takes longer than its end-to-end deadline allows.
-    WithinWalkDeadline,
-    /// The same seed twice gives the same report bytes.
-    Deterministic,
-    /// The generated scenario loads and runs (a failure here is explore's own bug).
-    Runs,
-}
-
-impl Invariant {
-    /// Every invariant, in report order.
-    pub const ALL: [Invariant; 10] = [
-        Invariant::NoPanic,
-        Invariant::EndsOnce,
-        Invariant::EventsConsistent,
-        Invariant::AttemptBound,
-        Invariant::NoRetryAfterCommit,
-        Invariant::CooldownEnds,
-        Invariant::NoWaitPastDeadline,
-        Invariant::WithinWalkDeadline,
-        Invariant::Deterministic,
-        Invariant::Runs,
-    ];
-
-    /// Its name in output and file names.
-    pub fn name(self) -> &'static str {
-        match self {
-            Invariant::NoPanic => "no_panic",
-            Invariant::EndsOnce => "ends_once",
-            Invariant::EventsConsistent => "events_consistent",
-            Invariant::AttemptBound => "attempt_bound",
-            Invariant::NoRetryAfterCommit => "no_retry_after_commit",
-            Invariant::CooldownEnds => "cooldown_ends",
-            Invariant::NoWaitPastDeadline => "no_wait_past_deadline",
-            Invariant::WithinWalkDeadline => "within_walk_deadline",
-            Invariant::Deterministic => "deterministic",
-            Invariant::Runs => "runs",
-        }
-    }
-}
-
-impl fmt::Display for Invariant {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A broken invariant: which, where, and what happened.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Violation {
-    /// The invariant.
-    pub invariant: Invariant,
-    /// The request whose events broke it, if one did.
-    pub request_id: Option<u64>,
-    /// Virtual time of the event that broke it, in ms from the run's start.
-    pub at_ms: Option<f64>,
-    /// What happened, with the event.
-    pub detail: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.invariant)?;
-        if let Some(id) = self.request_id {
-            write!(f, ": request {id}")?;
-        }
-        if let Some(ms) = self.at_ms {
-            write!(f, " at {:.3} s", ms / 1000.0)?;
-        }
-        write!(f, ": {}", self.detail)
-    }
-}
-
-/// The invariant checker: an [`EventSink`] that checks as events arrive, and
-/// [`Checker::finish`] for the end-of-run checks.
-#[derive(Debug)]
-pub struct Checker {
-    bounds: Bounds,
-    start: Instant,
-    state: Mutex<State>,
-}
-
-impl Checker {
-    /// A checker for a run that started at `start`.
-    pub fn new(bounds: Bounds, start: Instant) -> Self {
-        let slots = bounds.deployments.len();
-        Self {
-            bounds,
-            start,
-            state: Mutex::new(State {
-                cooling: vec![None; slots],
-                ..State::default()
-            }),
-        }
-    }
-
-    /// The bounds it checks against.
-    pub fn bounds(&self) -> &Bounds {
-        &self.bounds
-    }
-
-    /// The end-of-run checks, given the run's summary (if it produced one); then the first
-    /// violation seen, with how many there were in all.
-    pub fn finish(&self, summary: Option<&Summary>) -> Option<(Violation, u64)> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut v = Verdict {
-            state: &mut state,
-            start: self.start,
-        };
-        v.finish(&self.bounds, summary);
-        let count = v.state.violations;
-        v.state.first.clone().map(|first| (first, count))
-    }
-
-    /// The first violation so far.
-    pub fn first_violation(&self) -> Option<Violation> {
-        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.first.clone()
-    }
-}
-
-impl EventSink for Checker {
-    fn emit(&self, event: &RoutingEvent) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut v = Verdict {
-            state: &mut state,
-            start: self.start,
-        };
-        v.on_event(&self.bounds, event);
-    }
-}
+pub use self::checker::Checker;
+pub use self::invariant::{Invariant, TIMER_SLACK, Violation};
 
 #[cfg(test)]
 mod tests;

@@ -1,22 +1,49 @@
-//! The invariants over one request's events: attempt numbering, waits, retry and fallback
-//! bounds, commitment after streamed content, and deadlines.
+//! One request's events, read by kind: [`RequestCheck`] is the [`EventVisitor`] the checker
+//! hands each event of a request to. Each method says which checks that kind of event meets,
+//! in the order they run (the first violation a run reports depends on it); the checks
+//! themselves live with their invariant: `consistent` ([`Invariant::EventsConsistent`]),
+//! `attempt_bound` ([`Invariant::AttemptBound`]), `commit`
+//! ([`Invariant::NoRetryAfterCommit`]), `timeouts` ([`Invariant::NoWaitPastDeadline`]) and
+//! `deadline` ([`Invariant::WithinWalkDeadline`]).
 //!
-//! Separate because it is one long match over a request's event kinds, each arm an
-//! invariant.
+//! Separate from the families so a kind of event the checks do not read costs nothing here
+//! (the visitor's default), and a family's rule changes in one small method.
 
-use routersim_engine::alternatives::AlternativeEvent;
-use routersim_engine::event::{EventKind, GiveUpReason, RoutingEvent, WaitReason};
+use std::sync::Arc;
+use std::time::Duration;
+
+use routersim_engine::event::{
+    EventVisitor, FallbackLevel, GiveUpReason, RoutingEvent, WaitReason,
+};
+use routersim_engine::failure::FailureKind;
+use routersim_engine::stream::{BreakKind, StreamStats};
+use tokio::time::Instant;
 
 use super::bounds::Bounds;
-use super::verdict::{RequestState, Verdict, secs};
-use super::{Invariant, TIMER_SLACK};
+use super::invariant::Invariant;
+use super::state::RequestState;
+use super::verdict::Verdict;
+
+/// One event of request `id`, checked: where to report, what the settings allow, the
+/// request as its earlier events showed it, and the event's time and kind name.
+pub(super) struct RequestCheck<'c, 'v> {
+    /// Where violations go.
+    pub(super) verdict: &'c mut Verdict<'v>,
+    /// What the settings (and the profile) allow.
+    pub(super) bounds: &'c Bounds,
+    /// The request so far; the checks update it.
+    pub(super) req: &'c mut RequestState,
+    /// The request's id.
+    pub(super) id: u64,
+    /// When the event happened.
+    pub(super) at: Instant,
+    /// The event's kind, as events name it (`order_fallback`).
+    pub(super) name: &'static str,
+}
 
 impl Verdict<'_> {
-    /// One event of request `id`; true when it ended the request.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one match over a request's event kinds, each arm an invariant; next to split"
-    )]
+    /// Checks one event of request `id` (`req`: the request so far); true when it ended the
+    /// request.
     pub(super) fn on_request(
         &mut self,
         bounds: &Bounds,
@@ -24,352 +51,228 @@ impl Verdict<'_> {
         event: &RoutingEvent,
         req: &mut RequestState,
     ) -> bool {
-        let at = event.at;
-        let name = event.kind.name();
-        let (id, at_opt) = (Some(id), Some(at));
-        let after_commit = |what: &str| format!("{what} after the stream delivered content");
-        match &event.kind {
-            EventKind::AttemptStart {
-                attempt,
-                deployment_id,
-                ..
-            } => {
-                // A hedge races the open attempt: the one overlap allowed.
-                let hedge = req.racing && req.open_attempt.is_some() && req.hedge_attempt.is_none();
-                if let Some((open, _, _)) = &req.open_attempt
-                    && !hedge
-                {
-                    let detail = format!("attempt {attempt} starts before attempt {open} ended");
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-                if *attempt != req.attempts + 1 {
-                    let detail = format!(
-                        "attempt {attempt} starts after {} attempt(s): attempts count from 1",
-                        req.attempts
-                    );
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-                req.attempts += 1;
-                if req.attempts > bounds.max_attempts + req.hedges {
-                    let detail = format!(
-                        "attempt {} on {deployment_id}: the settings allow at most {}",
-                        req.attempts, bounds.max_attempts
-                    );
-                    self.fail(Invariant::AttemptBound, id, at_opt, detail);
-                }
-                if req.content {
-                    if let Some(announced) = req.continuation_pending.take() {
-                        if announced != *deployment_id {
-                            let detail = format!(
-                                "the continuation announced on {announced} starts on \
-                                 {deployment_id}"
-                            );
-                            self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                        }
-                    } else {
-                        let detail = after_commit(&format!(
-                            "attempt {attempt} on {deployment_id}, not a continuation,"
-                        ));
-                        self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                    }
-                }
-                if let Some(until) = req.wait_until.take()
-                    && at < until
-                {
-                    let detail = format!(
-                        "attempt {attempt} starts {} before the wait before it is over",
-                        secs(until - at)
-                    );
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-                if hedge {
-                    req.hedge_attempt = Some((*attempt, at, deployment_id.clone()));
-                } else {
-                    req.open_attempt = Some((*attempt, at, deployment_id.clone()));
-                }
-                req.last_chunk = None;
-            }
-            EventKind::AttemptEnd {
-                attempt,
-                start,
-                deployment_id,
-                ..
-            } => {
-                let is = |open: &Option<(u32, tokio::time::Instant, std::sync::Arc<str>)>| {
-                    open.as_ref()
-                        .is_some_and(|(n, s, _)| n == attempt && s == start)
-                };
-                if req.racing && is(&req.hedge_attempt) {
-                    req.hedge_attempt = None;
-                } else if req.racing && is(&req.open_attempt) {
-                    // The hedge, if any, is the race's open attempt now.
-                    req.open_attempt = req.hedge_attempt.take();
-                } else {
-                    match req.open_attempt.take() {
-                        Some((open, open_start, _)) if open == *attempt && open_start == *start => {
-                        }
-                        other => {
-                            let detail = format!(
-                                "attempt_end of attempt {attempt}, but the open attempt is {:?}",
-                                other.map(|(n, _, d)| (n, d))
-                            );
-                            self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                        }
-                    }
-                }
-                let took = at.saturating_duration_since(*start);
-                let limit = bounds
-                    .deployments
-                    .get(deployment_id)
-                    .and_then(|d| d.timeout);
-                if let Some(limit) = limit
-                    && took > limit + TIMER_SLACK
-                    && req.over_timeout.is_none()
-                {
-                    req.over_timeout = Some((*attempt, took, limit));
-                }
-                if let (Some(last), Some(stall)) = (req.last_chunk, bounds.stall_timeout)
-                    && at.saturating_duration_since(last) > stall + TIMER_SLACK
-                {
-                    let detail = format!(
-                        "attempt {attempt} on {deployment_id} ends {} after its last chunk: \
-                         the stall timeout is {}",
-                        secs(at - last),
-                        secs(stall)
-                    );
-                    self.fail(Invariant::NoWaitPastDeadline, id, at_opt, detail);
-                }
-                req.last_chunk = None;
-            }
-            EventKind::StreamChunk { .. } => {
-                let Some((attempt, start, deployment)) = req.open_attempt.clone() else {
-                    let detail = "stream_chunk outside any attempt".to_string();
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                    return false;
-                };
-                match req.last_chunk {
-                    None => {
-                        let first_token = bounds
-                            .deployments
-                            .get(&deployment)
-                            .and_then(|d| d.stream_timeout);
-                        if let Some(limit) = first_token {
-                            let slack = bounds.stall_timeout.unwrap_or_default();
-                            let took = at.saturating_duration_since(start);
-                            if took > limit + slack + TIMER_SLACK {
-                                let detail = format!(
-                                    "attempt {attempt} on {deployment}: first content after {}, \
-                                     stream_timeout {} (+ stall slack {})",
-                                    secs(took),
-                                    secs(limit),
-                                    secs(slack)
-                                );
-                                self.fail(Invariant::NoWaitPastDeadline, id, at_opt, detail);
-                            }
-                        }
-                    }
-                    Some(last) => {
-                        if let Some(stall) = bounds.stall_timeout
-                            && at.saturating_duration_since(last) > stall + TIMER_SLACK
-                        {
-                            let detail = format!(
-                                "attempt {attempt} on {deployment}: {} between chunks, stall \
-                                 timeout {}",
-                                secs(at - last),
-                                secs(stall)
-                            );
-                            self.fail(Invariant::NoWaitPastDeadline, id, at_opt, detail);
-                        }
-                    }
-                }
-                req.last_chunk = Some(at);
-                req.content = true;
-            }
-            EventKind::Wait { duration, reason } => {
-                let ok = match reason {
-                    WaitReason::RetryAfter => {
-                        !duration.is_zero() && *duration <= bounds.retry_after_cap
-                    }
-                    WaitReason::Backoff => *duration < bounds.backoff_cap,
-                };
-                if !ok {
-                    let cap = match reason {
-                        WaitReason::RetryAfter => {
-                            format!("(0, {}]", secs(bounds.retry_after_cap))
-                        }
-                        WaitReason::Backoff => format!("below {}", secs(bounds.backoff_cap)),
-                    };
-                    let detail = format!(
-                        "a {} wait of {}: it must be {cap}",
-                        reason.as_str(),
-                        secs(*duration)
-                    );
-                    self.fail(Invariant::NoWaitPastDeadline, id, at_opt, detail);
-                }
-                req.wait_until = Some(at + *duration);
-            }
-            EventKind::Retry {
-                retry,
-                budget,
-                model_group,
-                ..
-            } => {
-                req.retries += 1;
-                if req.content {
-                    let detail = after_commit(&format!("retry {retry} in {model_group}"));
-                    self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                }
-                if retry > budget || *budget > bounds.max_retry_budget {
-                    let detail = format!(
-                        "retry {retry} of budget {budget} in {model_group} (the largest budget \
-                         the settings give is {})",
-                        bounds.max_retry_budget
-                    );
-                    self.fail(Invariant::AttemptBound, id, at_opt, detail);
-                }
-            }
-            EventKind::GiveUp { reason, .. } => {
-                if req.content
-                    && !matches!(
-                        reason,
-                        GiveUpReason::StreamContentDelivered
-                            | GiveUpReason::NoContinuationDeployment
-                    )
-                {
-                    let detail = after_commit(&format!("give_up {}", reason.as_str()));
-                    self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                }
-            }
-            EventKind::Fallback {
-                source,
-                target,
-                depth,
-                ..
-            } => {
-                req.fallbacks += 1;
-                if req.content {
-                    let detail = after_commit(&format!("fallback {source} -> {target}"));
-                    self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                }
-                if *depth > bounds.max_fallback_depth || req.fallbacks > bounds.max_fallback_hops {
-                    let detail = format!(
-                        "fallback hop {} ({source} -> {target}) at depth {depth}: max_fallbacks \
-                         is {}, and there are {} other group(s)",
-                        req.fallbacks, bounds.max_fallback_depth, bounds.max_fallback_hops
-                    );
-                    self.fail(Invariant::AttemptBound, id, at_opt, detail);
-                }
-            }
-            EventKind::OrderFallback { .. } | EventKind::WeightedFailover { .. } => {
-                if req.content {
-                    let detail = after_commit(name);
-                    self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                }
-            }
-            EventKind::StreamBreak {
-                after_content,
-                deployment_id,
-                ..
-            } => {
-                if req.content && !after_content {
-                    let detail = format!(
-                        "stream_break on {deployment_id} says after_content: false, but content \
-                         reached the caller"
-                    );
-                    self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                }
-                if bounds.commits_at_content && *after_content && !req.content {
-                    let detail = format!(
-                        "stream_break on {deployment_id} says after_content: true, but no \
-                         content reached the caller (a retry was still allowed)"
-                    );
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-            }
-            EventKind::StreamContinued { to_deployment, .. } => {
-                if !req.content {
-                    let detail = "stream_continued before any content".to_string();
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-                if !bounds.continuation || req.continued {
-                    let detail = format!(
-                        "stream_continued on {to_deployment}: {}",
-                        if req.continued {
-                            "a second continuation"
-                        } else {
-                            "continuation is off in the settings"
-                        }
-                    );
-                    self.fail(Invariant::NoRetryAfterCommit, id, at_opt, detail);
-                }
-                req.continued = true;
-                req.continuation_pending = Some(to_deployment.clone());
-            }
-            EventKind::RequestEnd {
-                attempts,
-                retries,
-                fallbacks,
-                stream,
-                ..
-            } => {
-                if let Some((open, _, _)) = &req.open_attempt {
-                    let detail = format!("request_end while attempt {open} is open");
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-                let seen = (req.attempts - req.cancelled, req.retries, req.fallbacks);
-                if (*attempts, *retries, *fallbacks) != seen {
-                    let detail = format!(
-                        "request_end counts {attempts} attempt(s), {retries} retry(ies), \
-                         {fallbacks} fallback(s); the events showed {}, {}, {}",
-                        seen.0, seen.1, seen.2
-                    );
-                    self.fail(Invariant::EventsConsistent, id, at_opt, detail);
-                }
-                if *attempts > bounds.max_attempts + req.hedges {
-                    let detail = format!(
-                        "{attempts} attempts: the settings allow at most {}",
-                        bounds.max_attempts
-                    );
-                    self.fail(Invariant::AttemptBound, id, at_opt, detail);
-                }
-                if let Some((attempt, took, limit)) = req.over_timeout
-                    && stream.is_none()
-                {
-                    let detail = format!(
-                        "attempt {attempt} (not streamed) took {}: its timeout is {}",
-                        secs(took),
-                        secs(limit)
-                    );
-                    self.fail(Invariant::NoWaitPastDeadline, id, at_opt, detail);
-                }
-                return true;
-            }
-            EventKind::AllCooled { .. }
-            | EventKind::AmbiguousOutcome { .. }
-            | EventKind::ClientTry { .. }
-            | EventKind::ResponseCost { .. }
-            | EventKind::CooldownSet { .. }
-            | EventKind::CooldownEnd { .. }
-            | EventKind::HalfOpen { .. }
-            | EventKind::Recovered { .. }
-            | EventKind::ProbeOk { .. }
-            | EventKind::ProbeFailed { .. }
-            | EventKind::RouteFiltered { .. }
-            | EventKind::ValidationRejected { .. } => {}
-            EventKind::Alternative(AlternativeEvent::Hedged { .. }) => {
-                req.racing = true;
-                req.hedges += 1;
-            }
-            EventKind::Alternative(AlternativeEvent::HedgeEnd { .. }) => {
-                // The race's loser was cancelled: it never ends.
-                req.cancelled += u32::from(req.open_attempt.take().is_some())
-                    + u32::from(req.hedge_attempt.take().is_some());
-                req.racing = false;
-            }
-            EventKind::Alternative(
-                AlternativeEvent::Ejected { .. } | AlternativeEvent::Unejected { .. },
-            ) => {}
+        event.kind.visit(&mut RequestCheck {
+            verdict: self,
+            bounds,
+            req,
+            id,
+            at: event.at,
+            name: event.kind.name(),
+        })
+    }
+}
+
+impl RequestCheck<'_, '_> {
+    /// Reports a violation by this request at this event.
+    pub(super) fn fail(&mut self, invariant: Invariant, detail: String) {
+        self.verdict
+            .fail(invariant, Some(self.id), Some(self.at), detail);
+    }
+}
+
+/// `what`, said of something that came after a stream delivered content.
+pub(super) fn after_commit(what: &str) -> String {
+    format!("{what} after the stream delivered content")
+}
+
+impl<'e> EventVisitor<'e> for RequestCheck<'_, '_> {
+    /// Whether the event ended the request (`request_end`).
+    type Output = bool;
+
+    fn request_end(
+        &mut self,
+        _model: &'e Arc<str>,
+        _final_model_group: &'e Arc<str>,
+        _final_deployment_id: Option<&'e Arc<str>>,
+        _failure: Option<FailureKind>,
+        _status: Option<u16>,
+        attempts: u32,
+        retries: u32,
+        fallbacks: u32,
+        _attempted_fallbacks: u32,
+        start: Instant,
+        stream: Option<StreamStats>,
+    ) -> bool {
+        self.nothing_open_at_the_end();
+        self.counts_match_the_events(attempts, retries, fallbacks);
+        self.attempts_within_bound_at_the_end(attempts);
+        self.no_unstreamed_attempt_over_timeout(stream.is_some());
+        self.within_walk_deadline(start, stream.is_some());
+        true
+    }
+
+    fn attempt_start(
+        &mut self,
+        attempt: u32,
+        _model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        _fallback_depth: u32,
+        _max_tokens: Option<u32>,
+    ) -> bool {
+        self.note_walk_attempt(attempt);
+        let hedge = self.starts_a_hedge();
+        self.attempt_starts_in_turn(attempt, hedge);
+        self.req.attempts += 1;
+        self.attempt_within_bound(deployment_id);
+        self.attempt_after_commit(attempt, deployment_id);
+        self.attempt_after_its_wait(attempt);
+        let open = Some((attempt, self.at, deployment_id.clone()));
+        if hedge {
+            self.req.hedge_attempt = open;
+        } else {
+            self.req.open_attempt = open;
         }
+        self.req.last_chunk = None;
+        false
+    }
+
+    fn attempt_end(
+        &mut self,
+        attempt: u32,
+        start: Instant,
+        _model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        _failure: Option<FailureKind>,
+        _status: Option<u16>,
+        _retry_after: Option<Duration>,
+        _wait: Duration,
+        _fallback_depth: u32,
+    ) -> bool {
+        self.attempt_ends_the_open_one(attempt, start);
+        self.note_attempt_over_timeout(attempt, start, deployment_id);
+        self.attempt_ends_before_a_stall(attempt, deployment_id);
+        self.req.last_chunk = None;
+        false
+    }
+
+    fn wait(&mut self, duration: Duration, reason: WaitReason) -> bool {
+        self.note_walk_wait(duration);
+        self.wait_within_its_cap(duration, reason);
+        self.req.wait_until = Some(self.at + duration);
+        false
+    }
+
+    fn retry(
+        &mut self,
+        model_group: &'e Arc<str>,
+        _failure: FailureKind,
+        retry: u32,
+        budget: u32,
+    ) -> bool {
+        self.req.retries += 1;
+        self.no_failover_after_commit(|| format!("retry {retry} in {model_group}"));
+        self.retry_within_budget(retry, budget, model_group);
+        false
+    }
+
+    fn give_up(
+        &mut self,
+        _model_group: &'e Arc<str>,
+        _failure: FailureKind,
+        reason: GiveUpReason,
+    ) -> bool {
+        self.give_up_says_content_was_delivered(reason);
+        false
+    }
+
+    fn order_fallback(
+        &mut self,
+        _model_group: &'e Arc<str>,
+        _from_order: Option<u32>,
+        _to_order: Option<u32>,
+    ) -> bool {
+        let name = self.name;
+        self.no_failover_after_commit(|| name.to_string());
+        false
+    }
+
+    fn weighted_failover(&mut self, _model_group: &'e Arc<str>, _excluded: &'e Arc<str>) -> bool {
+        let name = self.name;
+        self.no_failover_after_commit(|| name.to_string());
+        false
+    }
+
+    fn fallback(
+        &mut self,
+        source: &'e Arc<str>,
+        target: &'e Arc<str>,
+        _order: u32,
+        depth: u32,
+        _level: FallbackLevel,
+        _failure: FailureKind,
+    ) -> bool {
+        self.req.fallbacks += 1;
+        self.no_failover_after_commit(|| format!("fallback {source} -> {target}"));
+        self.fallback_within_bounds(source, target, depth);
+        false
+    }
+
+    fn stream_chunk(
+        &mut self,
+        _tokens: u32,
+        _gap_before: Option<Duration>,
+        _inner_gap: Duration,
+    ) -> bool {
+        let Some(open) = self.chunk_inside_an_attempt() else {
+            return false;
+        };
+        self.chunk_in_time(open);
+        self.req.last_chunk = Some(self.at);
+        self.req.content = true;
+        false
+    }
+
+    fn stream_break(
+        &mut self,
+        _model_group: &'e Arc<str>,
+        deployment_id: &'e Arc<str>,
+        _failure: FailureKind,
+        _how: BreakKind,
+        _tokens_so_far: u32,
+        after_content: bool,
+    ) -> bool {
+        self.break_says_what_the_caller_got(deployment_id, after_content);
+        false
+    }
+
+    fn stream_continued(
+        &mut self,
+        _from_group: &'e Arc<str>,
+        _from_deployment: &'e Arc<str>,
+        _to_group: &'e Arc<str>,
+        to_deployment: &'e Arc<str>,
+        _prefill_tokens: u32,
+    ) -> bool {
+        self.continuation_allowed(to_deployment);
+        self.req.continued = true;
+        self.req.continuation_pending = Some(to_deployment.clone());
+        false
+    }
+
+    fn hedged(
+        &mut self,
+        _model_group: &'e Arc<str>,
+        _primary: &'e Arc<str>,
+        _hedge: &'e Arc<str>,
+        _delay: Duration,
+        _extra_input_tokens: u32,
+        _extra_cost_usd: f64,
+    ) -> bool {
+        self.req.racing = true;
+        self.req.hedges += 1;
+        false
+    }
+
+    fn hedge_end(
+        &mut self,
+        _model_group: &'e Arc<str>,
+        _winner: &'e Arc<str>,
+        _hedge_won: bool,
+    ) -> bool {
+        // The race's loser was cancelled: it never ends.
+        self.req.cancelled += u32::from(self.req.open_attempt.take().is_some())
+            + u32::from(self.req.hedge_attempt.take().is_some());
+        self.req.racing = false;
         false
     }
 }

@@ -1,0 +1,255 @@
+//! Running a check: every scenario for each seed into a staged output folder, each run's
+//! summary compared with (or blessed as) its golden, then junit.xml.
+//!
+//! Separate from the case types and the golden comparison: this is the only part that runs
+//! simulations and writes files.
+
+use std::path::{Path, PathBuf};
+
+use routersim_report::summary::Summary;
+use serde_json::Value;
+
+use super::case::{CaseResult, CheckReport, GoldenStatus};
+use super::golden::{Tolerances, diff_summaries};
+use super::junit::junit_xml;
+use super::paths::{ambiguous_golden, case_root, golden_path};
+use crate::discover::{discover_cases, problem};
+use routersim_sim::config_keys::{config_lines, strict_errors};
+use routersim_sim::expect;
+use routersim_sim::report_dir::{ReportDir, ReportDirError, mark_complete};
+use routersim_sim::run::{Rendering, run_into};
+use routersim_sim::scenario::load_scenario;
+use routersim_sim::transport::Transport;
+
+/// The JUnit file written in the output directory.
+pub const JUNIT_XML: &str = "junit.xml";
+
+/// How to check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The seeds to run every scenario with (`None`: each scenario's own `seed:`); the CLI
+    /// parses them with [`crate::seeds::Seeds`].
+    pub seeds: Option<Vec<u64>>,
+    /// Where every run's report and junit.xml go.
+    pub out_dir: PathBuf,
+    /// Write each run's summary beside its scenario as its golden, instead of comparing.
+    pub bless: bool,
+    /// A router config key routersim does not use (a typo, or a key it does not model) makes
+    /// the scenario an error case instead of a warning.
+    pub strict: bool,
+    /// Overrides every scenario's `transport` (`check --transport`).
+    pub transport: Option<Transport>,
+    /// The relative tolerance of every golden metric (`check --tolerance`, a fraction); a
+    /// scenario's `golden: {tolerance}` wins for the metrics it names.
+    pub tolerance: f64,
+}
+
+/// Why a check could not happen at all (as opposed to a case that failed).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The directory could not be searched.
+    #[error("{}: {source}", dir.display())]
+    Discover {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The directory holds no scenario.
+    #[error("{}: no scenario files (*.yaml, *.yml) found", .0.display())]
+    NoScenarios(PathBuf),
+    /// junit.xml could not be written.
+    #[error("cannot write {}: {source}; {note}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+        /// What became of the output folder.
+        note: String,
+    },
+    /// The output folder cannot be written (another check writes it, it is not a report).
+    #[error("{0}")]
+    Output(#[from] ReportDirError),
+}
+
+/// The cases `check` would run ([`discover_cases`]: scenarios, and the files that cannot be
+/// one, which become error cases), and an error when there are none.
+pub fn find_scenarios(dir: &Path) -> Result<Vec<PathBuf>, CheckError> {
+    let found = discover_cases(dir).map_err(|source| CheckError::Discover {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    if found.is_empty() {
+        return Err(CheckError::NoScenarios(dir.to_path_buf()));
+    }
+    Ok(found)
+}
+
+/// Runs every scenario (as found by [`find_scenarios`] under `root`) for each seed, calling
+/// `on_case` as each case ends, and writes `junit.xml` into the output directory. The output
+/// directory is replaced as a whole when everything is written ([`ReportDir`]).
+pub fn check(
+    root: &Path,
+    scenarios: &[PathBuf],
+    options: &CheckOptions,
+    mut on_case: impl FnMut(&CaseResult),
+) -> Result<CheckReport, CheckError> {
+    let staged = ReportDir::begin(&options.out_dir)?;
+    let mut cases = Vec::new();
+    for file in scenarios {
+        for case in check_scenario(root, file, options, staged.path()) {
+            on_case(&case);
+            cases.push(case);
+        }
+    }
+    let junit_path = options.out_dir.join(JUNIT_XML);
+    let mut report = CheckReport {
+        cases,
+        junit_path: junit_path.clone(),
+        out_dir: options.out_dir.clone(),
+        notes: Vec::new(),
+    };
+    std::fs::write(staged.path().join(JUNIT_XML), junit_xml(&report)).map_err(|source| {
+        CheckError::Write {
+            path: junit_path,
+            source,
+            note: staged.untouched(),
+        }
+    })?;
+    report.notes = staged.commit()?;
+    Ok(report)
+}
+
+fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
+    CaseResult {
+        scenario: file.to_path_buf(),
+        seed,
+        out_dir: None,
+        golden_path: None,
+        golden: GoldenStatus::NotChecked,
+        expectations: Vec::new(),
+        error: Some(error),
+        summary: None,
+        config_lines: Vec::new(),
+    }
+}
+
+/// One scenario, every seed; its reports go under `staging` (the output folder being written).
+fn check_scenario(
+    root: &Path,
+    file: &Path,
+    options: &CheckOptions,
+    staging: &Path,
+) -> Vec<CaseResult> {
+    if let Some(why) = problem(file) {
+        return vec![error_case(file, None, format!("{}: {why}", file.display()))];
+    }
+    let mut scenario = match load_scenario(file) {
+        Ok(scenario) => scenario,
+        Err(e) => return vec![error_case(file, None, e.to_string())],
+    };
+    if let Some(transport) = options.transport {
+        scenario.transport = transport;
+    }
+    if let Err(e) = expect::validate(&scenario.expect, &scenario.file) {
+        return vec![error_case(file, None, e.to_string())];
+    }
+    if options.strict {
+        let errors = strict_errors(&scenario);
+        if !errors.is_empty() {
+            let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            return vec![error_case(file, None, lines.join("\n"))];
+        }
+    }
+    let notes = config_lines(&scenario.router);
+    let seeds = options.seeds.clone().unwrap_or_else(|| vec![scenario.seed]);
+    let dir = case_root(root, file, &options.out_dir);
+    let staged_dir = case_root(root, file, staging);
+    seeds
+        .into_iter()
+        .map(|seed| {
+            let out_dir = dir.join(format!("seed-{seed}"));
+            let staged = staged_dir.join(format!("seed-{seed}"));
+            let report = match run_into(&scenario, seed, &staged, false, Rendering::Full)
+                .map_err(|e| e.to_string())
+                .and_then(|report| {
+                    mark_complete(&staged)
+                        .map(|()| report)
+                        .map_err(|e| e.to_string())
+                }) {
+                Ok(report) => report,
+                Err(e) => {
+                    // No half-written report in the output: the error row says what happened.
+                    let _ = std::fs::remove_dir_all(&staged);
+                    return error_case(file, Some(seed), e);
+                }
+            };
+            let golden_file = golden_path(file, seed, scenario.seed);
+            if let Some(why) = ambiguous_golden(file, seed, scenario.seed) {
+                return error_case(file, Some(seed), why);
+            }
+            let golden = if options.bless {
+                bless(&golden_file, &report.summary)
+            } else {
+                let tolerances = Tolerances::new(options.tolerance, &scenario.golden.tolerance);
+                compare(&golden_file, &report.summary, &tolerances)
+            };
+            let (golden, error) = match golden {
+                Ok(status) => (status, None),
+                Err(e) => (GoldenStatus::NotChecked, Some(e)),
+            };
+            CaseResult {
+                scenario: file.to_path_buf(),
+                seed: Some(seed),
+                out_dir: Some(out_dir),
+                golden_path: Some(golden_file),
+                golden,
+                expectations: report.expectations,
+                error,
+                summary: Some(report.summary),
+                config_lines: notes.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The summary as `summary.json` writes it (pretty, with a final newline).
+fn summary_text(summary: &Summary) -> Result<String, String> {
+    serde_json::to_string_pretty(summary)
+        .map(|text| text + "\n")
+        .map_err(|e| format!("cannot serialise the summary: {e}"))
+}
+
+fn bless(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
+    let text = summary_text(summary)?;
+    std::fs::write(golden, text)
+        .map_err(|e| format!("cannot write the golden {}: {e}", golden.display()))?;
+    Ok(GoldenStatus::Blessed)
+}
+
+fn compare(
+    golden: &Path,
+    summary: &Summary,
+    tolerances: &Tolerances,
+) -> Result<GoldenStatus, String> {
+    let text = match routersim_config::input::read_text_file(golden) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GoldenStatus::Missing),
+        Err(e) => return Err(format!("cannot read the golden {}: {e}", golden.display())),
+    };
+    let expected: Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: the golden is not JSON ({e}); rewrite it with `routersim check --bless`",
+            golden.display()
+        )
+    })?;
+    let new =
+        serde_json::to_value(summary).map_err(|e| format!("cannot serialise the summary: {e}"))?;
+    let diffs = diff_summaries(&expected, &new, tolerances);
+    Ok(if diffs.is_empty() {
+        GoldenStatus::Matched
+    } else {
+        GoldenStatus::Changed(diffs)
+    })
+}

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use crate::common::{
-    Killed, free_port, redis_host_port, redis_url, routersim, scratch_dir,
+    Killed, free_port, real_time_turn, redis_host_port, redis_url, routersim, scratch_dir,
     spawn_drive_emitting_config, spawn_proxy,
 };
 use serde_json::Value;
@@ -166,6 +166,7 @@ fn simulated_calls(dir: &Path, url: &str, tag: &str, seed: u64) -> usize {
 /// per-process count of the same three proxies without Redis (each discovers each period).
 #[test]
 fn real_proxies_sharing_redis_call_the_failing_deployment_about_once_per_cooldown() {
+    let _turn = real_time_turn();
     let Some(url) = redis_url("the fleet agreement test") else {
         return;
     };
@@ -188,6 +189,7 @@ fn real_proxies_sharing_redis_call_the_failing_deployment_about_once_per_cooldow
 
 #[test]
 fn the_simulated_shared_store_and_the_real_one_make_the_same_cooldown_decisions() {
+    let _turn = real_time_turn();
     let Some(url) = redis_url("the fleet agreement test") else {
         return;
     };

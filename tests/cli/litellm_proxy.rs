@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Component, runs_with};
+use crate::common::{Component, real_time_turn, runs_with};
 use crate::common::{Killed, free_port, repo, scratch_dir};
 use serde_json::Value;
 
@@ -131,6 +131,7 @@ fn assert_common(s: &Value) {
 
 #[test]
 fn litellm_proxy_429_storm_and_503_outage() {
+    let _turn = real_time_turn();
     let Some(bin) = litellm() else {
         return;
     };

@@ -99,6 +99,16 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// Tests that hold a real router (the LiteLLM proxy, or routersim's own proxies sharing Redis)
+/// to wall-clock margins take turns: in one test binary they would otherwise run beside each
+/// other, and a loaded machine delays the wake-ups (LiteLLM's background cooldown writes among
+/// them) that their margins allow for. Held for the test's whole real-time part.
+pub fn real_time_turn() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A real component some tests talk to, installed by `.ci/run`.
 #[derive(Clone, Copy, Debug)]
 pub enum Component {

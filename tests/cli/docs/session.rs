@@ -163,13 +163,16 @@ fn run_block(
             }
         }
     }
-    if steps.iter().any(|s| program(&s.command) == "litellm") && scratch.litellm.is_none() {
+    let uses_litellm = steps.iter().any(|s| program(&s.command) == "litellm");
+    if uses_litellm && scratch.litellm.is_none() {
         let why = "needs the LiteLLM proxy, target/litellm-venv/bin/litellm (.ci/run installs it)";
         if litellm_required() {
             return Err(format!("{why}, and ROUTERSIM_REQUIRE_LITELLM=1"));
         }
         return Ok(Err(why.to_string()));
     }
+    // A block with a real LiteLLM proxy takes its turn among the real-time tests.
+    let _turn = uses_litellm.then(crate::common::real_time_turn);
     let mut session = Session {
         root,
         scratch,

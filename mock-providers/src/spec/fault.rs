@@ -9,8 +9,8 @@ use routersim_engine::failure::FailureKind;
 use serde::Deserialize;
 use serde::de::{self, Deserializer};
 
+use super::error::{ErrorSpec, RetryAfterFormat};
 use super::latency::LatencySpec;
-use super::outcome::{ErrorSpec, RetryAfterFormat};
 use super::stream_fault::{EmptyStream, RawStreamFault, StreamFault, StreamKeys};
 use crate::body::ResponseDefect;
 use crate::duration::HumanDuration;

@@ -20,6 +20,8 @@
 //!
 //! [`FakeProviders`] is `!Send` (`Cell`/`RefCell`), so the server is single-threaded: a
 //! current-thread runtime, a `LocalSet`, one `spawn_local` task per connection.
+//!
+//! [`FakeProviders`]: crate::FakeProviders
 
 pub mod body;
 pub mod call_log;

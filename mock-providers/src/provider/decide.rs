@@ -70,7 +70,9 @@ struct UpFrontError<'a> {
 }
 
 /// Decides one call to `state` at `now` (the steps of the module doc, in order). `span_cap`
-/// bounds a stream's coalesced chunks (see [`crate::stream`]).
+/// bounds a stream's coalesced chunks (see [`crate::stream`]). Inlined into the one call
+/// site, on every provider call's path: its result is then built in place.
+#[inline]
 pub(super) fn decide(
     state: &DeploymentState,
     request: &Request,
@@ -155,6 +157,8 @@ fn context_window_exceeded(now: CallTime) -> UpFrontError<'static> {
 
 /// Step 3: the provider's own quota admits (and charges) the call, with the answer's length
 /// when its tokens count (drawn here, before any window), or rejects it with this failure.
+/// Inlined: most deployments have no quota, and then this is one borrow.
+#[inline]
 fn admit(
     state: &DeploymentState,
     request: &Request,

@@ -11,8 +11,9 @@ use routersim_engine::stream::ChunkKind;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
+use super::error::RetryAfterFormat;
 use super::latency::LatencySpec;
-use super::outcome::{OutcomeSpec, RetryAfterFormat};
+use super::outcome::OutcomeSpec;
 
 /// One fake deployment's behaviour (a `providers.<deployment id>` entry).
 #[derive(Clone, Debug, PartialEq, Deserialize)]

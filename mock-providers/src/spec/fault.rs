@@ -9,8 +9,8 @@ use routersim_engine::failure::FailureKind;
 use serde::Deserialize;
 use serde::de::{self, Deserializer};
 
+use super::error::{ErrorSpec, RetryAfterFormat};
 use super::latency::LatencySpec;
-use super::outcome::{ErrorSpec, RetryAfterFormat};
 use super::stream_fault::{EmptyStream, RawStreamFault, StreamFault, StreamKeys};
 use crate::body::ResponseDefect;
 use crate::duration::HumanDuration;
@@ -121,140 +121,182 @@ pub(super) struct RawFault {
 impl TryFrom<RawFault> for FaultSpec {
     type Error = String;
 
-    fn try_from(raw: RawFault) -> Result<Self, String> {
-        let target = match (raw.deployment, raw.model_group) {
-            (Some(d), None) => FaultTarget::Deployment(d),
-            (None, Some(g)) => FaultTarget::ModelGroup(g),
-            _ => return Err("a fault names exactly one of `deployment` or `model_group`".into()),
-        };
-        let from = raw.from.map_or(Duration::ZERO, |d| d.0);
-        let to = raw.to.map(|d| d.0);
-        if let Some(to) = to
-            && to <= from
-        {
-            return Err(format!(
-                "`to` ({}) must be after `from` ({})",
-                HumanDuration(to),
-                HumanDuration(from)
-            ));
-        }
-        let probability = raw.probability.unwrap_or(1.0);
-        if !(0.0..=1.0).contains(&probability) {
-            return Err(format!(
-                "probability must be between 0 and 1, found {probability}"
-            ));
-        }
-        let stream = StreamKeys {
-            stream_break: raw.stream_break,
-            stream_error_frame: raw.stream_error_frame,
-            stream_truncated: raw.stream_truncated,
-            stream_stall: raw.stream_stall,
-            stream_empty: raw.stream_empty,
-            stream_no_finish: raw.stream_no_finish,
-        }
-        .parse()?;
-        if let Some(defect) = raw.invalid_response {
-            if raw.error.is_some()
-                || stream.is_some()
-                || raw.status.is_some()
-                || raw.retry_after.is_some()
-                || raw.retry_after_format.is_some()
-                || raw.latency.is_some()
-                || raw.executed.is_some()
-            {
-                return Err(
-                    "an invalid_response fault takes no other effect: no error, \
-                     status, retry_after, latency or stream fault"
-                        .into(),
-                );
-            }
-            return Ok(FaultSpec {
-                target,
-                from,
-                to,
-                probability,
-                effect: FaultEffect::InvalidResponse(defect),
-            });
-        }
-        let lost_after_send = match (raw.error, raw.executed) {
-            (Some(ErrorName::LostAfterSend), executed) => {
-                let p = executed.unwrap_or(1.0);
-                if !(0.0..=1.0).contains(&p) {
-                    return Err(format!("executed must be between 0 and 1, found {p}"));
-                }
-                if raw.status.is_some() || raw.retry_after.is_some() {
-                    return Err(format!(
-                        "{LOST_AFTER_SEND} has no status and no retry_after: the connection \
-                         is lost before any answer"
-                    ));
-                }
-                Some(p)
-            }
-            (_, Some(_)) => {
-                return Err(format!("executed belongs to `error: {LOST_AFTER_SEND}`"));
-            }
-            (_, None) => None,
-        };
-        let error = raw.error.map(|e| match e {
-            ErrorName::Kind(kind) => kind,
-            ErrorName::LostAfterSend => FailureKind::ApiConnection,
-        });
-        let effect = match (error, stream) {
-            (Some(_), Some(_)) => {
-                return Err(
-                    "a fault is an error (`error`), a slowdown (`latency`) or a \
-                     stream fault, not both an error and a stream fault"
-                        .into(),
-                );
-            }
-            (None, Some(fault)) => {
-                if raw.status.is_some()
-                    || raw.retry_after.is_some()
-                    || raw.retry_after_format.is_some()
-                    || raw.latency.is_some()
-                {
-                    return Err("a stream fault takes its keys inside it: {stream_break: \
-                         {after_tokens: 20, error: timeout}}; it takes no latency"
-                        .into());
-                }
-                FaultEffect::Stream(fault)
-            }
-            (Some(kind), None) => FaultEffect::Error(ErrorSpec {
-                lost_after_send,
-                ..ErrorSpec::from_keys(
-                    kind,
-                    raw.status,
-                    raw.retry_after,
-                    raw.retry_after_format,
-                    raw.latency,
-                )?
-            }),
-            (None, None) => {
-                if raw.status.is_some()
-                    || raw.retry_after.is_some()
-                    || raw.retry_after_format.is_some()
-                {
-                    return Err("status and retry_after need an `error`".into());
-                }
-                match raw.latency {
-                    Some(latency) => FaultEffect::Slowdown(latency),
-                    None => {
-                        return Err("a fault sets `error` (a failure kind), `latency`, or \
-                             both; or a stream fault (stream_break, stream_error_frame, \
-                             stream_truncated, stream_stall, stream_empty, stream_no_finish); \
-                             or `invalid_response` (a defect in a successful answer)"
-                            .into());
-                    }
-                }
-            }
-        };
+    /// Checked in this order, so the first mistake in a fault is the one reported: its
+    /// target, its window, its probability, then its effect.
+    fn try_from(mut raw: RawFault) -> Result<Self, String> {
         Ok(FaultSpec {
-            target,
-            from,
-            to,
-            probability,
-            effect,
+            target: target(&mut raw)?,
+            from: window_start(&raw),
+            to: window_end(&raw)?,
+            probability: probability(&raw)?,
+            effect: effect(raw)?,
         })
+    }
+}
+
+/// `deployment` or `model_group`, exactly one.
+fn target(raw: &mut RawFault) -> Result<FaultTarget, String> {
+    match (raw.deployment.take(), raw.model_group.take()) {
+        (Some(d), None) => Ok(FaultTarget::Deployment(d)),
+        (None, Some(g)) => Ok(FaultTarget::ModelGroup(g)),
+        _ => Err("a fault names exactly one of `deployment` or `model_group`".into()),
+    }
+}
+
+/// `from`: default 0, the start of the run.
+fn window_start(raw: &RawFault) -> Duration {
+    raw.from.map_or(Duration::ZERO, |d| d.0)
+}
+
+/// `to`: default never; after `from` when set.
+fn window_end(raw: &RawFault) -> Result<Option<Duration>, String> {
+    let from = window_start(raw);
+    let to = raw.to.map(|d| d.0);
+    if let Some(to) = to
+        && to <= from
+    {
+        return Err(format!(
+            "`to` ({}) must be after `from` ({})",
+            HumanDuration(to),
+            HumanDuration(from)
+        ));
+    }
+    Ok(to)
+}
+
+/// `probability`: default 1, a chance.
+fn probability(raw: &RawFault) -> Result<f64, String> {
+    let probability = raw.probability.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&probability) {
+        return Err(format!(
+            "probability must be between 0 and 1, found {probability}"
+        ));
+    }
+    Ok(probability)
+}
+
+/// What the fault does: an invalid response, an error, a stream fault or a slowdown, each
+/// with only the keys it takes.
+fn effect(mut raw: RawFault) -> Result<FaultEffect, String> {
+    let stream = StreamKeys {
+        stream_break: raw.stream_break.take(),
+        stream_error_frame: raw.stream_error_frame.take(),
+        stream_truncated: raw.stream_truncated.take(),
+        stream_stall: raw.stream_stall.take(),
+        stream_empty: raw.stream_empty.take(),
+        stream_no_finish: raw.stream_no_finish.take(),
+    }
+    .parse()?;
+    if let Some(defect) = raw.invalid_response {
+        return invalid_response(&raw, defect, stream.is_some());
+    }
+    let lost_after_send = lost_after_send(&raw)?;
+    match (raw.error, stream) {
+        (Some(_), Some(_)) => Err(
+            "a fault is an error (`error`), a slowdown (`latency`) or a \
+             stream fault, not both an error and a stream fault"
+                .into(),
+        ),
+        (None, Some(fault)) => stream_fault(&raw, fault),
+        (Some(name), None) => error(raw, name, lost_after_send),
+        (None, None) => slowdown(raw),
+    }
+}
+
+/// `invalid_response: <defect>`, alone.
+fn invalid_response(
+    raw: &RawFault,
+    defect: ResponseDefect,
+    has_stream_fault: bool,
+) -> Result<FaultEffect, String> {
+    if raw.error.is_some()
+        || has_stream_fault
+        || raw.status.is_some()
+        || raw.retry_after.is_some()
+        || raw.retry_after_format.is_some()
+        || raw.latency.is_some()
+        || raw.executed.is_some()
+    {
+        return Err(
+            "an invalid_response fault takes no other effect: no error, \
+             status, retry_after, latency or stream fault"
+                .into(),
+        );
+    }
+    Ok(FaultEffect::InvalidResponse(defect))
+}
+
+/// With `error: connection_lost_after_send`, the chance the provider executed the request
+/// (`executed`, default 1); `executed` belongs to that error only.
+fn lost_after_send(raw: &RawFault) -> Result<Option<f64>, String> {
+    match (raw.error, raw.executed) {
+        (Some(ErrorName::LostAfterSend), executed) => {
+            let p = executed.unwrap_or(1.0);
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!("executed must be between 0 and 1, found {p}"));
+            }
+            if raw.status.is_some() || raw.retry_after.is_some() {
+                return Err(format!(
+                    "{LOST_AFTER_SEND} has no status and no retry_after: the connection \
+                     is lost before any answer"
+                ));
+            }
+            Ok(Some(p))
+        }
+        (_, Some(_)) => Err(format!("executed belongs to `error: {LOST_AFTER_SEND}`")),
+        (_, None) => Ok(None),
+    }
+}
+
+/// A stream fault: its keys are inside it, none beside it.
+fn stream_fault(raw: &RawFault, fault: StreamFault) -> Result<FaultEffect, String> {
+    if raw.status.is_some()
+        || raw.retry_after.is_some()
+        || raw.retry_after_format.is_some()
+        || raw.latency.is_some()
+    {
+        return Err("a stream fault takes its keys inside it: {stream_break: \
+             {after_tokens: 20, error: timeout}}; it takes no latency"
+            .into());
+    }
+    Ok(FaultEffect::Stream(fault))
+}
+
+/// `error: <kind>` with its status, Retry-After and latency (a lost connection is an
+/// ambiguous `api_connection`).
+fn error(
+    raw: RawFault,
+    name: ErrorName,
+    lost_after_send: Option<f64>,
+) -> Result<FaultEffect, String> {
+    let kind = match name {
+        ErrorName::Kind(kind) => kind,
+        ErrorName::LostAfterSend => FailureKind::ApiConnection,
+    };
+    Ok(FaultEffect::Error(ErrorSpec {
+        lost_after_send,
+        ..ErrorSpec::from_keys(
+            kind,
+            raw.status,
+            raw.retry_after,
+            raw.retry_after_format,
+            raw.latency,
+        )?
+    }))
+}
+
+/// `latency` alone: a slowdown.
+fn slowdown(raw: RawFault) -> Result<FaultEffect, String> {
+    if raw.status.is_some() || raw.retry_after.is_some() || raw.retry_after_format.is_some() {
+        return Err("status and retry_after need an `error`".into());
+    }
+    match raw.latency {
+        Some(latency) => Ok(FaultEffect::Slowdown(latency)),
+        None => Err("a fault sets `error` (a failure kind), `latency`, or \
+             both; or a stream fault (stream_break, stream_error_frame, \
+             stream_truncated, stream_stall, stream_empty, stream_no_finish); \
+             or `invalid_response` (a defect in a successful answer)"
+            .into()),
     }
 }
 

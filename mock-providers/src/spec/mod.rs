@@ -32,12 +32,14 @@
 //!   - {model_group: gpt-4o, from: 4m, to: 5m, probability: 0.3, stream_break: {after: 1.5s}}
 //! ```
 //!
-//! Layout: `latency` (latency distributions), `outcome` (what one call does: ok, a failure,
-//! a degenerate answer), `deployment` (a `providers.<id>` entry, its emits and token ranges),
+//! Layout: `latency` (latency distributions), `error` (an injected error and its
+//! `Retry-After`), `outcome` (what one call does: ok, a failure, a degenerate answer),
+//! `deployment` (a `providers.<id>` entry, its emits and token ranges),
 //! `stream_fault` (the stream fault keys) and `fault` (timed faults). Every public item is
 //! re-exported here.
 
 mod deployment;
+mod error;
 mod fault;
 mod latency;
 mod outcome;
@@ -46,7 +48,8 @@ mod stream_fault;
 pub use self::deployment::{
     DEFAULT_INTER_TOKEN, Emit, ProviderSpec, TokenRange, parse_token_range,
 };
+pub use self::error::{ErrorSpec, RetryAfterFormat};
 pub use self::fault::{FaultEffect, FaultSpec, FaultTarget};
 pub use self::latency::{DEFAULT_LATENCY, LatencySpec};
-pub use self::outcome::{Degenerate, ErrorSpec, OutcomeSpec, RetryAfterFormat};
+pub use self::outcome::{Degenerate, OutcomeSpec};
 pub use self::stream_fault::{EmptyStream, StreamCut, StreamFault};

@@ -10,7 +10,7 @@ use routersim_engine::failure::FailureKind;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
-use super::outcome::ErrorSpec;
+use super::error::ErrorSpec;
 use crate::duration::HumanDuration;
 
 /// Where a stream fault cuts a stream.

@@ -6,7 +6,7 @@
 //! `api_connection` first the comment `: x-routersim-break kind=<kind> status=<status>`, then
 //! the body yields an error, which makes hyper drop the connection without the terminating
 //! chunk. hyper stops at a body error without flushing what it buffered, so before the error
-//! the body yields to the connection a few times ([`FLUSH_YIELDS`]): the frames sent before
+//! the body yields to the connection a few times (`FLUSH_YIELDS`): the frames sent before
 //! the break reach the client, as they would from a real provider. A clean end without the
 //! terminal marker (`None`) is a truncated stream.
 

@@ -21,7 +21,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::WireError;
+use super::error::WireError;
 
 /// The header row.
 pub const HEADER: [&str; 10] = [

@@ -15,30 +15,20 @@
 //!
 //! - [`body`]: the response body, streamed from a [`FakeStream`](crate::FakeStream).
 //! - [`call_log`]: `provider_calls.csv`, one row per call as it ends.
+//! - `error`: [`WireError`], what the server and the call log fail with.
 //! - [`server`]: [`WireServer`], [`serve_connection`] over any byte pipe, [`listen`] on TCP.
 //!
 //! [`FakeProviders`] is `!Send` (`Cell`/`RefCell`), so the server is single-threaded: a
 //! current-thread runtime, a `LocalSet`, one `spawn_local` task per connection.
+//!
+//! [`FakeProviders`]: crate::FakeProviders
 
 pub mod body;
 pub mod call_log;
+mod error;
 pub mod server;
 
 pub use call_log::{CallLog, CallRow};
+pub use error::WireError;
 pub use routersim_wire::route::{Format, Mount};
 pub use server::{WireServer, listen, serve_connection, serve_connection_at};
-
-/// Why the wire server failed.
-#[derive(Debug, thiserror::Error)]
-pub enum WireError {
-    /// An HTTP connection failed (a client that hung up, a body the server aborted on
-    /// purpose for a stream break).
-    #[error("http connection: {0}")]
-    Http(#[from] hyper::Error),
-    /// Accepting or configuring a socket failed.
-    #[error("socket: {0}")]
-    Io(#[from] std::io::Error),
-    /// Writing `provider_calls.csv` failed.
-    #[error("provider_calls.csv: {0}")]
-    CallLog(String),
-}

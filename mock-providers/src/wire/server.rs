@@ -1,10 +1,10 @@
 //! [`WireServer`]: the fake providers behind an HTTP/1.1 server (hyper), on any byte pipe.
 //!
 //! Each request is one call of [`FakeProviders`]: the request is read
-//! ([`super::request`]), the deployment's fake decides the outcome (sleeping its latency on
-//! tokio's clock, real or paused), and the outcome is rendered in the path's format. An
-//! `api_connection` failure (or any failure without a status) closes the connection without
-//! a response. Every call ends in one row of the [`CallLog`].
+//! ([`routersim_wire::request`]), the deployment's fake decides the outcome (sleeping its
+//! latency on tokio's clock, real or paused), and the outcome is rendered in the path's
+//! format. An `api_connection` failure (or any failure without a status) closes the
+//! connection without a response. Every call ends in one row of the [`CallLog`].
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -36,7 +36,7 @@ use routersim_wire::openai::server::Meta;
 use routersim_wire::request::{WireRequest, parse_request};
 use routersim_wire::route::{Endpoint, Format, Mount, RouteError, route};
 
-use super::WireError;
+use super::error::WireError;
 use crate::provider::FakeProviders;
 
 /// The largest request body read (a bigger one is a 413).

@@ -22,4 +22,5 @@ pub mod scenario;
 pub mod traffic;
 pub mod traffic_file;
 pub mod transport;
+pub mod version;
 pub mod yaml;

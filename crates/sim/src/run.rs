@@ -45,8 +45,7 @@ use crate::report_dir::{ReportDir, ReportDirError};
 use crate::scenario::{Scenario, ScenarioError, load_scenario};
 use crate::transport::{self, Transport};
 
-/// routersim's version, written into every summary.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::version::VERSION;
 
 /// How to run a scenario.
 #[derive(Clone, Debug, Default)]

@@ -3,7 +3,8 @@
 //! Runs of millions of requests must not hold per-request data, so [`Arrivals`] keeps one
 //! pending arrival per source (the explicit requests, each stream, the traffic file) in a heap
 //! keyed by `(time, traffic index)`: equal times come out in file order, deterministically.
-//! Request ids are 0, 1, 2, … in arrival order.
+//! Request ids are 0, 1, 2, … in arrival order; each request is built from its entry's
+//! template and what the arrival draws ([`Draw`]).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,6 +16,7 @@ use routersim_engine::request::Request;
 use routersim_mock_providers::rng::seeded_rng;
 
 use super::spec::{ArrivalProcess, ExplicitRequest, TrafficSpec, TrafficStream, uniform_offset};
+use super::template::{Draw, RequestTemplate};
 use crate::scenario::ScenarioError;
 use crate::traffic_file::{Row, RowReader, TrafficFile};
 
@@ -213,55 +215,72 @@ impl Iterator for Arrivals {
         let id = self.next_id;
         self.next_id += 1;
         let request = match &mut self.sources[s] {
-            Source::File(file) => {
-                let row = file.next.take()?;
-                Request {
-                    id,
-                    model: row.model,
-                    input_tokens: row.input_tokens,
-                    stream: row.stream,
-                    output_tokens: row.output_tokens,
-                    tags: row.tags,
-                    ..Request::default()
-                }
-            }
+            Source::File(file) => row_request(file.next.take()?, id),
             Source::Explicit { items, next } => {
                 let item = &items[*next].1;
                 *next += 1;
-                let mut request = item.template.request(id, item.input_tokens);
-                request.stream = item.stream;
-                request.output_tokens = item.output_tokens;
+                let request = item.template.request(Draw {
+                    id,
+                    input_tokens: item.input_tokens,
+                    stream: item.stream,
+                    output_tokens: item.output_tokens,
+                });
                 if item.count > 1 {
                     self.repeat = Some((at, entry, item.count - 1, request.clone()));
                 }
                 request
             }
-            Source::Stream(stream) => {
-                let StreamState {
-                    spec,
-                    token_rng,
-                    output_rng,
-                    stream_rng,
-                    emitted,
-                    ..
-                } = &mut **stream;
-                *emitted += 1;
-                let mut request = spec
-                    .template
-                    .request(id, spec.input_tokens.sample(token_rng));
-                request.output_tokens = spec.output_tokens.map(|r| r.sample(output_rng));
-                request.stream = if spec.stream <= 0.0 {
-                    false
-                } else if spec.stream >= 1.0 {
-                    true
-                } else {
-                    stream_rng.random_bool(spec.stream)
-                };
-                request
-            }
+            Source::Stream(stream) => stream.request(id),
         };
         self.schedule(s);
         Some(Arrival { at, entry, request })
+    }
+}
+
+/// A traffic-file row's request: a template of its model and tags (a row has no other
+/// request keys), and its own sizes.
+fn row_request(row: Row, id: u64) -> Request {
+    let Row {
+        at: _,
+        model,
+        stream,
+        input_tokens,
+        output_tokens,
+        tags,
+    } = row;
+    RequestTemplate {
+        tags,
+        ..RequestTemplate::new(model)
+    }
+    .into_request(Draw {
+        id,
+        input_tokens,
+        stream,
+        output_tokens,
+    })
+}
+
+impl StreamState {
+    /// The next request of the stream: its sizes and whether it is streamed drawn, each from
+    /// its own random stream.
+    fn request(&mut self, id: u64) -> Request {
+        self.emitted += 1;
+        let spec = &self.spec;
+        let input_tokens = spec.input_tokens.sample(&mut self.token_rng);
+        let output_tokens = spec.output_tokens.map(|r| r.sample(&mut self.output_rng));
+        let stream = if spec.stream <= 0.0 {
+            false
+        } else if spec.stream >= 1.0 {
+            true
+        } else {
+            self.stream_rng.random_bool(spec.stream)
+        };
+        spec.template.request(Draw {
+            id,
+            input_tokens,
+            stream,
+            output_tokens,
+        })
     }
 }
 

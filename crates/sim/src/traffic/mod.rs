@@ -13,7 +13,8 @@
 //! strictly between 0 and 1) from `traffic/<i>/stream`, so none of these ever moves an
 //! arrival or another draw.
 //!
-//! Layout, bottom up: `template` is an entry's [`RequestTemplate`]; `spec` the validated entries;
+//! Layout, bottom up: `template` is an entry's [`RequestTemplate`] and the engine request
+//! built from it per arrival (why two types: see there); `spec` the validated entries;
 //! `arrivals` the generator; `in_flight` the limit on requests in flight at once. This file
 //! only declares and re-exports.
 
@@ -31,4 +32,4 @@ pub use self::in_flight::{
 pub use self::spec::{
     ArrivalProcess, DEFAULT_INPUT_TOKENS, ExplicitRequest, TrafficSpec, TrafficStream,
 };
-pub use self::template::RequestTemplate;
+pub use self::template::{Draw, RequestTemplate};

@@ -1,5 +1,20 @@
-//! A traffic entry's request template: the request fields every request of the entry
-//! shares, from which [`request`](RequestTemplate::request) builds each arrival's request.
+//! A traffic entry's request template, and the engine request built from it per arrival.
+//!
+//! Why two types and not the engine's [`Request`] alone: a template is what a traffic entry
+//! (or a `traffic_file` row) says about *every* request it produces, and a `Request` is one of
+//! them. The template holds no id, none of what each arrival draws (`input_tokens` from a
+//! range, `stream` from a share, `output_tokens` from a range: the [`Draw`]) and none of the
+//! router's own fields (`prefill_tokens` and `params`, which the router sets per hop, and
+//! `client`, which the run loop sets); a `Request` used as a template would carry all of
+//! those with values that mean nothing, silently overwritten per arrival. The template is
+//! kept for the whole run while its requests come and go, and compared as a value (a parsed
+//! scenario's traffic, entry by entry), which a `Request` is not.
+//!
+//! So the relationship is one way and in one place: [`RequestTemplate::into_request`] is the
+//! only code that lists a `Request`'s fields, and every arrival (explicit, stream, file row)
+//! goes through it. It spells the router's fields out rather than `..Request::default()`:
+//! that would build (and drop) an `Arc` for the default model and models on every arrival,
+//! and this is the hot path of a run of millions.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,6 +49,19 @@ pub struct RequestTemplate {
     pub contract: Option<Arc<Contract>>,
 }
 
+/// What one arrival decides for its request; everything else is its template's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draw {
+    /// The request's id: arrivals counted from 0.
+    pub id: u64,
+    /// The prompt's size (drawn from the entry's range, or its one size).
+    pub input_tokens: u32,
+    /// Whether it is streamed (drawn from the entry's share, or as written).
+    pub stream: bool,
+    /// The answer's length, when the entry sets one (drawn from its range).
+    pub output_tokens: Option<u32>,
+}
+
 impl RequestTemplate {
     /// A template for `model` with nothing else set.
     pub fn new(model: impl Into<Arc<str>>) -> Self {
@@ -51,26 +79,50 @@ impl RequestTemplate {
         }
     }
 
-    /// The request with `id` and `input_tokens` (not streamed, no `output_tokens`).
-    pub fn request(&self, id: u64, input_tokens: u32) -> Request {
+    /// The request of one arrival of a template that stays (a `traffic` entry's): the shared
+    /// fields are reference-counted, the rest copied.
+    pub fn request(&self, draw: Draw) -> Request {
+        self.clone().into_request(draw)
+    }
+
+    /// The request of one arrival, the template used up (a `traffic_file` row's own).
+    pub fn into_request(self, draw: Draw) -> Request {
+        let Self {
+            model,
+            max_tokens,
+            num_retries,
+            fallbacks,
+            disable_fallbacks,
+            models,
+            tags,
+            response_format,
+            tools,
+            contract,
+        } = self;
+        let Draw {
+            id,
+            input_tokens,
+            stream,
+            output_tokens,
+        } = draw;
         Request {
             id,
-            model: self.model.clone(),
+            model,
             input_tokens,
-            max_tokens: self.max_tokens,
-            num_retries: self.num_retries,
-            fallbacks: self.fallbacks.clone(),
-            disable_fallbacks: self.disable_fallbacks,
-            models: self.models.clone(),
-            tags: self.tags.clone(),
-            response_format: self.response_format,
-            tools: self.tools,
-            contract: self.contract.clone(),
-            // Spelled out, not `..Request::default()`: that would build (and drop) an `Arc` for
-            // the default model and models on every arrival.
-            stream: false,
+            max_tokens,
+            num_retries,
+            fallbacks,
+            disable_fallbacks,
+            models,
+            tags,
+            stream,
+            response_format,
+            tools,
+            output_tokens,
+            contract,
+            // The router's own: it sets them per hop (`prefill_tokens`, `params`), the run
+            // loop per send (`client`).
             prefill_tokens: 0,
-            output_tokens: None,
             params: BTreeMap::new(),
             client: None,
         }

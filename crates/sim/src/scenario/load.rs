@@ -1,11 +1,11 @@
 //! Reading a scenario: the entry points (`load_scenario`, `parse_scenario`, their `_with_set`
 //! forms) and the second parsing phase, which turns the file as written ([`RawScenario`])
-//! into a [`Scenario`] one section at a time, in file order of meaning: timing, router,
-//! providers and faults, contracts, traffic, expectations, golden, name.
+//! into a [`Scenario`] one section at a time: duration and epoch, router, providers and
+//! faults, contracts, traffic, traffic file, expect, golden, name.
 //!
-//! Each section's checks live with the section (`router`, `contracts`, `traffic`,
-//! `expectations`, `golden`); this file only says in which order they run, since the first
-//! mistake found is the one reported.
+//! The larger sections are checked in their own files (`router`, `contracts`, `traffic`,
+//! `expectations`, `golden`), the one-key ones here. The order is this file's job, and it
+//! matters: the first mistake found is the one reported.
 
 use std::path::Path;
 use std::time::Duration;

@@ -1,4 +1,7 @@
 //! `expect` lines: bounds on a run's summary metrics, checked after the run.
+//!
+//! The line's type lives here with its checks (not in `scenario`), so the scenario loader
+//! and the runner both depend on this file and it depends on neither.
 
 use std::fmt;
 use std::path::Path;
@@ -8,8 +11,22 @@ use routersim_mock_providers::duration::{format_duration, parse_duration};
 use routersim_report::summary::{Summary, describe_metrics, is_known_metric};
 use routersim_report::windows::{TimeWindow, WINDOW_METRICS, is_window_metric};
 
-use crate::scenario::{Expectation, ScenarioError};
+use crate::scenario::ScenarioError;
 use crate::yaml::LocationIndex;
+
+/// A bound a run's metric must meet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// The metric's name (checked by the runner).
+    pub metric: String,
+    /// Lower bound, inclusive.
+    pub min: Option<f64>,
+    /// Upper bound, inclusive.
+    pub max: Option<f64>,
+    /// `window: 5m..15m`: the bound is on the requests that arrived in this span of the run
+    /// only; `None`: the whole run.
+    pub window: Option<TimeWindow>,
+}
 
 /// One `expect` line, checked.
 #[derive(Clone, Debug, PartialEq)]

@@ -32,7 +32,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::run::VERSION;
+use crate::version::VERSION;
 
 /// The completion marker, written last into every finished report folder.
 pub const COMPLETE: &str = "report.complete";

@@ -23,8 +23,8 @@ use std::time::Duration;
 use routersim_engine::contract::{Contract, StructuredOutput, schema};
 use serde::Deserialize;
 
-use super::ScenarioError;
-use super::load::Ctx;
+use super::ctx::Ctx;
+use super::error::ScenarioError;
 
 /// One `contracts` entry, as written.
 #[derive(Deserialize)]

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::ScenarioError;
-use super::load::Ctx;
+use super::ctx::Ctx;
+use super::error::ScenarioError;
 
 /// The `golden:` key as written.
 #[derive(Deserialize)]

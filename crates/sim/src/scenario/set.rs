@@ -8,8 +8,11 @@ use std::fmt::Write as _;
 use routersim_config::load::describe;
 use serde_json::{Map, Value};
 
-use super::ScenarioError;
-use super::load::Ctx;
+use super::ctx::Ctx;
+use super::error::ScenarioError;
+
+/// The `set` path `routersim run --profile` overrides.
+pub const PROFILE_SET_PATH: &str = "router_settings.profile";
 
 /// Applies every `set` entry in file order; an error is located at `set.<path>`.
 pub(super) fn apply_sets(

@@ -1,0 +1,36 @@
+//! How a run is asked for: its options, what it draws, and an extra event sink.
+//!
+//! Separate (and below the rest of the runner) because both the entry points and the
+//! simulation read them.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use routersim_engine::event::EventSink;
+use tokio::time::Instant;
+
+/// How to run a scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+    /// Where to write (default `reports/<name>/seed-<N>/`).
+    pub out_dir: Option<PathBuf>,
+    /// Skip `requests.csv` and `attempts.csv` (for huge runs).
+    pub no_trace: bool,
+}
+
+/// Which of the report's pictures a run draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rendering {
+    /// The SVG plots and `report.html` (what `routersim run` writes).
+    #[default]
+    Full,
+    /// Only the data files (traces, histograms, `timeseries.csv`, `summary.json`): for callers
+    /// that time the harness or only read the summary.
+    DataOnly,
+}
+
+/// Builds an extra event sink once the run's virtual clock has started (it is given the
+/// run's start instant).
+pub type SinkFactory<'a> = &'a dyn Fn(Instant) -> Arc<dyn EventSink + Send + Sync>;

@@ -42,7 +42,7 @@ pub(super) struct RequestRun {
     pub(super) last_deployment_index: Option<usize>,
     pub(super) start: Instant,
     pub(super) stream: StreamProgress,
-    /// A failure whose cooldown is written later (see [`StreamRules::defers_cooldown`]).
+    /// A failure whose cooldown is written later (see `StreamRules::cooldown_timing`).
     pub(super) deferred_failure: Option<Box<DeferredFailure>>,
     /// Provider calls started and cancelled (a hedge race's loser) or still running beside
     /// this run (a hedge's scratch run counts its first attempt): they have numbers but no
@@ -124,7 +124,7 @@ pub(super) struct Failed {
     /// nothing may retry or fall back; only a mid-stream continuation can go on.
     pub(super) committed: bool,
     /// A stream broke after its first chunk under rules where that ends the group's retries
-    /// ([`StreamRules::first_chunk_ends_retries`]): only the fallbacks may go on.
+    /// (`StreamRules::break_ends_retries`): only the fallbacks may go on.
     pub(super) retries_closed: bool,
     /// An ambiguous attempt under `replay: never`: nothing may send the operation again (no
     /// retry, no fallback); the request fails with it.

@@ -70,7 +70,7 @@ use routersim_engine::failure::{Ambiguity, FailureKind, ProviderFailure};
 use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 use routersim_engine::request::{Completion, Request};
 
-use crate::body::ResponseDefect;
+use routersim_engine::event::ValidationReason;
 use routersim_engine::stream::{ChunkKind, FinishReason};
 use tokio::time::Instant;
 
@@ -561,7 +561,7 @@ impl FakeProviders {
             FaultEffect::InvalidResponse(defect) if w.fires(t) => Some(*defect),
             _ => None,
         });
-        let finish_reason = if defect == Some(ResponseDefect::Truncated) {
+        let finish_reason = if defect == Some(ValidationReason::Truncated) {
             FinishReason::Length
         } else {
             FinishReason::Stop

@@ -21,7 +21,9 @@ pub mod duration;
 mod include;
 pub mod input;
 pub mod keys;
+mod known_keys;
 pub mod load;
 mod numerals;
+mod spelling;
 
 pub use load::{ConfigError, load_router_config_str};

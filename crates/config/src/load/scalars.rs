@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{ConfigError, MAX_NUM_RETRIES, Result};
+use super::error::{ConfigError, MAX_NUM_RETRIES, Result};
 use crate::duration::{DurationError, Syntax, from_seconds, parse_duration_as};
 use crate::numerals::{float_to_u64, yaml11_int};
 use routersim_engine::config::RoutingStrategyName;

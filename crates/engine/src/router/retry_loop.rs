@@ -10,8 +10,7 @@ use tokio::time::Instant;
 
 use super::core::{Router, lock};
 use super::group::Group;
-use super::run::{Failed, RequestRun};
-use super::visit::NoCandidate;
+use super::run::{Failed, NoCandidate, RequestRun};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
 use crate::event::{EventKind, GiveUpReason};

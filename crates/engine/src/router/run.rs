@@ -1,6 +1,6 @@
 //! What one request keeps while it is in flight: its records and counters ([`RequestRun`]),
 //! what the caller's stream has received ([`StreamProgress`]), a failure whose cooldown lands
-//! later ([`DeferredFailure`]), and how a step failed ([`Failed`]). Plain data: every step of
+//! later ([`DeferredFailure`]), and how a step failed ([`Failed`], [`NoCandidate`]). Plain data: every step of
 //! the router reads and writes it, none owns it.
 
 use std::sync::Arc;
@@ -194,4 +194,16 @@ pub(super) struct DeferredFailure {
     pub(super) retry_after: Option<Duration>,
     pub(super) now: Instant,
     pub(super) request_id: Option<u64>,
+}
+
+/// Why a group level had no deployment to pick.
+pub(super) enum NoCandidate {
+    /// Every deployment is cooling (or holding its half-open trial).
+    AllCooling { retry_after: Duration },
+    /// No deployment carries the request's tags (nor `default`).
+    NoTagMatch,
+    /// Pre-call checks: every deployment is over its RPM/TPM this minute.
+    OverLimits { retry_after: Duration },
+    /// Pre-call checks: the prompt overflows every deployment's `max_input_tokens`.
+    ContextTooLarge,
 }

@@ -11,13 +11,19 @@
 //! - [`include`]: LiteLLM's `include:` files, merged as LiteLLM merges them.
 //! - [`input`]: reading a file with a size limit and a YAML budget, and their messages.
 //! - [`keys`]: which keys LiteLLM knows, which routersim models, and spelling suggestions.
+//! - [`duration`]: durations as every file routersim reads writes them (scenario files and
+//!   LiteLLM configs), one parser with a syntax for each.
 //!
 //! Nothing is ever resolved: an `os.environ/NAME` value stays that literal string, and no
 //! environment variable is read.
 
+pub mod duration;
 mod include;
 pub mod input;
 pub mod keys;
+mod known_keys;
 pub mod load;
+mod numerals;
+mod spelling;
 
 pub use load::{ConfigError, load_router_config_str};

@@ -7,6 +7,15 @@
 //! (tokio's, so paused time drives it). It knows nothing of simulation: the simulator drives
 //! this same code with fake providers.
 //!
+//! Layers, bottom first; each module names only what sits below it, so a policy can change
+//! without its settings or events moving: the vocabulary (`failure`, `stream`, `clock`,
+//! `retry_after`, `pattern`), the settings (`config`: every setting and value type), the events
+//! and their reasons (`event`), requests and a workload's contract (`request`,
+//! `contract::terms`), the policies (`retry`, `backoff`, `cooldown`, `fallback`, `recovery`,
+//! `classify`, `strategy`, `stream_rules`, `state`, `alternatives`, and the profiles' own in
+//! `litellm110`, `multigrid`, `contract`), the profile table that bundles them (`profile`),
+//! and the router that orders them (`router`).
+//!
 //! ```no_run
 //! # async fn demo<P: routersim_engine::provider::Provider>(config: routersim_engine::config::RouterConfig, provider: P) {
 //! use routersim_engine::{Router, request::Request};

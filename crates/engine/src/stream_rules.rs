@@ -14,16 +14,16 @@
 //!   closing; one that sent nothing is an empty success ([`StreamRules::unfinished_end`]);
 //! - the first chunk is read inside the attempt: once it arrived (even role-only), a break goes
 //!   to the fallback path only, never to a retry in the group
-//!   ([`StreamRules::first_chunk_ends_retries`]);
+//!   ([`StreamRules::break_ends_retries`]);
 //! - a 4xx other than 429 after content is raised, not continued
-//!   ([`StreamRules::may_continue_after`]); a continuation counts as a fallback
-//!   (`x-litellm-attempted-fallbacks`, [`StreamRules::continuation_counts_as_fallback`]), and
-//!   one that breaks after its own content is continued again from its group
-//!   ([`StreamRules::chains_continuations`]);
-//! - a broken stream's partial usage is logged ([`StreamRules::bills_partial_output`]);
+//!   ([`StreamRules::may_continue_after`]); a continuation goes through the fallback path
+//!   ([`StreamRules::continues_as_fallback`]): it counts as a fallback
+//!   (`x-litellm-attempted-fallbacks`), one refused for want of a prefill deployment is still
+//!   a hop into its group, and one that breaks after its own content is continued again;
+//! - a broken stream's partial usage is logged ([`StreamRules::billed_after_break`]);
 //! - the cooldown of a stream that broke (even before its first chunk) is written by a
 //!   background task, which lands after the instant retry's pick; an HTTP error answered
-//!   before the stream opened is cooled at once ([`StreamRules::defers_cooldown`]).
+//!   before the stream opened is cooled at once ([`StreamRules::cooldown_timing`]).
 
 use std::time::Duration;
 
@@ -42,26 +42,33 @@ pub trait StreamRules {
     /// `any_frame`: something (even a role-only delta) arrived before the end. `None`: a
     /// success.
     fn unfinished_end(&self, end_marker: bool, any_frame: bool) -> Option<ProviderFailure>;
-    /// Whether a break after the first frame (before content) ends the group's retries: the
-    /// request goes to its fallbacks.
-    fn first_chunk_ends_retries(&self) -> bool;
+    /// Whether a break ends the group's retries (the request goes to its fallbacks);
+    /// `after_frame`: something (even a role-only delta) of this attempt's stream came first.
+    fn break_ends_retries(&self, after_frame: bool) -> bool;
     /// Whether a stream broken after content by `failure` may be continued (on top of the
     /// documented disqualifiers).
     fn may_continue_after(&self, failure: &ProviderFailure) -> bool;
-    /// Whether a continuation counts in LiteLLM's attempted fallbacks.
-    fn continuation_counts_as_fallback(&self) -> bool;
-    /// Whether a continuation that breaks after its own content is continued again (from its
-    /// group's fallbacks); otherwise the original error is raised.
-    fn chains_continuations(&self) -> bool;
-    /// Whether a continuation whose fallback group has no deployment supporting assistant
-    /// prefill is reported as a hop into it (a `give_up` there, `no_continuation_deployment`).
-    fn reports_refused_continuation_hop(&self) -> bool;
-    /// Whether a broken stream bills the output it delivered.
-    fn bills_partial_output(&self) -> bool;
-    /// Whether the cooldown of a stream that broke (not of a call that failed before its
-    /// stream opened) is written only after the request's next pick (or when time moves on),
-    /// as a background task would land.
-    fn defers_cooldown(&self) -> bool;
+    /// Whether a continuation goes through the fallback path: it counts in LiteLLM's
+    /// attempted fallbacks, a group without a deployment supporting assistant prefill is still
+    /// entered (a `give_up` there, `no_continuation_deployment`), and a continuation that
+    /// breaks after its own content is continued again from its group (otherwise the original
+    /// error is raised).
+    fn continues_as_fallback(&self) -> bool;
+    /// The output tokens a stream that broke bills (under LiteLLM's stream recovery), of the
+    /// `delivered` ones.
+    fn billed_after_break(&self, delivered: u32) -> u32;
+    /// When the failure handler hears of a failed attempt (`stream_broke`: a stream broke,
+    /// rather than a call failing before its stream opened).
+    fn cooldown_timing(&self, stream_broke: bool) -> CooldownTiming;
+}
+
+/// When the failure handler hears of a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CooldownTiming {
+    /// At once.
+    Now,
+    /// After the request's next pick (or when time moves on), as a background task would land.
+    AfterNextPick,
 }
 
 /// LiteLLM's documented rules (the seed's "Streams").
@@ -82,7 +89,7 @@ impl StreamRules for Documented {
         (!end_marker).then(|| ProviderFailure::new(FailureKind::ApiConnection))
     }
 
-    fn first_chunk_ends_retries(&self) -> bool {
+    fn break_ends_retries(&self, _after_frame: bool) -> bool {
         false
     }
 
@@ -90,24 +97,17 @@ impl StreamRules for Documented {
         true
     }
 
-    fn continuation_counts_as_fallback(&self) -> bool {
+    fn continues_as_fallback(&self) -> bool {
         false
     }
 
-    fn chains_continuations(&self) -> bool {
-        false
+    /// A failed stream bills nothing.
+    fn billed_after_break(&self, _delivered: u32) -> u32 {
+        0
     }
 
-    fn reports_refused_continuation_hop(&self) -> bool {
-        false
-    }
-
-    fn bills_partial_output(&self) -> bool {
-        false
-    }
-
-    fn defers_cooldown(&self) -> bool {
-        false
+    fn cooldown_timing(&self, _stream_broke: bool) -> CooldownTiming {
+        CooldownTiming::Now
     }
 }
 
@@ -141,32 +141,31 @@ impl StreamRules for LiteLlm110 {
         any_frame.then(|| api_connection(0))
     }
 
-    fn first_chunk_ends_retries(&self) -> bool {
-        true
+    /// The first chunk was read inside the attempt.
+    fn break_ends_retries(&self, after_frame: bool) -> bool {
+        after_frame
     }
 
     fn may_continue_after(&self, failure: &ProviderFailure) -> bool {
         !matches!(failure.effective_status(), Some(s) if (400..500).contains(&s) && s != 429)
     }
 
-    fn continuation_counts_as_fallback(&self) -> bool {
+    fn continues_as_fallback(&self) -> bool {
         true
     }
 
-    fn chains_continuations(&self) -> bool {
-        true
+    /// The partial usage is logged.
+    fn billed_after_break(&self, delivered: u32) -> u32 {
+        delivered
     }
 
-    fn reports_refused_continuation_hop(&self) -> bool {
-        true
-    }
-
-    fn bills_partial_output(&self) -> bool {
-        true
-    }
-
-    fn defers_cooldown(&self) -> bool {
-        true
+    /// A broken stream's outcome is recorded by a background task.
+    fn cooldown_timing(&self, stream_broke: bool) -> CooldownTiming {
+        if stream_broke {
+            CooldownTiming::AfterNextPick
+        } else {
+            CooldownTiming::Now
+        }
     }
 }
 

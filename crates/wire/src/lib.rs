@@ -5,8 +5,9 @@
 //! (`routersim_mock_providers::wire`) answers in it. Keeping both directions of each format
 //! side by side is what stops them drifting apart.
 //!
-//! - [`format`]: a deployment's format (from its model prefix, as LiteLLM picks its provider)
-//!   and endpoint; the request a client sends.
+//! - [`format`]: a deployment's format (from its model prefix, as LiteLLM picks its provider).
+//! - [`endpoint`]: where a deployment is called, the request a client sends, and the dispatch
+//!   of an answer to its format's decoder.
 //! - [`openai`] (Azure included) and [`anthropic`]: bodies, error shapes and SSE frames, each
 //!   with a `client` side (encode requests, decode answers) and a `server` side (render answers).
 //! - [`request`]: a request as the server reads it (body and hints to an engine request).
@@ -18,6 +19,7 @@
 
 pub mod anthropic;
 pub mod client;
+pub mod endpoint;
 pub mod errors;
 pub mod format;
 pub mod headers;
@@ -27,4 +29,5 @@ pub mod route;
 pub mod sse;
 
 pub use client::{Connector, HttpProvider, HttpStream, TcpConnector};
-pub use format::{Endpoint, WireFormat};
+pub use endpoint::Endpoint;
+pub use format::WireFormat;

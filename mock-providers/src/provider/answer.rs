@@ -24,7 +24,7 @@ use routersim_engine::stream::{ChunkKind, FinishReason};
 
 use super::call_time::CallTime;
 use super::deployment::DeploymentState;
-use crate::body::ResponseDefect;
+use routersim_engine::event::ValidationReason;
 use crate::spec::{Degenerate, EmptyStream, FaultEffect, OutcomeSpec, StreamFault};
 use crate::stream::{PlannedFault, StreamPlan, Terminal};
 
@@ -108,7 +108,7 @@ fn plain_answer(
         FaultEffect::InvalidResponse(defect) if w.fires(t) => Some(*defect),
         _ => None,
     });
-    let finish_reason = if defect == Some(ResponseDefect::Truncated) {
+    let finish_reason = if defect == Some(ValidationReason::Truncated) {
         FinishReason::Length
     } else {
         FinishReason::Stop

@@ -12,8 +12,8 @@ use serde::de::{self, Deserializer};
 use super::error::{ErrorSpec, RetryAfterFormat};
 use super::latency::LatencySpec;
 use super::stream_fault::{EmptyStream, RawStreamFault, StreamFault, StreamKeys};
-use crate::body::ResponseDefect;
 use crate::duration::HumanDuration;
+use routersim_engine::event::ValidationReason;
 
 /// Which deployments a fault hits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub enum FaultEffect {
     /// only answers that carry a body (a request under a contract that validates) change,
     /// except `truncated`, which ends any answer with `finish_reason: length`. Streamed calls
     /// are not hit, and draw nothing.
-    InvalidResponse(ResponseDefect),
+    InvalidResponse(ValidationReason),
 }
 
 /// A timed fault window: between `from` (inclusive) and `to` (exclusive) of virtual time,
@@ -115,7 +115,7 @@ pub(super) struct RawFault {
     stream_stall: Option<RawStreamFault>,
     stream_empty: Option<EmptyStream>,
     stream_no_finish: Option<EmptyStream>,
-    invalid_response: Option<ResponseDefect>,
+    invalid_response: Option<ValidationReason>,
 }
 
 impl TryFrom<RawFault> for FaultSpec {
@@ -206,7 +206,7 @@ fn effect(mut raw: RawFault) -> Result<FaultEffect, String> {
 /// `invalid_response: <defect>`, alone.
 fn invalid_response(
     raw: &RawFault,
-    defect: ResponseDefect,
+    defect: ValidationReason,
     has_stream_fault: bool,
 ) -> Result<FaultEffect, String> {
     if raw.error.is_some()

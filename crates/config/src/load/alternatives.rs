@@ -6,10 +6,10 @@
 
 use serde_json::{Map, Value};
 
+use super::error::{ConfigError, Result};
+use super::read::{Read, Setting};
 use super::scalars::{describe, duration, uint32, weight};
-use super::settings::{Read, Setting};
-use super::{ConfigError, Result};
-use crate::keys::closest_key;
+use crate::spelling::closest_key;
 use routersim_engine::alternatives::{
     HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings,
 };

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::error::{ConfigError, Result};
+use super::loader::{EMPTY_MODEL_LIST, Loader};
 use super::policy::{PolicyUnit, kind_policy};
 use super::scalars::{
     boolean, describe, duration, name, opt, retries, strings, uint32, uint64, weight,
 };
-use super::{ConfigError, EMPTY_MODEL_LIST, Loader, Result};
 use routersim_engine::config::Deployment;
 use routersim_engine::contract::capability::SchemaMode;
 

@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use super::error::{ConfigError, Result};
+use super::loader::Loader;
 use super::scalars::{describe, name, opt, retries, uint32};
-use super::{ConfigError, Loader, Result};
 use routersim_engine::config::{FallbackMap, FallbackTarget};
 use routersim_engine::pattern::ModelPattern;
 

@@ -4,8 +4,10 @@
 //! it: anchors, merge keys, duplicate keys with the last one winning) into a
 //! [`serde_json::Value`], and that tree is walked into the validated types, naming the YAML
 //! path of anything wrong: `model_list` in [`deployment`], `router_settings` in [`settings`]
-//! (one table of keys and their readers), fallback lists in [`fallbacks`], per-kind counts in
-//! [`policy`], and every scalar in [`scalars`].
+//! (one table of keys, their shared reading in `read.rs`, the longer readers in `readers.rs`),
+//! fallback lists in [`fallbacks`], per-kind counts in [`policy`], and every scalar in
+//! [`scalars`]; the walk's own state (options, keys passed over, warnings) is `loader.rs`, and
+//! its errors `error.rs`. This file only starts the walk.
 //!
 //! Keys the engine does not model are listed once each in
 //! [`RouterConfig::ignored_keys`](routersim_engine::config::RouterConfig::ignored_keys) as a path pattern
@@ -19,92 +21,31 @@
 
 mod alternatives;
 mod deployment;
+mod error;
 mod fallbacks;
+mod loader;
 mod policy;
+mod read;
+mod readers;
 pub(super) mod scalars;
 pub(super) mod settings;
 mod yaml;
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::include::resolve_includes;
 use crate::input::read_text_file;
-use crate::keys::{
-    MAX_SECTION_TYPO, MODELLED_ROUTER_KEYS, MODELLED_SECTIONS, UnknownKey, closest_key,
-    closest_within, is_known_router_key, known_router_keys,
-};
+use error::Result;
+use loader::{EMPTY_MODEL_LIST, Loader};
 use routersim_engine::config::RouterConfig;
-use scalars::{duration, opt};
 
+pub use error::{ConfigError, MAX_NUM_RETRIES, ROOT_PATH, YAML_PATH};
 pub use fallbacks::target_with_overrides;
+pub use loader::LoadOptions;
 pub use scalars::{describe, kind};
 pub use yaml::{parse_yaml, parse_yaml_located};
-
-/// A config that cannot be used, naming the YAML path and what was expected.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct ConfigError {
-    /// The YAML path, e.g. `router_settings.fallbacks[0].gpt-4o`.
-    pub path: String,
-    /// What was expected.
-    pub message: String,
-    /// The `include:`d file the error is in, when it is not the file being loaded; `path` is
-    /// then a path in that file. Its string values are never quoted in `message` (an
-    /// included file is where secrets live).
-    pub file: Option<PathBuf>,
-    /// Line and column (1-based) when the loader knows them: a YAML syntax error.
-    pub location: Option<(u64, u64)>,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(file) = &self.file {
-            write!(f, "{}", file.display())?;
-            if let Some((line, column)) = self.location {
-                write!(f, ":{line}:{column}")?;
-            }
-            write!(f, ": ")?;
-        }
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-
-impl ConfigError {
-    /// An error at `path` (a YAML path) saying what was expected.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-            file: None,
-            location: None,
-        }
-    }
-}
-
-type Result<T> = std::result::Result<T, ConfigError>;
-
-/// The largest retry count accepted anywhere (`num_retries`, `retry_policy`).
-pub const MAX_NUM_RETRIES: u32 = 1000;
-
-/// The path used for errors about the YAML text itself (it does not parse).
-pub const YAML_PATH: &str = "(yaml)";
-/// The path used for errors about the document as a whole (it is not a mapping).
-pub const ROOT_PATH: &str = "(root)";
-
-const EMPTY_MODEL_LIST: &str = "model_list is empty: routersim needs the deployments in the file";
-
-/// What the loader takes from outside the file. Nothing here is read by the loader itself:
-/// the caller fills it (the CLI from its environment, once), so a run depends only on what it
-/// was given, and every value used is recorded in the config's warnings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LoadOptions {
-    /// The value of `ROUTER_MAX_FALLBACKS` ([`MAX_FALLBACKS_ENV`](routersim_engine::config::MAX_FALLBACKS_ENV)),
-    /// if set: LiteLLM's default for `max_fallbacks` when the config sets none.
-    pub max_fallbacks_env: Option<String>,
-}
 
 /// Parses a LiteLLM proxy config.
 ///
@@ -222,73 +163,6 @@ pub fn load_router_config_value_with(root: &Value, options: &LoadOptions) -> Res
 
 // ---------------------------------------------------------------------------------------------
 // the walk
-
-/// What the walk has found besides the config: keys it passed over, and warnings.
-#[derive(Default)]
-struct Loader {
-    options: LoadOptions,
-    ignored: BTreeSet<String>,
-    unknown: BTreeSet<UnknownKey>,
-    warnings: Vec<String>,
-}
-
-impl Loader {
-    fn ignore(&mut self, path: String) {
-        self.ignored.insert(path);
-    }
-
-    fn warn(&mut self, warning: String) {
-        self.warnings.push(warning);
-    }
-
-    /// A top-level key other than the sections read: a misspelt section, or a note.
-    fn section_key(&mut self, key: &str) {
-        match closest_within(key, MODELLED_SECTIONS, MAX_SECTION_TYPO) {
-            Some(section) => {
-                self.unknown.insert(UnknownKey {
-                    path: key.to_string(),
-                    suggestion: Some(section.to_string()),
-                });
-            }
-            None => self.ignore(key.to_string()),
-        }
-    }
-
-    /// A `router_settings` key: modelled, LiteLLM's but not modelled (a note), or unknown to
-    /// LiteLLM (a typo, with the closest known key).
-    fn router_key(&mut self, key: &str) {
-        if MODELLED_ROUTER_KEYS.contains(&key) {
-            return;
-        }
-        let path = format!("router_settings.{key}");
-        if is_known_router_key(key) {
-            self.ignore(path);
-        } else {
-            let suggestion = closest_key(key, known_router_keys())
-                .map(|known| format!("router_settings.{known}"));
-            self.unknown.insert(UnknownKey { path, suggestion });
-        }
-    }
-
-    /// A timeout (`timeout`, `stream_timeout`, `request_timeout`). LiteLLM picks one with
-    /// `a or b or c`, where 0 is false, so 0 is "not set" there: the next source applies
-    /// (the deployment's, then the router's, then `litellm_settings.request_timeout` for
-    /// `timeout`; the deployment's, then the router's for `stream_timeout`). routersim does
-    /// the same, and says so in a warning.
-    fn timeout(&mut self, v: &Value, path: &str) -> Result<Option<Duration>> {
-        match opt(v, |v| duration(v, path))? {
-            Some(d) if d.is_zero() => {
-                self.warn(format!(
-                    "{path}: 0 means not set, as in LiteLLM (where 0 counts as false): the \
-                     next timeout that is set applies, else none; remove the key, or set \
-                     the deadline you mean"
-                ));
-                Ok(None)
-            }
-            other => Ok(other),
-        }
-    }
-}
 
 fn section<'a>(map: &'a Map<String, Value>, key: &str) -> Result<Option<&'a Map<String, Value>>> {
     match map.get(key) {

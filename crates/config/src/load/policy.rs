@@ -10,10 +10,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::error::{ConfigError, Result};
 use super::scalars::{describe, opt, retries, uint32};
-use super::{ConfigError, Result};
-use crate::keys::{UnknownKey, closest_key};
+use crate::spelling::closest_key;
 use routersim_engine::config::KindPolicy;
+use routersim_engine::config::UnknownKey;
 use routersim_engine::failure::FailureKind;
 
 /// What a policy counts.

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{ConfigError, MAX_NUM_RETRIES, Result};
+use super::error::{ConfigError, MAX_NUM_RETRIES, Result};
+use crate::duration::{DurationError, Syntax, from_seconds, parse_duration_as};
+use crate::numerals::{float_to_u64, yaml11_int};
 use routersim_engine::config::RoutingStrategyName;
 
 pub(super) fn opt<T>(v: &Value, parse: impl FnOnce(&Value) -> Result<T>) -> Result<Option<T>> {
@@ -120,50 +122,6 @@ pub(super) fn uint64(v: &Value, path: &str) -> Result<u64> {
     }
 }
 
-/// The YAML 1.1 integer spellings PyYAML (which LiteLLM reads configs with) resolves and YAML
-/// 1.2 leaves as strings: binary `0b101`, sexagesimal `1:30` (= 90). `digits` has no `_`.
-/// (Octal `010` is the parser's `legacy_octal_numbers`.)
-fn yaml11_int(digits: &str) -> Option<u64> {
-    if let Some(bits) = digits.strip_prefix("0b") {
-        return u64::from_str_radix(bits, 2).ok();
-    }
-    sexagesimal(digits).and_then(float_to_u64)
-}
-
-/// PyYAML's sexagesimal number: `1:30` = 90, `1:00:00` = 3600, `1:30.5` = 90.5. Each part
-/// after the first is below 60.
-fn sexagesimal(text: &str) -> Option<f64> {
-    let mut parts = text.split(':');
-    let first = parts.next()?;
-    if first.is_empty() || !first.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut value: f64 = first.parse().ok()?;
-    let mut any = false;
-    let mut parts = parts.peekable();
-    while let Some(part) = parts.next() {
-        let last = parts.peek().is_none();
-        let (whole, _) = part.split_once('.').unwrap_or((part, ""));
-        let ok = !whole.is_empty()
-            && whole.len() <= 2
-            && whole.bytes().all(|b| b.is_ascii_digit())
-            && (last || whole.len() == part.len());
-        let n: f64 = if ok { part.parse().ok()? } else { return None };
-        if n >= 60.0 {
-            return None;
-        }
-        value = value * 60.0 + n;
-        any = true;
-    }
-    any.then_some(value)
-}
-
-fn float_to_u64(f: f64) -> Option<u64> {
-    // 2^64 is exactly representable; anything below it with no fraction fits.
-    (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0)
-        .then_some(f as u64)
-}
-
 /// A retry count: a larger one is a typo, and would spin a failing deployment for hours.
 pub(super) fn retries(v: &Value, path: &str) -> Result<u32> {
     let n = uint32(v, path)?;
@@ -208,7 +166,8 @@ pub(super) fn weight(v: &Value, path: &str) -> Result<f64> {
     })
 }
 
-/// A duration: a number of seconds (`30`, `0.5`, `0`) or a string `30s`, `500ms`, `2m`, `1h`.
+/// A duration as LiteLLM's configs write it: a number of seconds (`30`, `0.5`, `0`) or a
+/// string `30s`, `500ms`, `2m`, `1h` ([`Syntax::LiteLlm`]).
 pub(super) fn duration(v: &Value, path: &str) -> Result<Duration> {
     let bad = || {
         ConfigError::new(
@@ -219,46 +178,18 @@ pub(super) fn duration(v: &Value, path: &str) -> Result<Duration> {
             ),
         )
     };
-    let secs = match v {
-        Value::Number(n) => n.as_f64().ok_or_else(bad)?,
+    let read = match v {
+        Value::Number(n) => from_seconds(n.as_f64().ok_or_else(bad)?),
         Value::String(s) => {
             env_ref_check(s, path)?;
-            let t = s.trim();
-            let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-                (n, 0.001)
-            } else if let Some(n) = t.strip_suffix('s') {
-                (n, 1.0)
-            } else if let Some(n) = t.strip_suffix('m') {
-                (n, 60.0)
-            } else if let Some(n) = t.strip_suffix('h') {
-                (n, 3600.0)
-            } else {
-                (t, 1.0)
-            };
-            let digits: String = number.trim().chars().filter(|c| *c != '_').collect();
-            digits
-                .parse::<f64>()
-                .ok()
-                .or_else(|| yaml11_int(&digits).map(|n| n as f64))
-                .or_else(|| sexagesimal(&digits))
-                .ok_or_else(bad)?
-                * scale
+            parse_duration_as(s, Syntax::LiteLlm)
         }
         _ => return Err(bad()),
     };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(bad());
-    }
-    let d = Duration::try_from_secs_f64(secs).map_err(|_| bad())?;
-    if d > routersim_engine::config::MAX_DURATION {
-        return Err(ConfigError::new(
-            path,
-            format!(
-                "{secs} s is more than the longest duration routersim serves (87600h, 10 years)"
-            ),
-        ));
-    }
-    Ok(d)
+    read.map_err(|e| match e {
+        DurationError::Malformed { .. } => bad(),
+        too_long @ DurationError::TooLong { .. } => ConfigError::new(path, too_long.to_string()),
+    })
 }
 
 pub(super) fn boolean(v: &Value, path: &str) -> Result<bool> {
@@ -401,20 +332,6 @@ mod tests {
              (87600h, 10 years)"
         );
         assert!(d(Value::from("87601h")).is_err());
-    }
-
-    #[test]
-    fn sexagesimal_and_binary_as_pyyaml() {
-        assert_eq!(sexagesimal("1:30"), Some(90.0));
-        assert_eq!(sexagesimal("1:00:00"), Some(3600.0));
-        assert_eq!(sexagesimal("1:30.5"), Some(90.5));
-        assert_eq!(sexagesimal("1:60"), None);
-        assert_eq!(sexagesimal("1:3.0:00"), None);
-        assert_eq!(sexagesimal("30"), None);
-        assert_eq!(sexagesimal(":30"), None);
-        assert_eq!(sexagesimal("a:30"), None);
-        assert_eq!(yaml11_int("0b101"), Some(5));
-        assert_eq!(yaml11_int("0b2"), None);
     }
 
     #[test]

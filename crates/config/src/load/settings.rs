@@ -1,7 +1,7 @@
 //! `router_settings` (and the router keys LiteLLM also reads from `litellm_settings`).
 //!
 //! One table, [`ROUTER_SETTINGS`], holds every modelled key with the code that reads it; the
-//! list of modelled keys ([`MODELLED_ROUTER_KEYS`](crate::keys::MODELLED_ROUTER_KEYS))
+//! list of modelled keys ([`MODELLED_ROUTER_KEYS`])
 //! is derived from it, so a key can be neither read yet listed as not modelled, nor listed yet
 //! never read. A new key is one entry here (and a field in
 //! [`RouterSettings`](routersim_engine::config::RouterSettings)).
@@ -12,37 +12,20 @@
 
 use serde_json::{Map, Value};
 
-use super::fallbacks::{Names, RawEntry, RawFallbacks, default_fallbacks, fallback_list};
+use super::error::{ConfigError, Result};
+use super::fallbacks::{Names, default_fallbacks, fallback_list};
+use super::loader::Loader;
 use super::policy::{PolicyUnit, kind_policy};
-use super::scalars::{
-    AliasTarget, alias_target, boolean, describe, duration, retries, strategy, uint32,
-};
-use super::{ConfigError, Loader, Result};
+use super::read::{Later, Read, Setting, Source};
+use super::readers::{max_fallbacks, model_group_alias, model_group_retry_policy, timeout};
+use super::scalars::{describe, duration, retries, strategy, uint32};
+use crate::known_keys::{is_known_router_key, known_router_keys};
+use crate::spelling::closest_key;
 use routersim_engine::config::{
-    Classification, Deployment, MAX_FALLBACKS_ENV, Profile, Recovery, RouterSettings,
-    resolve_max_fallbacks,
+    Classification, Deployment, Profile, Recovery, RouterSettings, UnknownKey,
 };
 use routersim_engine::pattern::ModelPattern;
-use routersim_engine::profile::{self, ProfileSpec, Walk};
 use routersim_engine::stream::StreamRecovery;
-
-/// Where a modelled key is read from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    /// `router_settings` only.
-    Router,
-    /// `router_settings`, else `litellm_settings` (where real configs often put it).
-    RouterOrLitellm,
-}
-
-/// One modelled `router_settings` key and the code that reads it.
-pub(crate) struct Setting {
-    /// The key.
-    pub(crate) key: &'static str,
-    /// Where it is read from.
-    pub(crate) source: Source,
-    read: fn(&mut Read<'_>, &Setting) -> Result<()>,
-}
 
 const fn router(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<()>) -> Setting {
     Setting {
@@ -337,269 +320,14 @@ pub(crate) const fn litellm_keys() -> [&'static str; litellm_key_count()] {
     keys
 }
 
-/// What the table's readers work on.
-pub(super) struct Read<'a> {
-    pub(super) loader: &'a mut Loader,
-    router: Option<&'a Map<String, Value>>,
-    litellm: Option<&'a Map<String, Value>>,
-    pub(super) settings: RouterSettings,
-    later: Later,
-}
+/// `router_settings` keys the engine models (LiteLLM's and routersim's own), in the order they
+/// are read: the keys of the loader's one table of keys and readers, so a key is listed here
+/// exactly when it is read.
+pub const MODELLED_ROUTER_KEYS: [&str; ROUTER_SETTINGS.len()] = router_keys();
 
-/// What is read by one entry and checked once every entry is read.
-#[derive(Default)]
-struct Later {
-    fallbacks: Option<RawFallbacks>,
-    context_window: Option<RawFallbacks>,
-    content_policy: Option<RawFallbacks>,
-    defaults: Option<RawEntry>,
-    /// `(group, path)` of each `model_group_alias` target.
-    alias_paths: Vec<(String, String)>,
-    /// `(group, path)` of each `model_group_retry_policy` entry.
-    group_policy_paths: Vec<(String, String)>,
-}
-
-fn get<'m>(section: Option<&'m Map<String, Value>>, key: &str) -> Option<&'m Value> {
-    section.and_then(|m| m.get(key)).filter(|v| !v.is_null())
-}
-
-impl<'a> Read<'a> {
-    /// The setting's value in `router_settings` (unless null), with its path.
-    pub(super) fn router(&self, setting: &Setting) -> Option<(&'a Value, String)> {
-        get(self.router, setting.key).map(|v| (v, format!("router_settings.{}", setting.key)))
-    }
-
-    /// The profile's entry in the engine's profile table (none set: `litellm`'s).
-    fn profile(&self) -> &'static ProfileSpec {
-        profile::spec(self.settings.profile)
-    }
-
-    /// A key only the profiles for which `reads` holds read: said loudly when set under
-    /// another profile, where it does nothing (`note` added to the warning).
-    fn profile_key(&mut self, setting: &Setting, reads: fn(&ProfileSpec) -> bool, note: &str) {
-        if !reads(self.profile()) && self.router(setting).is_some() {
-            self.loader.warn(format!(
-                "router_settings.{}: read by profile: {} only; it does nothing here{note}",
-                setting.key,
-                profile::names_where(reads)
-            ));
-        }
-    }
-
-    /// A key of the candidate walk (`allow_fallbacks`, the deadlines).
-    fn candidate_walk_key(&mut self, setting: &Setting) {
-        self.profile_key(setting, |p| p.walk == Walk::Candidates, "");
-    }
-
-    /// A key only a profile that reads contracts reads.
-    fn contract_key(&mut self, setting: &Setting) {
-        self.profile_key(setting, |p| p.reads_contracts, "");
-    }
-
-    /// `attempts_per_candidate`: under a profile that walks candidates without reading it,
-    /// the warning says what that profile reads instead.
-    fn attempts_per_candidate_key(&mut self, setting: &Setting) {
-        let profile = self.profile();
-        if profile.walk != Walk::Candidates {
-            return self.candidate_walk_key(setting);
-        }
-        let note = if profile.reads_contracts {
-            format!(
-                " (profile: {} retries a route same_route_retries times)",
-                profile.name()
-            )
-        } else {
-            String::new()
-        };
-        self.profile_key(setting, |p| p.reads_attempts_per_candidate, &note);
-    }
-
-    /// A boolean setting.
-    fn flag(
-        &mut self,
-        setting: &Setting,
-        field: fn(&mut RouterSettings) -> &mut bool,
-    ) -> Result<()> {
-        if let Some((v, at)) = self.router(setting) {
-            *field(&mut self.settings) = boolean(v, &at)?;
-        }
-        Ok(())
-    }
-
-    /// A setting that names one of a few values (`choices`, parsed by `parse`), if set.
-    fn named<T>(
-        &self,
-        setting: &Setting,
-        choices: fn() -> String,
-        parse: fn(&str) -> Option<T>,
-    ) -> Result<Option<T>> {
-        match self.router(setting) {
-            None => Ok(None),
-            Some((Value::String(text), at)) => parse(text).map(Some).ok_or_else(|| {
-                ConfigError::new(at, format!("expected {}, found \"{text}\"", choices()))
-            }),
-            Some((other, at)) => Err(ConfigError::new(
-                at,
-                format!("expected {}, found {}", choices(), describe(other)),
-            )),
-        }
-    }
-
-    /// Reads the setting from `router_settings`, else (for [`Source::RouterOrLitellm`]) from
-    /// `litellm_settings`; both are validated. `router_settings` wins when its value
-    /// `is_set`; LiteLLM reads fallback lists as `router_value or litellm_value`, so an empty
-    /// router list gives way to a non-empty one.
-    fn either<T>(
-        &mut self,
-        setting: &Setting,
-        parse: impl Fn(&Value, &str) -> Result<T>,
-        is_set: impl Fn(&T) -> bool,
-    ) -> Result<Option<T>> {
-        let key = setting.key;
-        let rp = format!("router_settings.{key}");
-        let lp = format!("litellm_settings.{key}");
-        let from_router = get(self.router, key).map(|v| parse(v, &rp)).transpose()?;
-        let from_litellm = if setting.source == Source::RouterOrLitellm {
-            get(self.litellm, key).map(|v| parse(v, &lp)).transpose()?
-        } else {
-            None
-        };
-        Ok(match (from_router, from_litellm) {
-            (Some(r), Some(l)) => {
-                if is_set(&r) || !is_set(&l) {
-                    self.loader.warn(format!(
-                        "{lp}: also set in router_settings; router_settings.{key} wins"
-                    ));
-                    Some(r)
-                } else {
-                    self.loader.warn(format!(
-                        "{lp}: used as the router's {key} because router_settings.{key} is empty"
-                    ));
-                    Some(l)
-                }
-            }
-            (None, Some(l)) => {
-                self.loader.warn(format!(
-                    "{lp}: a router setting placed in litellm_settings; honored as the router's {key}"
-                ));
-                Some(l)
-            }
-            (r, None) => r,
-        })
-    }
-}
-
-fn model_group_retry_policy(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
-    let Some((v, at)) = r.router(setting) else {
-        return Ok(());
-    };
-    let Value::Object(groups) = v else {
-        return Err(ConfigError::new(
-            at,
-            format!(
-                "expected a mapping of model group to retry policy, found {}",
-                describe(v)
-            ),
-        ));
-    };
-    for (group, policy) in groups {
-        let group_path = format!("{at}.{group}");
-        if let Some(policy) = kind_policy(
-            policy,
-            &group_path,
-            PolicyUnit::Retries,
-            &mut r.loader.unknown,
-        )? {
-            r.settings
-                .model_group_retry_policy
-                .insert(group.clone(), policy);
-            r.later.group_policy_paths.push((group.clone(), group_path));
-        }
-    }
-    Ok(())
-}
-
-/// `max_fallbacks`: the config's, else `ROUTER_MAX_FALLBACKS` as the caller passed it in
-/// [`LoadOptions`](super::LoadOptions), else 5. A value from the environment is recorded in
-/// the warnings (whether used or not), so a run never changes silently with it.
-fn max_fallbacks(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
-    let env = r.loader.options.max_fallbacks_env.clone();
-    let configured = match r.router(setting) {
-        Some((v, at)) => Some(uint32(v, &at)?),
-        None => None,
-    };
-    let n = resolve_max_fallbacks(configured, env.as_deref());
-    r.settings.max_fallbacks = n;
-    let Some(env) = env else {
-        return Ok(());
-    };
-    let var = format!("{MAX_FALLBACKS_ENV}={env:?} from the environment");
-    r.loader.warn(if configured.is_some() {
-        format!("router_settings.max_fallbacks: {n} is used; {var} is not")
-    } else if env.trim().parse::<u32>().is_ok() {
-        format!(
-            "{var}: max_fallbacks is {n} (router_settings.max_fallbacks is not set; LiteLLM \
-             reads the same variable)"
-        )
-    } else {
-        format!("{var} is not a whole number and is ignored: max_fallbacks is {n}")
-    });
-    Ok(())
-}
-
-fn timeout(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
-    if let Some((v, at)) = r.router(setting) {
-        r.settings.timeout = r.loader.timeout(v, &at)?;
-    }
-    if r.settings.timeout.is_none()
-        && let Some(v) = get(r.litellm, "request_timeout")
-    {
-        // LiteLLM's Router falls back on `litellm.request_timeout` for its timeout.
-        r.settings.timeout = r.loader.timeout(v, "litellm_settings.request_timeout")?;
-    }
-    Ok(())
-}
-
-fn model_group_alias(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
-    let Some((v, at)) = r.router(setting) else {
-        return Ok(());
-    };
-    let Value::Object(aliases) = v else {
-        return Err(ConfigError::new(
-            at,
-            format!(
-                "expected a mapping of alias to model group, found {}",
-                describe(v)
-            ),
-        ));
-    };
-    for (alias, target) in aliases {
-        let alias_path = format!("{at}.{alias}");
-        let mut notes = Vec::new();
-        let target = alias_target(target, &alias_path, &mut notes)?;
-        for note in notes {
-            r.loader.warn(note);
-        }
-        match target {
-            AliasTarget::Group(group) => {
-                r.later.alias_paths.push((group.clone(), alias_path));
-                r.settings.model_group_alias.insert(alias.clone(), group);
-            }
-            AliasTarget::Unroutable(found) => {
-                r.loader.warn(format!(
-                    "{alias_path}: the alias \"{alias}\" maps to {found}, not to one model \
-                     group; LiteLLM loads this and fails every request for \"{alias}\" \
-                     (400, before any attempt), so routersim does too: such a request ends in \
-                     bad_request (give_up reason unroutable_alias), then tries the alias's \
-                     fallbacks; name one model group, or give several deployments the same \
-                     model_name"
-                ));
-                r.settings.unroutable_aliases.insert(alias.clone(), found);
-            }
-        }
-    }
-    Ok(())
-}
+/// Router keys that are also read from `litellm_settings` (where real configs often put them),
+/// from the same table.
+pub const MODELLED_LITELLM_KEYS: [&str; litellm_key_count()] = litellm_keys();
 
 impl Loader {
     /// `router_settings` and the router keys of `litellm_settings`, read by
@@ -617,7 +345,7 @@ impl Loader {
         }
         if let Some(litellm) = litellm {
             for key in litellm.keys() {
-                if !crate::keys::MODELLED_LITELLM_KEYS.contains(&key.as_str()) {
+                if !MODELLED_LITELLM_KEYS.contains(&key.as_str()) {
                     self.ignore(format!("litellm_settings.{key}"));
                 }
             }
@@ -639,6 +367,22 @@ impl Loader {
         } = read;
         self.check_names(&mut settings, later, deployments);
         Ok(settings)
+    }
+
+    /// A `router_settings` key: modelled, LiteLLM's but not modelled (a note), or unknown to
+    /// LiteLLM (a typo, with the closest known key).
+    fn router_key(&mut self, key: &str) {
+        if MODELLED_ROUTER_KEYS.contains(&key) {
+            return;
+        }
+        let path = format!("router_settings.{key}");
+        if is_known_router_key(key) {
+            self.ignore(path);
+        } else {
+            let suggestion = closest_key(key, known_router_keys())
+                .map(|known| format!("router_settings.{known}"));
+            self.unknown.insert(UnknownKey { path, suggestion });
+        }
     }
 
     /// Warns about fallbacks, aliases and group policies naming groups no deployment serves,

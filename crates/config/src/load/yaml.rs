@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{ConfigError, Result, YAML_PATH};
+use super::error::{ConfigError, Result, YAML_PATH};
 use crate::input::{yaml_budget, yaml_message};
 
 /// Parses YAML text the way the loader does (PyYAML-compatible where real configs need it:

@@ -110,7 +110,8 @@ pub struct RouterSettings {
     pub classification: Classification,
     /// `health_check_interval`: background probes of every deployment (DeltaLLM).
     pub health_check_interval: Option<Duration>,
-    /// `profile: litellm | deltallm`, as written (its bundle is already applied).
+    /// `profile`, as written (the settings it presets are already applied; its policies are
+    /// its entry in [`PROFILES`](crate::profile::PROFILES)).
     pub profile: Option<Profile>,
     /// `attempts_per_candidate` (`profile: multigrid`): tries each candidate route gets, the
     /// first included (default 3).

@@ -10,7 +10,7 @@ use std::time::Duration;
 pub struct StructuredOutput {
     /// `required`: the answer must be JSON of the schema.
     pub required: bool,
-    /// `schema_id`: a schema of the built-in registry ([`schema::lookup`]).
+    /// `schema_id`: a schema of the built-in registry ([`schema::lookup`](crate::contract::schema::lookup)).
     pub schema_id: Arc<str>,
     /// `strict`: the route must offer strict (constrained) schema mode.
     pub strict: bool,

@@ -324,3 +324,105 @@ impl RoutingEvent {
         self.kind.visit(visitor)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::event::reasons::{GiveUpReason, WaitReason};
+    use crate::failure::FailureKind;
+
+    /// Reads one event of each family; ignores the rest.
+    #[derive(Default)]
+    struct Families {
+        seen: Vec<String>,
+    }
+
+    impl<'e> EventVisitor<'e> for Families {
+        type Output = Option<&'e str>;
+
+        fn retry(
+            &mut self,
+            model_group: &'e Arc<str>,
+            _failure: FailureKind,
+            retry: u32,
+            _budget: u32,
+        ) -> Self::Output {
+            self.seen.push(format!("retry {retry}"));
+            Some(model_group)
+        }
+
+        fn give_up(
+            &mut self,
+            model_group: &'e Arc<str>,
+            _failure: FailureKind,
+            reason: GiveUpReason,
+        ) -> Self::Output {
+            self.seen.push(reason.as_str().to_string());
+            Some(model_group)
+        }
+
+        fn stream_chunk(
+            &mut self,
+            tokens: u32,
+            _gap_before: Option<Duration>,
+            _inner_gap: Duration,
+        ) -> Self::Output {
+            self.seen.push(format!("chunk {tokens}"));
+            None
+        }
+
+        fn unejected(
+            &mut self,
+            _model_group: &'e Arc<str>,
+            deployment_id: &'e Arc<str>,
+        ) -> Self::Output {
+            Some(deployment_id)
+        }
+    }
+
+    #[test]
+    fn each_event_reaches_its_method_and_the_rest_the_default() {
+        let group: Arc<str> = Arc::from("g");
+        let events = [
+            EventKind::Retry {
+                model_group: group.clone(),
+                failure: FailureKind::RateLimit,
+                retry: 2,
+                budget: 3,
+            },
+            EventKind::GiveUp {
+                model_group: group.clone(),
+                failure: FailureKind::Timeout,
+                reason: GiveUpReason::RetriesExhausted,
+            },
+            EventKind::StreamChunk {
+                tokens: 4,
+                gap_before: None,
+                inner_gap: Duration::ZERO,
+            },
+            EventKind::Alternative(AlternativeEvent::Unejected {
+                model_group: group.clone(),
+                deployment_id: Arc::from("d"),
+            }),
+            EventKind::Wait {
+                duration: Duration::from_secs(1),
+                reason: WaitReason::Backoff,
+            },
+        ];
+        let mut families = Families::default();
+        let read: Vec<Option<&str>> = events.iter().map(|e| e.visit(&mut families)).collect();
+        assert_eq!(read, [Some("g"), Some("g"), None, Some("d"), None]);
+        assert_eq!(families.seen, ["retry 2", "retries_exhausted", "chunk 4"]);
+        let routed = RoutingEvent {
+            at: Instant::now(),
+            request_id: Some(1),
+            kind: events[0].clone(),
+        };
+        assert_eq!(routed.visit(&mut families), Some("g"));
+    }
+}

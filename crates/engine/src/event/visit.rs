@@ -1,12 +1,10 @@
 //! Reading events by family: [`EventVisitor`] has one method per kind of event, grouped by
 //! family (request lifecycle, attempts, retries and fallbacks, cooldowns and health, streams,
-//! contracts, alternatives), each a no-op by default; [`EventKind::visit`] (`dispatch.rs`) calls
-//! the one that fits. A consumer implements the methods of the events it reads, as small methods, instead
+//! contracts, alternatives), each a no-op by default;
+//! [`EventKind::visit`](crate::event::EventKind::visit) (`dispatch.rs`) calls the one that
+//! fits. A consumer implements the methods of the events it reads, as small methods, instead
 //! of one `match` over every kind (and a new kind of event changes no consumer that ignores
 //! it).
-//!
-//! Static dispatch: `visit` is generic over the visitor, so reading events this way costs what
-//! a `match` costs.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -10,8 +10,7 @@ use tokio::time::Instant;
 
 use super::core::{Router, lock};
 use super::group::Group;
-use super::run::{Failed, RequestRun};
-use super::visit::NoCandidate;
+use super::run::{Failed, NoCandidate, RequestRun};
 use crate::backoff::WaitContext;
 use crate::clock::Clock;
 use crate::event::{EventKind, GiveUpReason};
@@ -61,10 +60,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         self.no_candidate(g, request, none)
                     }
                     Ok(deployment) => {
-                        tried.insert(deployment);
-                        let hedged = matches!(scope, Scope::Level(_))
-                            && self.alternatives.hedge_after.is_some();
-                        let result = if hedged {
+                        // A route's tries are all on it: only a level's picks are kept apart.
+                        let level = matches!(scope, Scope::Level(_));
+                        if level {
+                            tried.insert(deployment);
+                        }
+                        let result = if level && self.alternatives.hedge_after.is_some() {
                             // Boxed: only a router that hedges pays for the race's state.
                             Box::pin(self.attempt_maybe_hedged(
                                 g,
@@ -117,20 +118,35 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     self.flush_deferred(run);
                     self.clock.sleep_until(deadline).await;
                 }
-                if let Some(failed) = kept {
-                    if gives_up {
-                        return Err(*failed);
-                    }
-                    // The timer wakes on a millisecond tick: a wait that ended just before the
-                    // walk's deadline may wake at it, and no attempt starts there.
-                    if run.walk_deadline.is_some_and(|end| self.clock.now() >= end) {
-                        let reason = GiveUpReason::DeadlineExhausted;
-                        return Err(self.give_up(g, request, *failed, reason, true));
-                    }
+                if let Some(failed) = kept
+                    && let Some(failed) = self.ends_after_wait(g, request, *failed, gives_up, run)
+                {
+                    return Err(failed);
                 }
             }
         }
     }
+
+    /// The failure kept across a wait, when the loop ends with it: a give-up that waited, or
+    /// a retry whose wait reached the walk's deadline (the timer wakes on a millisecond tick: a
+    /// wait that ended just before the deadline may wake at it, and no attempt starts there).
+    fn ends_after_wait(
+        &self,
+        g: &Group,
+        request: &Request,
+        failed: Failed,
+        gives_up: bool,
+        run: &RequestRun,
+    ) -> Option<Failed> {
+        if gives_up {
+            return Some(failed);
+        }
+        let reason = GiveUpReason::DeadlineExhausted;
+        run.walk_deadline
+            .is_some_and(|end| self.clock.now() >= end)
+            .then(|| self.give_up(g, request, failed, reason, true))
+    }
+
     /// One pick on `level` (a plain function: nothing of it lives across an await).
     fn pick(
         &self,

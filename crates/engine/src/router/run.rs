@@ -1,6 +1,6 @@
 //! What one request keeps while it is in flight: its records and counters ([`RequestRun`]),
 //! what the caller's stream has received ([`StreamProgress`]), a failure whose cooldown lands
-//! later ([`DeferredFailure`]), and how a step failed ([`Failed`]). Plain data: every step of
+//! later ([`DeferredFailure`]), and how a step failed ([`Failed`], [`NoCandidate`]). Plain data: every step of
 //! the router reads and writes it, none owns it.
 
 use std::sync::Arc;
@@ -42,7 +42,7 @@ pub(super) struct RequestRun {
     pub(super) last_deployment_index: Option<usize>,
     pub(super) start: Instant,
     pub(super) stream: StreamProgress,
-    /// A failure whose cooldown is written later (see [`StreamRules::defers_cooldown`]).
+    /// A failure whose cooldown is written later (see `StreamRules::cooldown_timing`).
     pub(super) deferred_failure: Option<Box<DeferredFailure>>,
     /// Provider calls started and cancelled (a hedge race's loser) or still running beside
     /// this run (a hedge's scratch run counts its first attempt): they have numbers but no
@@ -124,7 +124,7 @@ pub(super) struct Failed {
     /// nothing may retry or fall back; only a mid-stream continuation can go on.
     pub(super) committed: bool,
     /// A stream broke after its first chunk under rules where that ends the group's retries
-    /// ([`StreamRules::first_chunk_ends_retries`]): only the fallbacks may go on.
+    /// (`StreamRules::break_ends_retries`): only the fallbacks may go on.
     pub(super) retries_closed: bool,
     /// An ambiguous attempt under `replay: never`: nothing may send the operation again (no
     /// retry, no fallback); the request fails with it.
@@ -194,4 +194,16 @@ pub(super) struct DeferredFailure {
     pub(super) retry_after: Option<Duration>,
     pub(super) now: Instant,
     pub(super) request_id: Option<u64>,
+}
+
+/// Why a group level had no deployment to pick.
+pub(super) enum NoCandidate {
+    /// Every deployment is cooling (or holding its half-open trial).
+    AllCooling { retry_after: Duration },
+    /// No deployment carries the request's tags (nor `default`).
+    NoTagMatch,
+    /// Pre-call checks: every deployment is over its RPM/TPM this minute.
+    OverLimits { retry_after: Duration },
+    /// Pre-call checks: the prompt overflows every deployment's `max_input_tokens`.
+    ContextTooLarge,
 }

@@ -239,10 +239,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
         committed
     }
 
-    /// Whether a break ends the group's retries (the request goes to its fallbacks): under
-    /// rules where the first chunk is read inside the attempt, once one came.
+    /// Whether a break ends the group's retries (the request goes to its fallbacks): the stream
+    /// rules' decision on what the attempt's stream had sent.
     pub(super) fn ends_retries(&self, broke: &StreamBroke) -> bool {
-        broke.after_frame && self.stream_rules.first_chunk_ends_retries()
+        self.stream_rules.break_ends_retries(broke.after_frame)
     }
 
     /// A stream broke after content: continue it on a fallback deployment that supports
@@ -311,7 +311,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             // A continuation is reported as `stream_continued`, not as a fallback hop (routersim's
             // own `fallbacks`); LiteLLM 1.110.2 counts it in its attempted fallbacks.
             run.stream.continued = true;
-            if self.stream_rules.continuation_counts_as_fallback() {
+            if self.stream_rules.continues_as_fallback() {
                 run.hop(depth + 1);
             }
             match self
@@ -322,7 +322,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     output_tokens: run.stream.delivered.max(done.output_tokens),
                     ..done
                 }),
-                Err(again) if again.committed && self.stream_rules.chains_continuations() => {
+                Err(again) if again.committed && self.stream_rules.continues_as_fallback() => {
                     // The continuation broke after its own content: continued again from its
                     // group, with everything delivered so far as the prefill.
                     run.stream.continued = false;
@@ -346,7 +346,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         broken: &Failed,
         targets: &[crate::config::FallbackTarget],
     ) {
-        if !self.stream_rules.reports_refused_continuation_hop() {
+        if !self.stream_rules.continues_as_fallback() {
             return;
         }
         if let Some(g) = targets.iter().find_map(|t| self.resolve_group(&t.model)) {
@@ -398,10 +398,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         };
         let billed = match (ok, self.config.settings.stream_recovery) {
             (true, _) | (false, StreamRecovery::Multigrid) => p.delivered,
-            (false, StreamRecovery::LiteLlm) if self.stream_rules.bills_partial_output() => {
-                p.delivered
-            }
-            (false, StreamRecovery::LiteLlm) => 0,
+            (false, StreamRecovery::LiteLlm) => self.stream_rules.billed_after_break(p.delivered),
         };
         StreamStats {
             outcome,

@@ -5,17 +5,18 @@
 //! after the instant retry has already picked again, so a stream 429 before the first chunk
 //! re-picks the same deployment (a call that fails before its stream opens, and the
 //! non-stream path, write it first and exclude it). Under rules that say so
-//! ([`StreamRules::defers_cooldown`]) the failure handler hears of a broken stream at the
+//! ([`StreamRules::cooldown_timing`]) the failure handler hears of a broken stream at the
 //! request's next pick, before the request waits (time moves on: the task has run), or at the
 //! request's end, whichever comes first.
 //!
-//! [`StreamRules::defers_cooldown`]: crate::stream_rules::StreamRules::defers_cooldown
+//! [`StreamRules::cooldown_timing`]: crate::stream_rules::StreamRules::cooldown_timing
 
 use super::core::Router;
 use super::health::FailureReport;
 use super::run::{DeferredFailure, RequestRun};
 use crate::clock::Clock;
 use crate::provider::Provider;
+use crate::stream_rules::CooldownTiming;
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// Hands `report` to the failure handler now, or keeps it for later when the rules defer
@@ -27,7 +28,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         run: &mut RequestRun,
     ) {
         self.flush_deferred(run);
-        if !(broken && self.stream_rules.defers_cooldown()) {
+        if self.stream_rules.cooldown_timing(broken) == CooldownTiming::Now {
             self.report_failure(report);
             return;
         }

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::core::{Router, lock};
 use super::group::Group;
 use super::retry_loop::Scope;
-use super::run::{Failed, RequestRun};
+use super::run::{Failed, NoCandidate, RequestRun};
 use crate::classify::RecoveryScope;
 use crate::clock::Clock;
 use crate::config::RoutingStrategyName;
@@ -18,18 +18,6 @@ use crate::provider::Provider;
 use crate::request::{Completion, Request};
 use crate::small::{Indices, Tried};
 use crate::strategy::PickContext;
-
-/// Why a group level had no deployment to pick.
-pub(super) enum NoCandidate {
-    /// Every deployment is cooling (or holding its half-open trial).
-    AllCooling { retry_after: Duration },
-    /// No deployment carries the request's tags (nor `default`).
-    NoTagMatch,
-    /// Pre-call checks: every deployment is over its RPM/TPM this minute.
-    OverLimits { retry_after: Duration },
-    /// Pre-call checks: the prompt overflows every deployment's `max_input_tokens`.
-    ContextTooLarge,
-}
 
 impl<P: Provider, C: Clock> Router<P, C> {
     /// One visit to a group: order levels, then weighted failover.

@@ -36,7 +36,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use routersim_engine::state::{Rewrite, StateStore};
+use routersim_engine::state::{CooldownEntry, Rewrite, StateStore, merge};
 use routersim_runtime::time::now;
 use tokio::time::Instant;
 
@@ -271,6 +271,32 @@ impl ReplicaState {
         }
     }
 
+    /// Writes a cooldown until `until` issued at `at`, merged with the tier's live entry by
+    /// the engine's rule ([`merge`]); returns the deadline in force.
+    fn write_merged(
+        &self,
+        deployment: usize,
+        at: Instant,
+        until: Instant,
+        rule: Rewrite,
+    ) -> Instant {
+        let live = self
+            .tier
+            .borrow()
+            .cooldowns
+            .get(deployment)
+            .copied()
+            .flatten()
+            .filter(|l| l.until > at)
+            .map(|l| CooldownEntry {
+                until: l.until,
+                first_expiry: l.first_expiry,
+            });
+        let merged = merge(live, until, rule);
+        self.write(deployment, at, merged.until, merged.first_expiry);
+        merged.until
+    }
+
     /// Writes the tier's entry and sends it to the store.
     fn write(&self, deployment: usize, at: Instant, until: Instant, first_expiry: Instant) {
         let up = self.store.up(at);
@@ -298,20 +324,7 @@ impl StateStore for ReplicaState {
     }
 
     fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
-        let at = now();
-        let old = self
-            .tier
-            .borrow()
-            .cooldowns
-            .get(deployment)
-            .copied()
-            .flatten();
-        let effective = old.map_or(until, |l| l.until.max(until));
-        let first = old
-            .filter(|l| l.until > at)
-            .map_or(effective, |l| l.first_expiry);
-        self.write(deployment, at, effective, first);
-        effective
+        self.write_merged(deployment, now(), until, Rewrite::KeepLater)
     }
 
     fn rewrite_cooldown(
@@ -321,23 +334,7 @@ impl StateStore for ReplicaState {
         until: Instant,
         rule: Rewrite,
     ) -> Instant {
-        if rule == Rewrite::KeepLater {
-            return self.set_cooldown(deployment, until);
-        }
-        let live = self
-            .tier
-            .borrow()
-            .cooldowns
-            .get(deployment)
-            .copied()
-            .flatten()
-            .filter(|l| l.until > now);
-        let (effective, first) = match live {
-            Some(l) => (l.first_expiry.min(until), l.first_expiry),
-            None => (until, until),
-        };
-        self.write(deployment, now, effective, first);
-        effective
+        self.write_merged(deployment, now, until, rule)
     }
 
     fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant> {

@@ -6,8 +6,8 @@
 //! SSE frames and breaks — into the same failure kinds the engine already uses."* The wire
 //! rules both ends follow are in `WIRE_CONTRACT.md` (issue 11); in short:
 //! - [`format`]: the model prefix picks the format (`anthropic/`, `azure/`, else OpenAI);
-//!   `litellm_params.api_base` gives the base URL (defaults: [`crate::format::DEFAULT_OPENAI_API_BASE`],
-//!   [`crate::format::DEFAULT_ANTHROPIC_API_BASE`]; Azure has none and must name one); `api_key` goes
+//!   `litellm_params.api_base` gives the base URL (defaults: [`crate::endpoint::DEFAULT_OPENAI_API_BASE`],
+//!   [`crate::endpoint::DEFAULT_ANTHROPIC_API_BASE`]; Azure has none and must name one); `api_key` goes
 //!   in `Authorization: Bearer` / `x-api-key` / `api-key`. Each request also carries
 //!   `x-routersim-*` hints (request id, attempt, input/prefill/output tokens): harmless headers
 //!   a real provider ignores, which let the fake-provider server replay the exact call.
@@ -54,7 +54,8 @@ use routersim_engine::config::Deployment;
 use routersim_engine::failure::{FailureKind, ProviderFailure};
 use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 
-pub use crate::format::{Endpoint, WireFormat};
+pub use crate::endpoint::Endpoint;
+pub use crate::format::WireFormat;
 pub use connector::{Connector, TcpConnector};
 pub use stream::HttpStream;
 
@@ -87,7 +88,7 @@ impl<C: Connector> HttpProvider<C> {
 
     /// A provider for `deployments` served by routersim's fake-provider server at `origin`:
     /// every `api_base` is replaced by the deployment's address there
-    /// ([`crate::format::wire_server_api_base`]); `api_key` and `api_version` are kept. The
+    /// ([`crate::endpoint::wire_server_api_base`]); `api_key` and `api_version` are kept. The
     /// simulator's `transport: http` uses this with a connector that ignores the host (e.g.
     /// `http://routersim.invalid`) and serves each connection over an in-memory pipe.
     pub fn for_wire_server(
@@ -101,7 +102,7 @@ impl<C: Connector> HttpProvider<C> {
             .map(|(index, d)| {
                 let mut d = d.clone();
                 let (format, _) = WireFormat::from_model(&d.model);
-                let base = crate::format::wire_server_api_base(origin, &d.id, format);
+                let base = crate::endpoint::wire_server_api_base(origin, &d.id, format);
                 d.params
                     .insert("api_base".into(), serde_json::Value::String(base));
                 Endpoint::from_deployment(&d, index)
@@ -195,7 +196,7 @@ impl<C: Connector> Provider for HttpProvider<C> {
         let (body, end) = read_bounded(body, MAX_RESPONSE_BODY).await;
         let completion = match end {
             BodyEnd::Broken => return Err(connection_failure()),
-            BodyEnd::Complete => crate::format::decode_completion(endpoint.format, &body),
+            BodyEnd::Complete => crate::endpoint::decode_completion(endpoint.format, &body),
             BodyEnd::TooLarge => None,
         };
         // A 2xx the client cannot read is a success with no usable choices (DeltaLLM's

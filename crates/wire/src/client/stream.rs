@@ -25,7 +25,8 @@ use hyper::body::Incoming;
 use routersim_engine::failure::{FailureKind, ProviderFailure};
 use routersim_engine::stream::{ProviderStream, StreamItem};
 
-use crate::format::{WireFormat, decode_event};
+use crate::endpoint::decode_event;
+use crate::format::WireFormat;
 use crate::sse::{SseItem, SseParser, parse_break_comment};
 
 /// An open streamed response.

@@ -1,69 +1,12 @@
-//! Cooldown and allowed-fails state, behind a trait so a shared store can come later.
-//!
-//! Seed: *"A cooldown is a key `deployment:{id}:cooldown` in the routing cache, with a TTL
-//! equal to the cooldown time."* and *"Each counted failure increments
-//! `deployment:{id}:allowed_fails`, which expires with the cooldown time."* Both live here as
-//! TTL entries on the router's clock; [`InMemoryState`] is the per-process implementation.
-//! (The error-rate counts are per-process by design and live in [`crate::cooldown`].)
+//! The in-process store: one slot per deployment, cooldowns merged by [`merge`].
 
 use std::cell::RefCell;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// How a cooldown written over a live one sets the deadline.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Rewrite {
-    /// The later of the two deadlines (the documented reading of a TTL key set again).
-    #[default]
-    KeepLater,
-    /// The earlier of the first write's expiry and this write's deadline (LiteLLM 1.110.2's
-    /// store): a re-write never extends a live cooldown, and a shorter one shortens it.
-    FirstOrLatest,
-}
-
-/// Where cooldowns and allowed-fails counters live. Deployments are named by their index in
-/// the router's deployment list.
-pub trait StateStore {
-    /// The cooldown deadline of `deployment`, if an entry exists (it may already be expired).
-    fn cooldown_until(&self, deployment: usize) -> Option<Instant>;
-    /// Cools `deployment` until `until`; re-cooling keeps the later deadline. Returns the
-    /// deadline in force.
-    fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant;
-    /// Cools `deployment` until `until` at `now`, a live entry re-written by `rule`. Returns
-    /// the deadline in force. A store that keeps no first-write expiry keeps the later
-    /// deadline (the default).
-    fn rewrite_cooldown(
-        &self,
-        deployment: usize,
-        now: Instant,
-        until: Instant,
-        rule: Rewrite,
-    ) -> Instant {
-        let _ = (now, rule);
-        self.set_cooldown(deployment, until)
-    }
-    /// Removes the entry of `deployment` if it expired by `now`, returning its deadline.
-    fn take_if_expired(&self, deployment: usize, now: Instant) -> Option<Instant>;
-    /// Removes and returns every entry expired by `now`, in deployment order.
-    fn take_all_expired(&self, now: Instant) -> Vec<(usize, Instant)>;
-    /// The soonest deadline of any entry.
-    fn next_cooldown_deadline(&self) -> Option<Instant>;
-    /// Counts one failure of `deployment`; a fresh counter expires `ttl` after this failure.
-    /// Returns the count including this failure.
-    fn increment_allowed_fails(&self, deployment: usize, now: Instant, ttl: Duration) -> u32;
-    /// Removes the cooldown of `deployment` (half-open success, health probe); true if one
-    /// existed.
-    fn clear_cooldown(&self, deployment: usize) -> bool;
-    /// Forgets the allowed-fails count of `deployment`.
-    fn reset_allowed_fails(&self, deployment: usize);
-    /// Whether a cooldown may be written now. A shared store that is unreachable and set to
-    /// fail closed (DeltaLLM: *"With fail_closed, health transitions fail … while Redis is
-    /// unavailable"*) says no, and the router then sets no cooldown. In-memory: always.
-    fn accepts_health_writes(&self) -> bool {
-        true
-    }
-}
+use super::cooldown::{CooldownEntry, Rewrite, merge};
+use super::store::StateStore;
 
 #[derive(Clone, Copy, Debug)]
 struct Counter {
@@ -73,9 +16,7 @@ struct Counter {
 
 #[derive(Debug, Default)]
 struct Inner {
-    cooldowns: Vec<Option<Instant>>,
-    /// The first write's expiry of each live entry ([`Rewrite::FirstOrLatest`] only).
-    first_expiry: Vec<Option<Instant>>,
+    cooldowns: Vec<Option<CooldownEntry>>,
     allowed_fails: Vec<Option<Counter>>,
 }
 
@@ -95,7 +36,6 @@ impl InMemoryState {
         Self {
             inner: RefCell::new(Inner {
                 cooldowns: vec![None; deployments],
-                first_expiry: vec![None; deployments],
                 allowed_fails: vec![None; deployments],
             }),
         }
@@ -116,15 +56,23 @@ fn slot<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
 
 impl StateStore for InMemoryState {
     fn cooldown_until(&self, deployment: usize) -> Option<Instant> {
-        self.with(|s| s.cooldowns.get(deployment).copied().flatten())
+        self.with(|s| {
+            s.cooldowns
+                .get(deployment)
+                .copied()
+                .flatten()
+                .map(|e| e.until)
+        })
     }
 
+    /// Without a clock, the stored entry stands in for the live one: an expired entry's
+    /// deadline is earlier than any deadline written from now on, so the later one is the same.
     fn set_cooldown(&self, deployment: usize, until: Instant) -> Instant {
         self.with(|s| {
             let entry = slot(&mut s.cooldowns, deployment);
-            let effective = entry.map_or(until, |old| old.max(until));
-            *entry = Some(effective);
-            effective
+            let merged = merge(*entry, until, Rewrite::KeepLater);
+            *entry = Some(merged);
+            merged.until
         })
     }
 
@@ -135,26 +83,11 @@ impl StateStore for InMemoryState {
         until: Instant,
         rule: Rewrite,
     ) -> Instant {
-        if rule == Rewrite::KeepLater {
-            return self.set_cooldown(deployment, until);
-        }
         self.with(|s| {
-            let live = s
-                .cooldowns
-                .get(deployment)
-                .copied()
-                .flatten()
-                .filter(|&d| d > now);
-            let first = slot(&mut s.first_expiry, deployment);
-            let effective = match (live, *first) {
-                (Some(_), Some(first)) => first.min(until),
-                _ => {
-                    *first = Some(until);
-                    until
-                }
-            };
-            *slot(&mut s.cooldowns, deployment) = Some(effective);
-            effective
+            let entry = slot(&mut s.cooldowns, deployment);
+            let merged = merge(entry.filter(|e| e.until > now), until, rule);
+            *entry = Some(merged);
+            merged.until
         })
     }
 
@@ -162,7 +95,7 @@ impl StateStore for InMemoryState {
         self.with(|s| {
             let entry = s.cooldowns.get_mut(deployment)?;
             match *entry {
-                Some(until) if until <= now => entry.take(),
+                Some(e) if e.until <= now => entry.take().map(|e| e.until),
                 _ => None,
             }
         })
@@ -172,11 +105,11 @@ impl StateStore for InMemoryState {
         self.with(|s| {
             let mut out = Vec::new();
             for (i, entry) in s.cooldowns.iter_mut().enumerate() {
-                if let Some(until) = *entry
-                    && until <= now
+                if let Some(e) = *entry
+                    && e.until <= now
                 {
                     *entry = None;
-                    out.push((i, until));
+                    out.push((i, e.until));
                 }
             }
             out
@@ -184,7 +117,7 @@ impl StateStore for InMemoryState {
     }
 
     fn next_cooldown_deadline(&self) -> Option<Instant> {
-        self.with(|s| s.cooldowns.iter().flatten().min().copied())
+        self.with(|s| s.cooldowns.iter().flatten().map(|e| e.until).min())
     }
 
     fn clear_cooldown(&self, deployment: usize) -> bool {

@@ -24,9 +24,9 @@ use routersim_engine::stream::{ChunkKind, FinishReason};
 
 use super::call_time::CallTime;
 use super::deployment::DeploymentState;
-use routersim_engine::event::ValidationReason;
 use crate::spec::{Degenerate, EmptyStream, FaultEffect, OutcomeSpec, StreamFault};
 use crate::stream::{PlannedFault, StreamPlan, Terminal};
+use routersim_engine::event::ValidationReason;
 
 /// Output tokens of a success when neither the request nor the spec sets a length and the
 /// request sets no `max_tokens`.

@@ -13,6 +13,7 @@
 //! keys, typos, and `health_check_interval`, which the proxy refuses there) are left out and
 //! named in a comment at the top of the file.
 
+use routersim_config::duration::suffixed_seconds;
 use std::path::Path;
 
 use routersim_config::keys::LITELLM_ROUTER_INIT_ARGS;
@@ -155,29 +156,6 @@ const DURATION_KEYS: [&str; 7] = [
     "stream_stall_timeout",
 ];
 
-/// Seconds of a suffixed duration string (`"30s"`, `"500ms"`, `"2m"`, `"1h"`); `None` for
-/// anything else (a plain number string is left as LiteLLM reads it).
-fn seconds_of(text: &str) -> Option<f64> {
-    let t = text.trim();
-    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        return None;
-    };
-    let digits: String = number.trim().chars().filter(|c| *c != '_').collect();
-    digits
-        .parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| s * scale)
-}
-
 /// Rewrites every suffixed duration under a [`DURATION_KEYS`] key as seconds; returns how many.
 fn seconds_everywhere(value: &mut Value) -> usize {
     let mut count = 0;
@@ -185,7 +163,7 @@ fn seconds_everywhere(value: &mut Value) -> usize {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 if DURATION_KEYS.contains(&key.as_str())
-                    && let Some(secs) = v.as_str().and_then(seconds_of)
+                    && let Some(secs) = v.as_str().and_then(suffixed_seconds)
                     && let Some(n) = serde_json::Number::from_f64(secs)
                 {
                     *v = Value::Number(n);

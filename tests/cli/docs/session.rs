@@ -171,8 +171,6 @@ fn run_block(
         }
         return Ok(Err(why.to_string()));
     }
-    // A block with a real LiteLLM proxy takes its turn among the real-time tests.
-    let _turn = uses_litellm.then(crate::common::real_time_turn);
     let mut session = Session {
         root,
         scratch,

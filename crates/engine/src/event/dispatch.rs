@@ -6,6 +6,7 @@ use super::visit::EventVisitor;
 
 impl EventKind {
     /// Calls the `visitor` method for this kind of event, with its fields.
+    #[inline]
     pub fn visit<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         match self {
             EventKind::ClientTry { .. }
@@ -37,6 +38,7 @@ impl EventKind {
     }
 
     /// A request's own events and its attempts.
+    #[inline]
     fn visit_request<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         match self {
             EventKind::ClientTry {
@@ -134,6 +136,7 @@ impl EventKind {
     }
 
     /// Retries and fallbacks.
+    #[inline]
     fn visit_routing<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         match self {
             EventKind::Wait { duration, reason } => visitor.wait(*duration, *reason),
@@ -170,6 +173,7 @@ impl EventKind {
     }
 
     /// Cooldowns and health.
+    #[inline]
     fn visit_health<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         match self {
             EventKind::CooldownSet {
@@ -220,6 +224,7 @@ impl EventKind {
     }
 
     /// Streams and contracts.
+    #[inline]
     fn visit_stream<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         match self {
             EventKind::StreamChunk {
@@ -273,6 +278,7 @@ impl EventKind {
 
 impl AlternativeEvent {
     /// Calls the `visitor` method for this alternative's event, with its fields.
+    #[inline]
     pub fn visit<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         match self {
             AlternativeEvent::Ejected {
@@ -320,6 +326,7 @@ impl AlternativeEvent {
 
 impl RoutingEvent {
     /// [`EventKind::visit`] of the event's kind.
+    #[inline]
     pub fn visit<'e, V: EventVisitor<'e>>(&'e self, visitor: &mut V) -> V::Output {
         self.kind.visit(visitor)
     }

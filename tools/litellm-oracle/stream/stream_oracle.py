@@ -11,6 +11,7 @@ Stream script entries (per deployment; one per call; the last repeats):
   {"chunks": 10}                                   10 content chunks "<dep>:<i> ", finish "stop"
   {"chunks": 10, "error": "ServiceUnavailableError", "after": 0}   raise before the first chunk
   {"chunks": 10, "error": "APIConnectionError", "after": 5}        5 chunks, then raise
+  "retry_after": 2 / "headers": {...} beside "error": the raised error's response carries them
   {"chunks": 10, "stall": {"after": 3, "seconds": 3}}              3 chunks, silence, then the rest
   {"chunks": 10, "first_delay": 3}                                 no first chunk for 3 s
   {"chunks": 0}                                                    an empty stream (yields nothing)
@@ -19,7 +20,7 @@ Stream script entries (per deployment; one per call; the last repeats):
                           it was given raises httpx.ReadTimeout after `timeout` seconds.
   Non-stream outcomes of oracle.py ({"error": ...} without "chunks") still work for acompletion.
 
-Usage: .venv/bin/python stream_oracle.py scenarios_stream/X.json [-o out.json]
+Usage: .venv/bin/python stream_oracle.py scenarios_stream/X.json [-o out.json] [--real-sleep]
 """
 
 from __future__ import annotations
@@ -307,7 +308,9 @@ class StreamOracle(base.Oracle):
                 yield litellm.ModelResponseStream(choices=[{"index": 0, "delta": {"role": "assistant"}}])
             for i in range(n + 1):
                 if err and after == i:
-                    exc = base.build_exception({"error": err, "status": spec.get("status", base.ERROR_STATUS.get(err, 500))}, dep_id)
+                    raised = {"error": err, "status": spec.get("status", base.ERROR_STATUS.get(err, 500))}
+                    raised.update({k: spec[k] for k in ("retry_after", "headers") if spec.get(k) is not None})
+                    exc = base.build_exception(raised, dep_id)
                     log.append({"t_ms": self.now_ms(), "raised": type(exc).__name__, "after_chunks": i})
                     raise exc
                 if stall and stall.get("after") == i:
@@ -439,12 +442,12 @@ def stream_summary(rec: dict) -> str:
     return " | ".join(parts + [got, end + f" @{r.get('t_ms')}ms", f"cooldown: {cooled}"])
 
 
-def record(path: str) -> str:
+def record(path: str, real_sleep: bool = False) -> str:
     """The trace of one streamed scenario file, as text."""
     with open(path) as f:
         scenario = json.load(f)
     scenario.setdefault("name", os.path.splitext(os.path.basename(path))[0])
-    o = StreamOracle(scenario)
+    o = StreamOracle(scenario, real_sleep=real_sleep)
     trace = asyncio.run(o.run())
     trace["litellm_env"] = {k: os.environ.get(k) for k in ("LITELLM_MAX_STREAMING_DURATION_SECONDS",)}
     return base.dumps(trace)
@@ -454,8 +457,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("scenario")
     parser.add_argument("-o", "--out")
+    parser.add_argument("--real-sleep", action="store_true", help="really wait the backoff the router asks for (the recorder returns at once, without a turn of the event loop)")
     args = parser.parse_args()
-    text = record(args.scenario)
+    text = record(args.scenario, real_sleep=args.real_sleep)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")

@@ -23,7 +23,8 @@
 //! - a broken stream's partial usage is logged ([`StreamRules::billed_after_break`]);
 //! - the cooldown of a stream that broke (even before its first chunk) is written by a
 //!   background task, which lands after the instant retry's pick; an HTTP error answered
-//!   before the stream opened is cooled at once ([`StreamRules::cooldown_timing`]).
+//!   before the stream opened is cooled at once ([`StreamRules::cooldown_timing`]; the
+//!   source, and the oracle's condition for it, in `router/stream_cooldown.rs`).
 
 use std::time::Duration;
 

@@ -139,6 +139,62 @@ async fn a_stream_429_before_the_first_chunk_repicks_the_same_deployment_on_the_
     }
 }
 
+/// Group A (a2 weighs 1000 to a1's 1, so a pick that may take a2 takes it) whose deployments
+/// answer every streamed call with `a_fails`; num_retries 2, fallbacks A -> B. The attempts of
+/// two requests in a row, and the deployments cooled, in order.
+async fn group_a_exhausted_then_b(a_fails: Step) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let settings = profiled(
+        true,
+        RouterSettings {
+            num_retries: 2,
+            fallbacks: fallbacks(&[("A", &["B"])]),
+            ..RouterSettings::default()
+        },
+    );
+    let (router, sink) = make_router(
+        config(
+            vec![
+                weighted("A", "a2", 1000.0),
+                weighted("A", "a1", 1.0),
+                dep("B", "b1"),
+            ],
+            settings,
+        ),
+        Scripted::new()
+            .always("a1", a_fails.clone())
+            .always("a2", a_fails)
+            .always("b1", healthy(10)),
+    );
+    let first = router.completion(streamed(1, "A")).await;
+    assert!(waits_ms(&first).iter().all(|&w| w == 0), "{first:?}");
+    let second = router.completion(streamed(2, "A")).await;
+    (attempts(&first), attempts(&second), cooled(&sink.events()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_group_whose_streams_all_429_before_the_first_chunk_spends_three_calls_then_falls_back() {
+    // Stream oracle 98 (and 99, with Retry-After: the same calls): a2, a2, a1, then b1. The
+    // first a2 failure's cooldown lands after the retry's pick (a2 again) and before the next
+    // one (a1 alone left); the next request finds both cooling and goes straight to B.
+    let broken = Step::Stream(vec![(
+        ms(100),
+        Play::Break(ProviderFailure::new(K::RateLimit)),
+    )]);
+    let (first, second, cooled) = group_a_exhausted_then_b(broken).await;
+    assert_eq!(
+        first,
+        ["a2:rate_limit", "a2:rate_limit", "a1:rate_limit", "b1:ok"]
+    );
+    assert_eq!(second, ["b1:ok"]);
+    assert_eq!(cooled, ["a2", "a2", "a1"]);
+    // A 429 answered instead of a stream (stream oracle 80, the OpenAI path) is cooled before
+    // the retry picks: two calls in A.
+    let (first, second, cooled) = group_a_exhausted_then_b(fail(K::RateLimit)).await;
+    assert_eq!(first, ["a2:rate_limit", "a1:rate_limit", "b1:ok"]);
+    assert_eq!(second, ["b1:ok"]);
+    assert_eq!(cooled, ["a2", "a1"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_429_answered_before_the_stream_opens_is_cooled_at_once() {
     // An HTTP 429 instead of a stream is an ordinary failed call: its cooldown is written

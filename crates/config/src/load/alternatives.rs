@@ -4,11 +4,14 @@
 //! every field is also a `--set` path of its own (`router_settings.retry_budget.ratio=0.1`).
 //! A field the mechanism does not have is an error: it would do nothing.
 
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 
 use super::error::{ConfigError, Result};
 use super::read::{Read, Setting};
-use super::scalars::{describe, duration, uint32, weight};
+use super::scalars::{boolean, describe, duration, uint32, weight};
+use crate::duration::format_duration;
 use crate::spelling::closest_key;
 use routersim_engine::alternatives::{
     HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings,
@@ -92,7 +95,7 @@ pub(super) fn retry_budget(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
         s.min_per_sec = n;
     }
     if let Some(ttl) = field(&map, &at, "ttl", duration)? {
-        if !(1..=60).contains(&ttl.as_secs()) || ttl > std::time::Duration::from_secs(60) {
+        if !(1..=60).contains(&ttl.as_secs()) || ttl > Duration::from_secs(60) {
             return Err(out_of_range(
                 &at,
                 "ttl",
@@ -142,7 +145,9 @@ pub(super) fn retry_throttling(r: &mut Read<'_>, setting: &Setting) -> Result<()
 }
 
 /// `outlier_detection: {consecutive_5xx, base_ejection_time, max_ejection_time,
-/// max_ejection_percent}` (Envoy).
+/// max_ejection_percent, always_eject_one_host, interval}` (Envoy's `OutlierDetection`, with
+/// its bounds: the durations above 0, `max_ejection_time` not below `base_ejection_time`, and
+/// by default the larger of 300 s and `base_ejection_time`).
 pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     let Some((v, at)) = r.router(setting) else {
         return Ok(());
@@ -152,6 +157,8 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
         "base_ejection_time",
         "max_ejection_time",
         "max_ejection_percent",
+        "always_eject_one_host",
+        "interval",
     ];
     let Some(map) = fields(v, &at, &known)? else {
         return Ok(());
@@ -163,11 +170,37 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
         }
         s.consecutive_5xx = n;
     }
-    if let Some(d) = field(&map, &at, "base_ejection_time", duration)? {
+    let positive = |key: &str| -> Result<Option<Duration>> {
+        match field(&map, &at, key, duration)? {
+            Some(d) if d.is_zero() => Err(out_of_range(
+                &at,
+                key,
+                "a duration above 0 (Envoy's bound)",
+                "0",
+            )),
+            other => Ok(other),
+        }
+    };
+    if let Some(d) = positive("base_ejection_time")? {
         s.base_ejection_time = d;
+        s.max_ejection_time = s.max_ejection_time.max(d);
     }
-    if let Some(d) = field(&map, &at, "max_ejection_time", duration)? {
+    if let Some(d) = positive("max_ejection_time")? {
+        if d < s.base_ejection_time {
+            return Err(out_of_range(
+                &at,
+                "max_ejection_time",
+                &format!(
+                    "at least base_ejection_time ({}), as Envoy requires",
+                    format_duration(s.base_ejection_time)
+                ),
+                format_duration(d),
+            ));
+        }
         s.max_ejection_time = d;
+    }
+    if let Some(d) = positive("interval")? {
+        s.interval = d;
     }
     if let Some(p) = field(&map, &at, "max_ejection_percent", uint32)? {
         if p > 100 {
@@ -179,6 +212,9 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
             ));
         }
         s.max_ejection_percent = p;
+    }
+    if let Some(on) = field(&map, &at, "always_eject_one_host", boolean)? {
+        s.always_eject_one_host = on;
     }
     r.settings.outlier_detection = Some(s);
     Ok(())

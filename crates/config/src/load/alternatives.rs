@@ -16,6 +16,7 @@ use crate::spelling::closest_key;
 use routersim_engine::alternatives::{
     HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings,
 };
+use routersim_engine::profile::Walk;
 
 /// The mapping a key stands for (`true`: no field changed), `None` when off.
 fn fields(v: &Value, at: &str, known: &[&str]) -> Result<Option<Map<String, Value>>> {
@@ -220,7 +221,8 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
     Ok(())
 }
 
-/// `hedge_after: p95 | 800ms | false`.
+/// `hedge_after: p95 | 800ms | false`; set under a profile that walks candidates, it does
+/// nothing (said, and an error under `--strict`).
 pub(super) fn hedge_after(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     let Some((v, at)) = r.router(setting) else {
         return Ok(());
@@ -254,5 +256,14 @@ pub(super) fn hedge_after(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
             Some(HedgeAfter::Fixed(d))
         }
     };
+    if r.settings.hedge_after.is_some() {
+        // Only the retry loop of a group's deployments hedges: the candidate walk's routes
+        // are tried one at a time.
+        r.profile_key(
+            setting,
+            |p| p.walk != Walk::Candidates,
+            " (the candidate walk does not hedge)",
+        );
+    }
     Ok(())
 }

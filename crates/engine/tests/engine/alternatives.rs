@@ -782,3 +782,33 @@ fn the_outlier_keys_keep_envoys_defaults_and_bounds() {
         typo.message
     );
 }
+
+/// The candidate walk (`profile: multigrid`, `profile: contract`) tries a route's attempts one
+/// at a time and never hedges: `hedge_after` set there does nothing, and says so (an unread
+/// key, which `--strict` refuses).
+#[test]
+fn hedge_after_under_the_candidate_walk_is_an_unread_key() {
+    let load = |profile: &str, hedge: &str| {
+        load_router_config_str(&router_yaml(&format!(
+            "  profile: {profile}\n  hedge_after: {hedge}\n"
+        )))
+        .unwrap()
+    };
+    for profile in ["multigrid", "contract"] {
+        let config = load(profile, "800ms");
+        let paths: Vec<&str> = config.unread_keys.iter().map(|k| k.path.as_str()).collect();
+        assert_eq!(paths, ["router_settings.hedge_after"], "{profile}");
+        let warning = &config.warnings[0];
+        assert!(
+            warning.starts_with("router_settings.hedge_after: read by profile: litellm")
+                && warning
+                    .ends_with("only; it does nothing here (the candidate walk does not hedge)")
+                && !warning.contains("multigrid"),
+            "{warning}"
+        );
+        assert!(load(profile, "false").unread_keys.is_empty(), "{profile}");
+    }
+    for profile in ["litellm", "deltallm", "litellm-1.110"] {
+        assert!(load(profile, "p95").unread_keys.is_empty(), "{profile}");
+    }
+}

@@ -53,7 +53,7 @@ pub enum CliError {
     Usage(&'static str),
     /// A `--profile` the loader refused (what it said of the `router_settings.profile` the
     /// flag stands for, said of the flag).
-    #[error("--profile: {0}")]
+    #[error("--profile (router_settings.profile): {0}")]
     Profile(String),
     /// Writing the results to stdout failed (a closed pipe is not an error: see `out`).
     #[error("cannot write to stdout: {0}")]

@@ -4,6 +4,7 @@
 //! every field is also a `--set` path of its own (`router_settings.retry_budget.ratio=0.1`).
 //! A field the mechanism does not have is an error: it would do nothing.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -14,8 +15,9 @@ use super::scalars::{boolean, describe, duration, uint32, weight};
 use crate::duration::format_duration;
 use crate::spelling::closest_key;
 use routersim_engine::alternatives::{
-    HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings,
+    HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings, ejects_in_group_of,
 };
+use routersim_engine::config::{Deployment, RouterSettings};
 use routersim_engine::profile::Walk;
 
 /// The mapping a key stands for (`true`: no field changed), `None` when off.
@@ -266,4 +268,37 @@ pub(super) fn hedge_after(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A warning when `outlier_detection` is on but no group of the config can ever have a
+/// deployment ejected (Envoy's share check: at the default 10 %, a group needs 10 deployments
+/// for its first ejection): the key then does nothing here.
+pub(super) fn never_ejects(
+    settings: &RouterSettings,
+    deployments: &[Deployment],
+) -> Option<String> {
+    let outlier = settings.outlier_detection.as_ref()?;
+    let mut sizes: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in deployments {
+        *sizes.entry(d.model_name.as_ref()).or_default() += 1;
+    }
+    let largest = sizes.values().copied().max()?;
+    if sizes.values().any(|&n| ejects_in_group_of(outlier, n)) {
+        return None;
+    }
+    let how = if outlier.always_eject_one_host {
+        "a lone deployment is never ejected (Envoy's panic threshold would route to it anyway)"
+            .to_string()
+    } else {
+        format!(
+            "Envoy ejects only if 100 × (ejected + 1) ÷ deployments ≤ max_ejection_percent ({}), \
+             and the largest group here has {largest}; always_eject_one_host: true lets a \
+             group's first ejection through",
+            outlier.max_ejection_percent
+        )
+    };
+    Some(format!(
+        "router_settings.outlier_detection: no group can have a deployment ejected, so it does \
+         nothing here: {how}"
+    ))
 }

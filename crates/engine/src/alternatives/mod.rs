@@ -28,7 +28,7 @@ pub mod tps_budget;
 use tokio::time::Instant;
 
 pub use hedge::{HedgeAfter, LatencyWindow};
-pub use outlier::{OutlierDetector, OutlierSettings};
+pub use outlier::{OutlierDetector, OutlierSettings, ejects_in_group_of};
 pub use throttle::{RetryThrottle, RetryThrottlingSettings};
 pub use tps_budget::{RetryBudgetSettings, TpsBudget};
 

@@ -253,13 +253,7 @@ impl OutlierDetector {
             .filter(|&&d| hosts[d].ejected.is_some())
             .count() as u64;
         let members = group.len().max(1) as u64;
-        if !self.may_eject(active, members) {
-            return None;
-        }
-        // Envoy's panic threshold: below it the load balancer ignores ejections, so an
-        // ejection that would leave fewer healthy members than that changes no routing.
-        let left = members.saturating_sub(active + 1);
-        if left * 100 < PANIC_THRESHOLD_PERCENT * members {
+        if !may_eject(&self.settings, active, members) {
             return None;
         }
         let s = &self.settings;
@@ -284,13 +278,23 @@ impl OutlierDetector {
             consecutive_5xx,
         })
     }
+}
 
-    /// Envoy's `ejectHost` share check with `active` of `members` hosts already ejected.
-    fn may_eject(&self, active: u64, members: u64) -> bool {
-        // `100.0 * (active + 1) / members <= max_ejection_percent`, in integers.
-        let within = 100 * (active + 1) <= u64::from(self.settings.max_ejection_percent) * members;
-        within || (self.settings.always_eject_one_host && active == 0)
-    }
+/// Whether a group of `members` deployments can ever have one ejected under `settings`: when
+/// not, `outlier_detection` does nothing to it (a group of fewer than 10 at Envoy's defaults).
+pub fn ejects_in_group_of(settings: &OutlierSettings, members: usize) -> bool {
+    may_eject(settings, 0, members as u64)
+}
+
+/// Whether one more of `members` hosts may be ejected with `active` already out: Envoy's
+/// `ejectHost` share check, then the panic threshold (below it the load balancer ignores
+/// ejections, so an ejection that would leave fewer healthy members changes no routing).
+fn may_eject(settings: &OutlierSettings, active: u64, members: u64) -> bool {
+    // `100.0 * (active + 1) / members <= max_ejection_percent`, in integers.
+    let within = 100 * (active + 1) <= u64::from(settings.max_ejection_percent) * members;
+    let share = within || (settings.always_eject_one_host && active == 0);
+    let left = members.saturating_sub(active + 1);
+    share && left * 100 >= PANIC_THRESHOLD_PERCENT * members
 }
 
 fn duration_of_nanos(nanos: u128) -> Duration {

@@ -812,3 +812,41 @@ fn hedge_after_under_the_candidate_walk_is_an_unread_key() {
         assert!(load(profile, "p95").unread_keys.is_empty(), "{profile}");
     }
 }
+
+/// `outlier_detection` where no group is large enough for Envoy's share check (at the default
+/// 10 %, a group needs 10 deployments for its first ejection) does nothing, and says so.
+#[test]
+fn outlier_detection_that_can_never_eject_is_said() {
+    let load = |members: usize, outlier: &str| {
+        let list: String = (0..members)
+            .map(|i| {
+                format!(
+                    "  - {{model_name: A, litellm_params: {{model: openai/a}}, model_info: {{id: a{i}}}}}\n"
+                )
+            })
+            .collect();
+        let yaml = format!("model_list:\n{list}router_settings:\n  outlier_detection: {outlier}\n");
+        load_router_config_str(&yaml).unwrap().warnings
+    };
+    let never = load(3, "true");
+    assert_eq!(never.len(), 1, "{never:?}");
+    assert!(
+        never[0].starts_with(
+            "router_settings.outlier_detection: no group can have a deployment ejected, so it \
+             does nothing here: Envoy ejects only if 100 × (ejected + 1) ÷ deployments ≤ \
+             max_ejection_percent (10), and the largest group here has 3"
+        ),
+        "{}",
+        never[0]
+    );
+    assert!(load(10, "true").is_empty(), "100 × 1 ÷ 10 ≤ 10");
+    assert!(load(3, "{always_eject_one_host: true}").is_empty());
+    assert!(load(3, "{max_ejection_percent: 34}").is_empty());
+    let lone = load(1, "{always_eject_one_host: true}");
+    assert!(
+        lone[0].ends_with(
+            "a lone deployment is never ejected (Envoy's panic threshold would route to it anyway)"
+        ),
+        "{lone:?}"
+    );
+}

@@ -156,15 +156,16 @@ impl OutlierDetector {
         let mut state = crate::sync::lock_unpoisoned(&self.state);
         let interval = self.settings.interval;
         while state.next_sweep <= now {
-            let at = state.next_sweep;
-            let idle = state
-                .hosts
-                .iter()
-                .all(|h| h.ejected.is_none() && h.backoff == 0);
-            if idle {
-                // Nothing for any sweep to do until something is ejected: skip to the first
-                // sweep after `now`.
+            // The sweeps before the first that returns a host or lowers a multiplier change
+            // nothing: skip them (an ejection of hours under a 1 ms interval is one step).
+            let Some(due) = state.hosts.iter().filter_map(|h| self.next_change(h)).min() else {
+                // Nothing for any sweep to do until something is ejected.
                 state.next_sweep = self.first_sweep_after(now);
+                break;
+            };
+            let at = state.next_sweep.max(due);
+            if at > now {
+                state.next_sweep = at;
                 break;
             }
             for (d, host) in state.hosts.iter_mut().enumerate() {
@@ -190,6 +191,19 @@ impl OutlierDetector {
             state.next_sweep = at + interval;
         }
         returned
+    }
+
+    /// The first sweep at which `host` changes: the one that returns it when it is ejected,
+    /// else the next that lowers its multiplier (one `interval` after its return or later);
+    /// `None` when no sweep changes it.
+    fn next_change(&self, host: &Host) -> Option<Instant> {
+        match (host.ejected, host.unejected_at) {
+            (Some((at, duration)), _) => Some(self.first_sweep_at_or_after(at + duration)),
+            (None, Some(back)) if host.backoff != 0 => {
+                Some(self.first_sweep_at_or_after(back + self.settings.interval))
+            }
+            _ => None,
+        }
     }
 
     /// The first sweep time strictly after `t`.
@@ -409,5 +423,26 @@ mod tests {
             [(0, start + Duration::from_secs(40))]
         );
         assert!(!d.is_ejected(0));
+    }
+
+    #[test]
+    fn a_long_ejection_under_a_short_interval_is_swept_in_one_step() {
+        // 1 ms sweeps, a 11.5-day ejection: 10⁹ sweeps change nothing before the one that
+        // returns the host; they are skipped, not run (this test would not end otherwise).
+        let settings = OutlierSettings {
+            interval: Duration::from_millis(1),
+            base_ejection_time: Duration::from_secs(1_000_000),
+            max_ejection_time: Duration::from_secs(1_000_000),
+            ..one_host_always()
+        };
+        let start = Instant::now();
+        let d = OutlierDetector::new(settings, 3, start);
+        let e = five(&d, 0, &[0, 1, 2], start + Duration::from_micros(500)).unwrap();
+        assert_eq!(e.until - start, Duration::from_millis(1_000_000_001));
+        let later = start + Duration::from_secs(2_000_000);
+        assert_eq!(d.sweep(later), [(0, e.until)]);
+        // Then one sweep lowers the multiplier (1 ms after the return), and none is left.
+        assert_eq!(d.multiplier(0), 0);
+        assert!(d.sweep(later + Duration::from_secs(1_000_000)).is_empty());
     }
 }

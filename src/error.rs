@@ -8,7 +8,7 @@
 use std::io;
 
 use routersim_sim::run::RunError;
-use routersim_sim::scenario::ScenarioError;
+use routersim_sim::scenario::{PROFILE_SET_PATH, ScenarioError};
 use routersim_suite::check::CheckError;
 use routersim_suite::diff::DiffError;
 use routersim_suite::explore::ExploreError;
@@ -51,6 +51,10 @@ pub enum CliError {
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),
+    /// A `--profile` the loader refused (what it said of the `router_settings.profile` the
+    /// flag stands for, said of the flag).
+    #[error("--profile (router_settings.profile): {0}")]
+    Profile(String),
     /// Writing the results to stdout failed (a closed pipe is not an error: see `out`).
     #[error("cannot write to stdout: {0}")]
     Stdout(#[from] io::Error),
@@ -59,6 +63,22 @@ pub enum CliError {
 fn strict_lines(errors: &[ScenarioError]) -> String {
     let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
     lines.join("\nerror: ")
+}
+
+/// A scenario error, or — when it is about the `router_settings.profile` that `--profile`
+/// set (`set.router_settings.profile` under `run`, `router.router_settings.profile` in
+/// `bench`'s scenario) — the flag's own error.
+pub fn from_profile_flag(e: ScenarioError) -> CliError {
+    let path = e.path.as_str();
+    let the_flags = [
+        format!("set.{PROFILE_SET_PATH}"),
+        format!("router.{PROFILE_SET_PATH}"),
+    ];
+    if the_flags.iter().any(|p| p == path) {
+        CliError::Profile(e.message)
+    } else {
+        CliError::Scenario(e)
+    }
 }
 
 /// `Err(Strict)` when `--strict` found router keys routersim does not use.

@@ -5,12 +5,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use routersim_sim::run::RunError;
 use routersim_sim::transport::Transport;
 use routersim_suite::bench::{BenchOptions, BenchResult, run_bench};
 use routersim_suite::footprint::measure_in_flight;
 
 use crate::args::{RuntimeArg, Trace, parse_duration};
-use crate::error::CliError;
+use crate::error::{CliError, from_profile_flag};
 use crate::out::Out;
 
 /// `routersim bench`.
@@ -105,7 +106,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
         compare: !args.no_compare,
         replicas: usize::from(args.replicas),
     };
-    let result = run_bench(&options)?;
+    let result = run_bench(&options).map_err(|e| match e {
+        RunError::Scenario(e) => from_profile_flag(e),
+        other => CliError::Run(other),
+    })?;
     let mut out = Out::stdout();
     writeln!(out, "requests simulated:     {}", result.requests)?;
     if options.replicas > 1 {

@@ -31,7 +31,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub bless: bool,
     /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
-    /// would not know (typos) and keys routersim does not model.
+    /// would not know (typos), keys routersim does not model, and keys (traffic's `models`
+    /// and `workload` too) the chosen profile does not read.
     #[arg(long)]
     pub strict: bool,
     /// Run every scenario over this transport (`memory` or `http`), overriding its

@@ -18,7 +18,7 @@ use routersim_sim::scenario::{PROFILE_SET_PATH, load_scenario, load_scenario_wit
 use tokio::time::Instant;
 
 use crate::args::{RuntimeArg, Trace};
-use crate::error::{CliError, strict};
+use crate::error::{CliError, from_profile_flag, strict};
 use crate::exit::EXIT_EXPECT_FAILED;
 use crate::out::{Out, expectation_json, print_json};
 
@@ -37,7 +37,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Trace::All)]
     pub trace: Trace,
     /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
-    /// would not know (typos) and keys routersim does not model.
+    /// would not know (typos), keys routersim does not model, and keys (traffic's `models`
+    /// and `workload` too) the chosen profile does not read.
     #[arg(long)]
     pub strict: bool,
     /// How the router reaches the fake providers, overriding the scenario's `transport`:
@@ -76,7 +77,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         Some(name) => load_scenario_with_set(
             &args.scenario,
             &[(PROFILE_SET_PATH.to_string(), name.as_str().into())],
-        )?,
+        )
+        .map_err(from_profile_flag)?,
         None => load_scenario(&args.scenario)?,
     };
     if let Some(transport) = args.transport {

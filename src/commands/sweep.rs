@@ -11,7 +11,7 @@ use routersim_suite::sweep::{
     prepare, worker_count,
 };
 
-use routersim_sim::config_keys::{config_lines, strict_errors};
+use routersim_sim::config_keys::{config_lines, strict_errors_across};
 
 use crate::args::SeedsParser;
 use crate::error::{CliError, strict};
@@ -41,7 +41,8 @@ pub struct SweepArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Make every router config key routersim does not use an error (exit 2): keys LiteLLM
-    /// would not know (typos) and keys routersim does not model.
+    /// would not know (typos), keys routersim does not model, and keys (traffic's `models`
+    /// and `workload` too) the chosen profile does not read.
     #[arg(long)]
     pub strict: bool,
 }
@@ -67,7 +68,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     let sweep = prepare(&args.scenario, keys, seeds, shard)?;
     let scenario = sweep.scenario(0);
     if args.strict {
-        strict(strict_errors(scenario))?;
+        strict(strict_errors_across(sweep.scenarios()))?;
     }
     for line in config_lines(&scenario.router) {
         eprintln!("{line}");

@@ -367,3 +367,136 @@ traffic:
     );
     assert!(!strict.exists(), "a strict error must not run the scenario");
 }
+
+/// Keys that only other profiles read: under the default profile (`litellm`) each loads and
+/// does nothing.
+const UNREAD: &str = "\
+name: unread
+duration: 2s
+router:
+  model_list:
+    - {model_name: A, litellm_params: {model: openai/a}, model_info: {id: a1}}
+    - {model_name: B, litellm_params: {model: openai/b}, model_info: {id: b1}}
+  router_settings:
+    attempts_per_candidate: 3
+    request_deadline: 10s
+    same_route_retries: 1
+traffic:
+  - {model: A, rate: 2/s, models: [B]}
+";
+
+/// `--help`: "Make every router config key routersim does not use an error (exit 2)": a key
+/// the chosen profile does not read is one ("read by profile: … only; it does nothing here").
+#[test]
+fn strict_refuses_the_keys_the_profile_does_not_read() {
+    let dir = scratch_dir("keys-unread");
+    let scenario = write(&dir, "unread.yaml", UNREAD);
+    let out = run(&["run", &scenario, "--out", &s(&out_dir(&dir))]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "warning: router config: router_settings.same_route_retries: read by profile: \
+             contract only; it does nothing here"
+        ),
+        "{}",
+        out.stderr
+    );
+
+    let out = run(&["run", &scenario, "--strict", "--out", &s(&out_dir(&dir))]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    // Each error names the file, the key's line and its YAML path.
+    for (line, key) in [
+        (8, "router.router_settings.attempts_per_candidate"),
+        (9, "router.router_settings.request_deadline"),
+        (10, "router.router_settings.same_route_retries"),
+        (12, "traffic[0].models"),
+    ] {
+        let error = out
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!(": {key}: read by profile: ")))
+            .unwrap_or_else(|| panic!("{key}: {}", out.stderr));
+        assert!(error.contains(&format!("unread.yaml:{line}:")), "{error}");
+    }
+    assert!(
+        out.stderr.contains("(an error under --strict)"),
+        "{}",
+        out.stderr
+    );
+
+    // Under `--profile multigrid` only `same_route_retries` (contract's) does nothing.
+    let out = run(&[
+        "run",
+        &scenario,
+        "--strict",
+        "--profile",
+        "multigrid",
+        "--out",
+        &s(&out_dir(&dir)),
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("error: ").count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("router.router_settings.same_route_retries: read by profile: contract only"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A sweep over `profile` reads a key in some combinations: `--strict` refuses only a key no
+/// combination reads.
+#[test]
+fn strict_sweep_over_profiles_refuses_only_keys_no_combination_reads() {
+    let dir = scratch_dir("keys-unread-sweep");
+    let scenario = write(&dir, "unread.yaml", UNREAD);
+    let sweep = |profiles: &str| {
+        run(&[
+            "sweep",
+            &scenario,
+            "--seeds",
+            "1",
+            "--strict",
+            "--set",
+            &format!("router_settings.profile={profiles}"),
+            "--out",
+            &s(&out_dir(&dir).join(profiles.replace(',', "-"))),
+        ])
+    };
+    let out = sweep("multigrid,contract");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = sweep("litellm,multigrid");
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("router.router_settings.same_route_retries: read by profile: contract only"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("attempts_per_candidate"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A bad `--profile` is the flag's mistake, not a `set` entry of the file's.
+#[test]
+fn a_bad_profile_flag_is_named_as_the_flag() {
+    let dir = scratch_dir("keys-profile-flag");
+    let scenario = write(&dir, "clean.yaml", CLEAN);
+    let out = run(&[
+        "run",
+        &scenario,
+        "--profile",
+        "bogus",
+        "--out",
+        &s(&out_dir(&dir)),
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "error: --profile (router_settings.profile): expected litellm or deltallm or \
+         litellm-1.110 or multigrid or contract, found \"bogus\""
+    );
+}

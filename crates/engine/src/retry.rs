@@ -280,6 +280,12 @@ pub trait RetryBudget {
     /// An attempt ended (`None`: it succeeded); a budget that learns from outcomes (gRPC's
     /// throttling) counts it here (default: nothing).
     fn on_attempt_end(&self, _failure: Option<&ProviderFailure>) {}
+
+    /// A hedge is about to be sent: `false` holds it back (gRPC's throttling applies to hedges
+    /// too; default: every hedge goes, as a retry budget such as tower's does not see hedges).
+    fn admit_hedge(&self, _now: Instant) -> bool {
+        true
+    }
 }
 
 /// No budget: every retry the policy allows happens (LiteLLM's and DeltaLLM's behaviour).

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use routersim_engine::config::RouterConfig;
+use routersim_engine::config::{RouterConfig, UnreadKey};
 
 use crate::scenario::{RouterSource, Scenario, ScenarioError};
 use crate::yaml::LocationIndex;
@@ -45,10 +45,38 @@ const NOT_MODELLED: &str = "routersim does not model this key";
 /// Every key of the scenario's router config that routersim does not use, as an error for
 /// `--strict`: the file it is in (the scenario, or its `router_file`), its line where it can be
 /// found, and its YAML path in that file (`router.router_settings.allowed_fail`, or
-/// `set.<key>` when the scenario's own `set` put it there).
+/// `set.<key>` when the scenario's own `set` put it there). Keys the chosen profile does not
+/// read count too (`router_settings.max_attempts` under `profile: litellm`, and the traffic
+/// keys `models` and `workload` outside the profiles that read them).
 pub fn strict_errors(scenario: &Scenario) -> Vec<ScenarioError> {
+    strict_errors_where(scenario, |_| true)
+}
+
+/// [`strict_errors`] for a sweep's combinations (the first one's keys): a key one profile does
+/// not read is an error only when no combination reads it (a sweep over `profile` may set
+/// `max_attempts` for its `contract` runs).
+pub fn strict_errors_across(scenarios: &[Scenario]) -> Vec<ScenarioError> {
+    let Some(first) = scenarios.first() else {
+        return Vec::new();
+    };
+    strict_errors_where(first, |key| {
+        scenarios
+            .iter()
+            .all(|s| s.router.unread_keys.iter().any(|k| k.path == key.path))
+    })
+}
+
+fn strict_errors_where(
+    scenario: &Scenario,
+    unread_everywhere: impl Fn(&UnreadKey) -> bool,
+) -> Vec<ScenarioError> {
     let config = &scenario.router;
-    let found = config
+    let unread: Vec<&UnreadKey> = config
+        .unread_keys
+        .iter()
+        .filter(|key| unread_everywhere(key))
+        .collect();
+    let router_keys = config
         .unknown_keys
         .iter()
         .map(|key| (key.path.as_str(), key.message()))
@@ -57,11 +85,27 @@ pub fn strict_errors(scenario: &Scenario) -> Vec<ScenarioError> {
                 .ignored_keys
                 .iter()
                 .map(|key| (key.as_str(), NOT_MODELLED.to_string())),
-        );
+        )
+        .chain(
+            unread
+                .iter()
+                .filter(|key| !is_traffic_key(&key.path))
+                .map(|key| (key.path.as_str(), key.message.clone())),
+        )
+        .map(|(key, message)| (origin(scenario, key), message));
+    let traffic_keys = unread
+        .iter()
+        .filter(|key| is_traffic_key(&key.path))
+        .map(|key| {
+            (
+                (scenario.file.clone(), key.path.clone()),
+                key.message.clone(),
+            )
+        });
     let mut texts: Vec<(PathBuf, Option<LocationIndex>)> = Vec::new();
-    found
-        .map(|(key, message)| {
-            let (file, path) = origin(scenario, key);
+    router_keys
+        .chain(traffic_keys)
+        .map(|((file, path), message)| {
             let place = index_of(&mut texts, &file).and_then(|index| index.locate(&path));
             let (line, column) = place.unzip();
             ScenarioError {
@@ -73,6 +117,11 @@ pub fn strict_errors(scenario: &Scenario) -> Vec<ScenarioError> {
             }
         })
         .collect()
+}
+
+/// Whether an unread key is the scenario's own (`traffic[0].models`), not the router config's.
+fn is_traffic_key(path: &str) -> bool {
+    path.starts_with("traffic[")
 }
 
 /// The file a config key is in and its YAML path there.

@@ -4,15 +4,21 @@
 //! every field is also a `--set` path of its own (`router_settings.retry_budget.ratio=0.1`).
 //! A field the mechanism does not have is an error: it would do nothing.
 
+use std::collections::BTreeMap;
+use std::time::Duration;
+
 use serde_json::{Map, Value};
 
 use super::error::{ConfigError, Result};
 use super::read::{Read, Setting};
-use super::scalars::{describe, duration, uint32, weight};
+use super::scalars::{boolean, describe, duration, uint32, weight};
+use crate::duration::format_duration;
 use crate::spelling::closest_key;
 use routersim_engine::alternatives::{
-    HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings,
+    HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryThrottlingSettings, ejects_in_group_of,
 };
+use routersim_engine::config::{Deployment, RouterSettings};
+use routersim_engine::profile::Walk;
 
 /// The mapping a key stands for (`true`: no field changed), `None` when off.
 fn fields(v: &Value, at: &str, known: &[&str]) -> Result<Option<Map<String, Value>>> {
@@ -92,7 +98,7 @@ pub(super) fn retry_budget(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
         s.min_per_sec = n;
     }
     if let Some(ttl) = field(&map, &at, "ttl", duration)? {
-        if !(1..=60).contains(&ttl.as_secs()) || ttl > std::time::Duration::from_secs(60) {
+        if !(1..=60).contains(&ttl.as_secs()) || ttl > Duration::from_secs(60) {
             return Err(out_of_range(
                 &at,
                 "ttl",
@@ -142,7 +148,9 @@ pub(super) fn retry_throttling(r: &mut Read<'_>, setting: &Setting) -> Result<()
 }
 
 /// `outlier_detection: {consecutive_5xx, base_ejection_time, max_ejection_time,
-/// max_ejection_percent}` (Envoy).
+/// max_ejection_percent, always_eject_one_host, interval}` (Envoy's `OutlierDetection`, with
+/// its bounds: the durations above 0, `max_ejection_time` not below `base_ejection_time`, and
+/// by default the larger of 300 s and `base_ejection_time`).
 pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     let Some((v, at)) = r.router(setting) else {
         return Ok(());
@@ -152,6 +160,8 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
         "base_ejection_time",
         "max_ejection_time",
         "max_ejection_percent",
+        "always_eject_one_host",
+        "interval",
     ];
     let Some(map) = fields(v, &at, &known)? else {
         return Ok(());
@@ -163,11 +173,37 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
         }
         s.consecutive_5xx = n;
     }
-    if let Some(d) = field(&map, &at, "base_ejection_time", duration)? {
+    let positive = |key: &str| -> Result<Option<Duration>> {
+        match field(&map, &at, key, duration)? {
+            Some(d) if d.is_zero() => Err(out_of_range(
+                &at,
+                key,
+                "a duration above 0 (Envoy's bound)",
+                "0",
+            )),
+            other => Ok(other),
+        }
+    };
+    if let Some(d) = positive("base_ejection_time")? {
         s.base_ejection_time = d;
+        s.max_ejection_time = s.max_ejection_time.max(d);
     }
-    if let Some(d) = field(&map, &at, "max_ejection_time", duration)? {
+    if let Some(d) = positive("max_ejection_time")? {
+        if d < s.base_ejection_time {
+            return Err(out_of_range(
+                &at,
+                "max_ejection_time",
+                &format!(
+                    "at least base_ejection_time ({}), as Envoy requires",
+                    format_duration(s.base_ejection_time)
+                ),
+                format_duration(d),
+            ));
+        }
         s.max_ejection_time = d;
+    }
+    if let Some(d) = positive("interval")? {
+        s.interval = d;
     }
     if let Some(p) = field(&map, &at, "max_ejection_percent", uint32)? {
         if p > 100 {
@@ -180,11 +216,15 @@ pub(super) fn outlier_detection(r: &mut Read<'_>, setting: &Setting) -> Result<(
         }
         s.max_ejection_percent = p;
     }
+    if let Some(on) = field(&map, &at, "always_eject_one_host", boolean)? {
+        s.always_eject_one_host = on;
+    }
     r.settings.outlier_detection = Some(s);
     Ok(())
 }
 
-/// `hedge_after: p95 | 800ms | false`.
+/// `hedge_after: p95 | 800ms | false`; set under a profile that walks candidates, it does
+/// nothing (said, and an error under `--strict`).
 pub(super) fn hedge_after(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
     let Some((v, at)) = r.router(setting) else {
         return Ok(());
@@ -218,5 +258,47 @@ pub(super) fn hedge_after(r: &mut Read<'_>, setting: &Setting) -> Result<()> {
             Some(HedgeAfter::Fixed(d))
         }
     };
+    if r.settings.hedge_after.is_some() {
+        // Only the retry loop of a group's deployments hedges: the candidate walk's routes
+        // are tried one at a time.
+        r.profile_key(
+            setting,
+            |p| p.walk != Walk::Candidates,
+            " (the candidate walk does not hedge)",
+        );
+    }
     Ok(())
+}
+
+/// A warning when `outlier_detection` is on but no group of the config can ever have a
+/// deployment ejected (Envoy's share check: at the default 10 %, a group needs 10 deployments
+/// for its first ejection): the key then does nothing here.
+pub(super) fn never_ejects(
+    settings: &RouterSettings,
+    deployments: &[Deployment],
+) -> Option<String> {
+    let outlier = settings.outlier_detection.as_ref()?;
+    let mut sizes: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in deployments {
+        *sizes.entry(d.model_name.as_ref()).or_default() += 1;
+    }
+    let largest = sizes.values().copied().max()?;
+    if sizes.values().any(|&n| ejects_in_group_of(outlier, n)) {
+        return None;
+    }
+    let how = if outlier.always_eject_one_host {
+        "a lone deployment is never ejected (Envoy's panic threshold would route to it anyway)"
+            .to_string()
+    } else {
+        format!(
+            "Envoy ejects only if 100 × (ejected + 1) ÷ deployments ≤ max_ejection_percent ({}), \
+             and the largest group here has {largest}; always_eject_one_host: true lets a \
+             group's first ejection through",
+            outlier.max_ejection_percent
+        )
+    };
+    Some(format!(
+        "router_settings.outlier_detection: no group can have a deployment ejected, so it does \
+         nothing here: {how}"
+    ))
 }

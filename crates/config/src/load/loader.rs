@@ -10,7 +10,7 @@ use super::error::Result;
 use super::scalars::{duration, opt};
 use crate::known_keys::{MAX_SECTION_TYPO, MODELLED_SECTIONS};
 use crate::spelling::closest_within;
-use routersim_engine::config::UnknownKey;
+use routersim_engine::config::{UnknownKey, UnreadKey};
 
 pub(super) const EMPTY_MODEL_LIST: &str =
     "model_list is empty: routersim needs the deployments in the file";
@@ -32,6 +32,7 @@ pub(super) struct Loader {
     pub(super) ignored: BTreeSet<String>,
     pub(super) unknown: BTreeSet<UnknownKey>,
     pub(super) warnings: Vec<String>,
+    pub(super) unread: Vec<UnreadKey>,
 }
 
 impl Loader {
@@ -41,6 +42,12 @@ impl Loader {
 
     pub(super) fn warn(&mut self, warning: String) {
         self.warnings.push(warning);
+    }
+
+    /// A key the chosen profile does not read: a warning, and an error under `--strict`.
+    pub(super) fn unread(&mut self, key: UnreadKey) {
+        self.warnings.push(key.to_string());
+        self.unread.push(key);
     }
 
     /// A top-level key other than the sections read: a misspelt section, or a note.

@@ -158,6 +158,7 @@ pub fn load_router_config_value_with(root: &Value, options: &LoadOptions) -> Res
         ignored_keys: loader.ignored.into_iter().collect(),
         unknown_keys: loader.unknown.into_iter().collect(),
         warnings: loader.warnings,
+        unread_keys: loader.unread,
     })
 }
 

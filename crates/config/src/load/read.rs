@@ -8,7 +8,7 @@ use super::error::{ConfigError, Result};
 use super::fallbacks::{RawEntry, RawFallbacks};
 use super::loader::Loader;
 use super::scalars::{boolean, describe};
-use routersim_engine::config::RouterSettings;
+use routersim_engine::config::{RouterSettings, UnreadKey};
 use routersim_engine::profile::{self, ProfileSpec, Walk};
 
 /// Where a modelled key is read from.
@@ -75,10 +75,12 @@ impl<'a> Read<'a> {
         note: &str,
     ) {
         if !reads(self.profile()) && self.router(setting).is_some() {
-            self.loader.warn(format!(
-                "router_settings.{}: read by profile: {} only; it does nothing here{note}",
-                setting.key,
-                profile::names_where(reads)
+            self.loader.unread(UnreadKey::new(
+                format!("router_settings.{}", setting.key),
+                format!(
+                    "read by profile: {} only; it does nothing here{note}",
+                    profile::names_where(reads)
+                ),
             ));
         }
     }

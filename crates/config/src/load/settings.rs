@@ -366,6 +366,9 @@ impl Loader {
             ..
         } = read;
         self.check_names(&mut settings, later, deployments);
+        if let Some(warning) = super::alternatives::never_ejects(&settings, deployments) {
+            self.warn(warning);
+        }
         Ok(settings)
     }
 

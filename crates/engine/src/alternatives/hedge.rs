@@ -20,6 +20,13 @@
 //! first attempt's; with none, no hedge. A hedge is itself an attempt (its own
 //! `attempt_start`/`attempt_end`, its own failure handling); if the race's first result is a
 //! failure, the router waits for the other call, and the request keeps the last result.
+//!
+//! With `retry_throttling` on, gRPC's bucket gates hedges as it gates retries (A6: "Throttling
+//! also applies to hedged RPCs. The first outgoing RPC will always be sent, but subsequent
+//! hedged RPCs will only be sent if `token_count` is greater than the threshold."): a hedge
+//! due while the bucket is at or under half full is not sent. tower's `retry_budget` does not
+//! gate hedges: tower's `hedge::Hedge` takes no budget (its `Policy::can_retry`, "Called after
+//! the hedge timeout to determine if the hedge retry should be issued", is the hedge's own).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

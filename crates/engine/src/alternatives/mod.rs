@@ -7,9 +7,11 @@
 //!   `retry_budget_exhausted`.
 //! - [`throttle`]: gRPC's retry throttling (`retry_throttling`), a token bucket drained by
 //!   failures and refilled by successes; retries stop while it is at most half full
-//!   (`retry_throttled`).
-//! - [`outlier`]: Envoy's consecutive-5xx outlier ejection (`outlier_detection`): an ejected
-//!   deployment is not picked, like a cooling one.
+//!   (`retry_throttled`), and so do hedges.
+//! - [`outlier`]: Envoy's consecutive-5xx outlier ejection (`outlier_detection`), as current
+//!   Envoy does it (`max_ejection_percent` always respected unless `always_eject_one_host`,
+//!   ejections returned by the `interval` sweep): an ejected deployment is not picked, like a
+//!   cooling one.
 //! - [`hedge`]: request hedging (`hedge_after`): a second attempt on another deployment when the
 //!   first has not answered after a delay; the first answer wins.
 //!
@@ -26,7 +28,7 @@ pub mod tps_budget;
 use tokio::time::Instant;
 
 pub use hedge::{HedgeAfter, LatencyWindow};
-pub use outlier::{OutlierDetector, OutlierSettings};
+pub use outlier::{OutlierDetector, OutlierSettings, ejects_in_group_of};
 pub use throttle::{RetryThrottle, RetryThrottlingSettings};
 pub use tps_budget::{RetryBudgetSettings, TpsBudget};
 
@@ -70,5 +72,9 @@ impl<A: RetryBudget, B: RetryBudget> RetryBudget for Layered<A, B> {
     fn on_attempt_end(&self, failure: Option<&crate::failure::ProviderFailure>) {
         self.0.on_attempt_end(failure);
         self.1.on_attempt_end(failure);
+    }
+
+    fn admit_hedge(&self, now: Instant) -> bool {
+        self.0.admit_hedge(now) && self.1.admit_hedge(now)
     }
 }

@@ -7,7 +7,12 @@
 //! `token_count` starts at `max_tokens`; each failed RPC decrements it by 1, each successful
 //! RPC increments it by `token_ratio`, and it stays within `[0, max_tokens]`; "if
 //! `token_count` is less than or equal to the threshold (`max_tokens / 2`), then RPCs will not
-//! be retried until `token_count` rises over the threshold". `max_tokens` is in (0, 1000] and
+//! be retried until `token_count` rises over the threshold". Hedges too: "Throttling also
+//! applies to hedged RPCs. The first outgoing RPC will always be sent, but subsequent hedged
+//! RPCs will only be sent if `token_count` is greater than the threshold." — a hedge due while
+//! the bucket is at or under half is not sent (the first attempt goes on alone; nothing
+//! blocks: "Neither retry attempts or hedged RPCs block when `token_count` is less than or
+//! equal to the threshold"). `max_tokens` is in (0, 1000] and
 //! `token_ratio` keeps three decimal places: gRPC's implementations count in thousandths of a
 //! token, and so does this one (no float drift across a long run).
 //!
@@ -77,6 +82,10 @@ impl RetryBudget for RetryThrottle {
 
     fn admit(&self, _now: Instant) -> Option<GiveUpReason> {
         (!self.allows_retries()).then_some(GiveUpReason::RetryThrottled)
+    }
+
+    fn admit_hedge(&self, _now: Instant) -> bool {
+        self.allows_retries()
     }
 
     fn on_attempt_end(&self, failure: Option<&ProviderFailure>) {

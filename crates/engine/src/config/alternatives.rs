@@ -50,12 +50,18 @@ impl Default for RetryThrottlingSettings {
 pub struct OutlierSettings {
     /// Consecutive server errors that eject (default 5; at least 1).
     pub consecutive_5xx: u32,
-    /// The first ejection's length, multiplied by the number of ejections (default 30 s).
+    /// The first ejection's length, multiplied by the ejection multiplier (default 30 s).
     pub base_ejection_time: Duration,
-    /// The longest ejection (default 300 s).
+    /// The longest ejection (default 300 s, or `base_ejection_time` when that is longer).
     pub max_ejection_time: Duration,
     /// The largest share of a group ejected at once, in percent (default 10; 0 to 100).
     pub max_ejection_percent: u32,
+    /// Eject the first deployment of a group whatever `max_ejection_percent` says (default
+    /// false).
+    pub always_eject_one_host: bool,
+    /// The time between sweeps, which return ejected deployments whose time is up and lower
+    /// the multiplier of healthy ones (default 10 s; above 0).
+    pub interval: Duration,
 }
 
 impl Default for OutlierSettings {
@@ -65,6 +71,8 @@ impl Default for OutlierSettings {
             base_ejection_time: Duration::from_secs(30),
             max_ejection_time: Duration::from_secs(300),
             max_ejection_percent: 10,
+            always_eject_one_host: false,
+            interval: Duration::from_secs(10),
         }
     }
 }

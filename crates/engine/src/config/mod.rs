@@ -32,4 +32,4 @@ pub use settings::{
     DEFAULT_SAME_ROUTE_RETRIES, DEFAULT_STREAM_DEADLINE, DEFAULT_VALIDATION_ALLOWANCE,
     MAX_DURATION, MAX_FALLBACKS_ENV, RouterConfig, RouterSettings, resolve_max_fallbacks,
 };
-pub use unknown::UnknownKey;
+pub use unknown::{UnknownKey, UnreadKey};

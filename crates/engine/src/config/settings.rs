@@ -12,7 +12,7 @@ use super::deployment::{Deployment, KindPolicy};
 use super::fallbacks::FallbackMap;
 use super::modes::{Replay, StreamRecovery};
 use super::names::{Classification, Profile, Recovery, RoutingStrategyName};
-use super::unknown::UnknownKey;
+use super::unknown::{UnknownKey, UnreadKey};
 
 /// Default `num_retries` (LiteLLM's).
 pub const DEFAULT_NUM_RETRIES: u32 = 2;
@@ -50,6 +50,8 @@ pub struct RouterConfig {
     pub unknown_keys: Vec<UnknownKey>,
     /// Things that load but look wrong (a fallback to an unknown group, a self-reference).
     pub warnings: Vec<String>,
+    /// Keys set that the chosen profile does not read (each also one of the `warnings`).
+    pub unread_keys: Vec<UnreadKey>,
 }
 
 /// `router_settings` (with fallback keys also read from `litellm_settings`).

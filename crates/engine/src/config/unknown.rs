@@ -39,3 +39,31 @@ impl std::fmt::Display for UnknownKey {
         write!(f, "{}: {}", self.path, self.message())
     }
 }
+
+/// A key set that the chosen profile does not read (`router_settings.max_attempts` under
+/// `profile: litellm`, a traffic entry's `models:` outside the candidate walk): it loads, is
+/// warned about, and does nothing; `--strict` makes it an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadKey {
+    /// Its YAML path (`router_settings.max_attempts`, `traffic[0].models`).
+    pub path: String,
+    /// Why it does nothing, without its path ("read by profile: contract only; it does
+    /// nothing here").
+    pub message: String,
+}
+
+impl UnreadKey {
+    /// The key at `path`, and why it does nothing.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for UnreadKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}

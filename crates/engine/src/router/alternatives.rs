@@ -15,19 +15,26 @@ use crate::failure::ProviderFailure;
 use crate::provider::Provider;
 
 impl<P: Provider, C: Clock> Router<P, C> {
-    /// Whether outlier detection has `deployment` ejected now; an ejection whose time is up
-    /// ends here, reported at the time it ended (`unejected`).
+    /// Whether outlier detection has `deployment` ejected now, once the detector's sweeps due
+    /// by `now` have run.
     pub(super) fn is_ejected(&self, deployment: usize, now: Instant) -> bool {
         let Some(outlier) = &self.alternatives.outlier else {
             return false;
         };
-        if outlier.is_ejected(deployment, now) {
-            return true;
-        }
-        if let Some(until) = outlier.take_if_expired(deployment, now) {
+        self.sweep_outliers(now);
+        outlier.is_ejected(deployment)
+    }
+
+    /// Runs the outlier detector's sweeps due by `now`: each deployment one returns to service
+    /// is reported at that sweep's time (`unejected`).
+    fn sweep_outliers(&self, now: Instant) {
+        let Some(outlier) = &self.alternatives.outlier else {
+            return;
+        };
+        for (deployment, at) in outlier.sweep(now) {
             let d = &self.config.deployments[deployment];
             self.emit_at(
-                until,
+                at,
                 None,
                 EventKind::Alternative(AlternativeEvent::Unejected {
                     model_group: d.model_name.clone(),
@@ -35,7 +42,6 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }),
             );
         }
-        false
     }
 
     /// An attempt on `deployment` of `g` ended (`failure`: `None` on success) after `took`.
@@ -48,6 +54,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         request_id: u64,
     ) {
         self.retry_budget.on_attempt_end(failure);
+        self.sweep_outliers(end);
         if let Some(outlier) = &self.alternatives.outlier
             && let Some(e) = outlier.on_attempt_end(deployment, &g.members, failure, end)
         {

@@ -223,7 +223,7 @@ impl<P: Provider, C: Clock> RouterBuilder<P, C> {
                 self.clock.now(),
             )
         });
-        let alternatives = Alternatives::new(settings, deployments);
+        let alternatives = Alternatives::new(settings, deployments, self.clock.now());
         Router {
             groups,
             config,

@@ -39,8 +39,11 @@ struct WalkState {
     last: Option<Failed>,
     /// The first candidate found unusable, and why.
     unusable: Option<(usize, NoCandidate)>,
-    /// The group being walked.
+    /// The group the request is at: the first group entered, then each group hopped to.
     serving: Option<Arc<str>>,
+    /// The group entered after `serving` and its position in the request's chain: a hop
+    /// there is counted (`fallback`) only when an attempt on one of its routes starts.
+    entered: Option<(Arc<str>, usize)>,
     /// Usable routes tried.
     routes: u32,
     /// Fallback depth (groups entered after the first).
@@ -83,6 +86,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         Check::Skip => continue,
                         Check::Stop => break 'walk,
                     }
+                    self.hop_to_entered(request, run, &mut walk);
                     walk.routes += 1;
                     let mut tried = Tried::new();
                     let scope = Scope::Route(d as u32);
@@ -127,14 +131,16 @@ impl<P: Provider, C: Clock> Router<P, C> {
             last: None,
             unusable: None,
             serving: None,
+            entered: None,
             routes: 0,
             depth: 0,
         }
     }
 
     /// Enters the group `model` names (its position in the request's chain), if the walk
-    /// goes there: its routes the contract rules out (a mask), and a `fallback` hop reported
-    /// when it is not the first group. A group with no compatible route is no hop.
+    /// goes there: its routes the contract rules out (a mask). A group after the first is a
+    /// hop only once an attempt there starts ([`Router::hop_to_entered`]); a group with no
+    /// compatible route is none.
     fn enter_group(
         &self,
         position: usize,
@@ -157,26 +163,43 @@ impl<P: Provider, C: Clock> Router<P, C> {
         if g.members.len() <= 128 && visited.count_ones() as usize == g.members.len() {
             return None;
         }
-        if let Some(source) = walk.serving.replace(g.name.clone()) {
-            walk.depth += 1;
-            run.fallbacks += 1;
-            run.hop(walk.depth);
-            self.emit(
-                Some(request.id),
-                EventKind::Fallback {
-                    source,
-                    target: g.name.clone(),
-                    order: position.saturating_sub(1) as u32,
-                    depth: walk.depth,
-                    level: FallbackLevel::General,
-                    failure: walk
-                        .last
-                        .as_ref()
-                        .map_or(FailureKind::RouterRateLimit, |f| f.failure.kind),
-                },
-            );
+        walk.entered = None;
+        if walk.serving.is_none() {
+            walk.serving = Some(g.name.clone());
+        } else {
+            walk.entered = Some((g.name.clone(), position));
         }
         Some((group, visited))
+    }
+
+    /// An attempt is about to start in the group last entered: when that is not the group
+    /// the request is at, the request hops there (`fallback`, counted in its fallbacks). A
+    /// group the walk leaves without an attempt (its routes skipped, or the walk stopped by
+    /// the deadline or the attempt cap) is no hop.
+    fn hop_to_entered(&self, request: &Request, run: &mut RequestRun, walk: &mut WalkState) {
+        let Some((target, position)) = walk.entered.take() else {
+            return;
+        };
+        let Some(source) = walk.serving.replace(target.clone()) else {
+            return;
+        };
+        walk.depth += 1;
+        run.fallbacks += 1;
+        run.hop(walk.depth);
+        self.emit(
+            Some(request.id),
+            EventKind::Fallback {
+                source,
+                target,
+                order: position.saturating_sub(1) as u32,
+                depth: walk.depth,
+                level: FallbackLevel::General,
+                failure: walk
+                    .last
+                    .as_ref()
+                    .map_or(FailureKind::RouterRateLimit, |f| f.failure.kind),
+            },
+        );
     }
 
     /// Whether the walk tries route `d` of `g` (group index `group`) now: not when the

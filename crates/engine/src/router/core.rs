@@ -76,11 +76,12 @@ pub(super) struct Alternatives {
 }
 
 impl Alternatives {
-    pub(super) fn new(settings: &RouterSettings, deployments: usize) -> Self {
+    /// `start`: when the router starts (outlier detection's sweeps count from it).
+    pub(super) fn new(settings: &RouterSettings, deployments: usize, start: Instant) -> Self {
         Self {
             outlier: settings
                 .outlier_detection
-                .map(|s| OutlierDetector::new(s, deployments)),
+                .map(|s| OutlierDetector::new(s, deployments, start)),
             hedge_after: settings.hedge_after,
             latency: settings
                 .hedge_after

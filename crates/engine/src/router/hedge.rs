@@ -28,8 +28,9 @@ enum Ended {
 impl<P: Provider, C: Clock> Router<P, C> {
     /// The attempt on `first`, hedged when `hedge_after` is set, the request is not streamed,
     /// this is the visit's first attempt (`first_of_visit`), the delay is known (the group's
-    /// estimator is warm), and another deployment of the group is available. Otherwise just
-    /// [`Router::attempt`].
+    /// estimator is warm), the retry budget admits a hedge when it is due (gRPC's throttling
+    /// holds hedges back with retries) and another deployment of the group is available.
+    /// Otherwise just [`Router::attempt`].
     #[allow(
         clippy::too_many_arguments,
         reason = "the retry loop's state, passed through to the two attempts"
@@ -64,7 +65,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     done = &mut primary => return done,
                     () = self.clock.sleep_until(started + delay) => {}
                 }
-                let Some(second) = self.hedge_pick(g, first, request) else {
+                // gRPC A6: "subsequent hedged RPCs will only be sent if `token_count` is
+                // greater than the threshold"; a held-back hedge leaves the first call alone.
+                let throttled = !self.retry_budget.admit_hedge(self.clock.now());
+                let Some(second) = (!throttled)
+                    .then(|| self.hedge_pick(g, first, request))
+                    .flatten()
+                else {
                     return primary.await;
                 };
                 tried.insert(second);

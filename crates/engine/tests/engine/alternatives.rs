@@ -238,10 +238,15 @@ async fn both_budgets_together_the_throttle_is_asked_first() {
 #[tokio::test(start_paused = true)]
 async fn five_5xx_in_a_row_eject_a_deployment_for_30s_then_60s() {
     // Cooldowns off: only the ejection keeps a0 out of the picks.
+    // A group of two: current Envoy's 10 % never ejects one of them unless
+    // `always_eject_one_host` lets the first through.
     let settings = RouterSettings {
         num_retries: 0,
         disable_cooldowns: true,
-        outlier_detection: Some(OutlierSettings::default()),
+        outlier_detection: Some(OutlierSettings {
+            always_eject_one_host: true,
+            ..OutlierSettings::default()
+        }),
         ..RouterSettings::default()
     };
     let provider = Scripted::new().always("a0", fail(K::ServiceUnavailable));
@@ -315,6 +320,7 @@ async fn an_ejection_and_a_cooldown_both_keep_a_deployment_out() {
         allowed_fails: Some(0),
         outlier_detection: Some(OutlierSettings {
             consecutive_5xx: 2,
+            always_eject_one_host: true,
             ..OutlierSettings::default()
         }),
         ..RouterSettings::default()
@@ -514,6 +520,7 @@ async fn the_budgets_and_ejections_work_under_multigrids_candidate_walk() {
         }),
         outlier_detection: Some(OutlierSettings {
             consecutive_5xx: 2,
+            always_eject_one_host: true,
             ..OutlierSettings::default()
         }),
         disable_cooldowns: true,
@@ -539,4 +546,307 @@ async fn the_budgets_and_ejections_work_under_multigrids_candidate_walk() {
     // The next request's walk skips the ejected a0.
     let next = router.completion(Request::new(2, "A")).await;
     assert_eq!(attempts(&next), ["a1:ok"]);
+}
+
+/// gRPC A6 (`grpc/proposal`, `A6-client-retries.md`, "Throttling Retry Attempts and Hedged
+/// RPCs"): "Throttling also applies to hedged RPCs. The first outgoing RPC will always be
+/// sent, but subsequent hedged RPCs will only be sent if `token_count` is greater than the
+/// threshold."
+#[tokio::test(start_paused = true)]
+async fn a_hedge_is_sent_only_while_the_throttle_is_over_its_threshold() {
+    // 4 tokens, threshold 2: a failure takes 1, a success gives back 1. `slow` is every first
+    // pick (order 1), `fast` the hedge's (order 2).
+    let settings = RouterSettings {
+        num_retries: 0,
+        disable_cooldowns: true,
+        hedge_after: Some(HedgeAfter::Fixed(Duration::from_millis(500))),
+        retry_throttling: Some(RetryThrottlingSettings {
+            max_tokens: 4.0,
+            token_ratio: 1.0,
+        }),
+        ..RouterSettings::default()
+    };
+    let mut slow = dep("A", "slow");
+    slow.order = Some(1);
+    let mut fast = dep("A", "fast");
+    fast.order = Some(2);
+    let provider = Scripted::new().script(
+        "slow",
+        vec![
+            fail(K::ServiceUnavailable),
+            fail(K::ServiceUnavailable),
+            Step::SlowOk(Duration::from_secs(2)),
+            Step::SlowOk(Duration::from_secs(2)),
+        ],
+    );
+    let (router, sink) = make_router(config(vec![slow, fast], settings), provider);
+    // Two failures (100 ms each, before any hedge is due; no order fallback to `fast`):
+    // 4 → 3 → 2.
+    for id in 1..=2 {
+        let mut request = Request::new(id, "A");
+        request.disable_fallbacks = true;
+        let r = router.completion(request).await;
+        assert_eq!(attempts(&r), ["slow:service_unavailable"]);
+    }
+    // At 500 ms the hedge is due with 2 tokens, not over the threshold: not sent; the first
+    // call answers alone at 2 s (and gives a token back: 3).
+    let start = tokio::time::Instant::now();
+    let held = router.completion(Request::new(3, "A")).await;
+    assert_eq!(attempts(&held), ["slow:ok"]);
+    assert_eq!((tokio::time::Instant::now() - start).as_millis(), 2000);
+    let hedged = |events: &[RoutingEvent]| {
+        alternative_events(events)
+            .into_iter()
+            .filter_map(|(_, e)| match e {
+                AlternativeEvent::Hedged { primary, hedge, .. } => {
+                    Some(format!("{primary}->{hedge}"))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hedged(&sink.events()), Vec::<String>::new());
+    // 3 > 2: the next slow call is hedged, and the hedge wins at 600 ms.
+    let raced = router.completion(Request::new(4, "A")).await;
+    assert_eq!(attempts(&raced), ["fast:ok"]);
+    assert_eq!(hedged(&sink.events()), ["slow->fast"]);
+}
+
+/// Envoy (`source/common/upstream/outlier_detection_impl.cc`, `DetectorImpl::ejectHost`,
+/// since 1.28; `always_eject_one_host` since 1.31):
+/// ```text
+/// double ejected_percent = 100.0 * (ejections_active_helper_.value() + 1) / host_monitors_.size();
+/// bool should_eject = (ejected_percent <= max_ejection_percent);
+/// if (config_.alwaysEjectOneHost()) {
+///   should_eject = (ejections_active_helper_.value() == 0) || should_eject;
+/// }
+/// ```
+/// With the default 10 %, a group of 3 never ejects (100 × 1 / 3 > 10).
+#[tokio::test(start_paused = true)]
+async fn current_envoy_never_ejects_in_a_small_group_unless_one_host_is_always_allowed() {
+    let ejections = |outlier: OutlierSettings| async move {
+        let settings = RouterSettings {
+            num_retries: 0,
+            disable_cooldowns: true,
+            outlier_detection: Some(outlier),
+            ..RouterSettings::default()
+        };
+        let provider = Scripted::new().always("a0", fail(K::ServiceUnavailable));
+        let (router, sink) = make_router(
+            config(
+                vec![dep("A", "a0"), dep("A", "a1"), dep("A", "a2")],
+                settings,
+            ),
+            provider,
+        );
+        for id in 0..60u64 {
+            router.completion(Request::new(id, "A")).await;
+        }
+        alternative_events(&sink.events())
+            .iter()
+            .filter(|(_, e)| matches!(e, AlternativeEvent::Ejected { .. }))
+            .count()
+    };
+    assert_eq!(ejections(OutlierSettings::default()).await, 0);
+    let one = OutlierSettings {
+        always_eject_one_host: true,
+        ..OutlierSettings::default()
+    };
+    assert_eq!(
+        ejections(one).await,
+        1,
+        "the first; its 30 s outlast the run"
+    );
+    let third = OutlierSettings {
+        max_ejection_percent: 34,
+        ..OutlierSettings::default()
+    };
+    assert_eq!(ejections(third).await, 1, "100 × 1 / 3 ≤ 34");
+}
+
+/// Envoy's sweep (`DetectorImpl::onIntervalTimer`, every `interval`, 10 s by default): a host
+/// returns on the first sweep at or after its time —
+/// `if ((min(base_eject_time * monitor->ejectTimeBackoff(), max_eject_time) + jitter) <=
+/// (now - monitor->lastEjectionTime().value())) { unejectHost(host); }` — and "Decrement time
+/// backoff for all hosts which have not been ejected": a host unejected at least `interval`
+/// before a sweep has its multiplier lowered by one (`monitor->ejectTimeBackoff()--`).
+#[tokio::test(start_paused = true)]
+async fn an_ejection_ends_on_a_sweep_and_a_healthy_interval_lowers_the_multiplier() {
+    let settings = RouterSettings {
+        num_retries: 0,
+        disable_cooldowns: true,
+        outlier_detection: Some(OutlierSettings {
+            always_eject_one_host: true,
+            ..OutlierSettings::default()
+        }),
+        ..RouterSettings::default()
+    };
+    let mut a0 = dep("A", "a0");
+    a0.order = Some(1);
+    let mut a1 = dep("A", "a1");
+    a1.order = Some(2);
+    // a0 (every pick while it is in): five 503s, twenty answers, five 503s, then answers.
+    let mut script = vec![fail(K::ServiceUnavailable); 5];
+    script.extend(std::iter::repeat_n(Step::Ok, 20));
+    script.extend(vec![fail(K::ServiceUnavailable); 5]);
+    let provider = Scripted::new().script("a0", script);
+    let (router, sink) = make_router(config(vec![a0, a1], settings), provider);
+    let start = tokio::time::Instant::now();
+    let mut a0_calls = Vec::new();
+    // One request a second for 120 s; each call takes 100 ms.
+    for id in 0..120u64 {
+        tokio::time::sleep_until(start + Duration::from_secs(id)).await;
+        let r = router.completion(Request::new(id, "A")).await;
+        if r.attempts[0].deployment_id.as_ref() == "a0" {
+            a0_calls.push(id);
+        }
+    }
+    let events = alternative_events(&sink.events());
+    let ejected: Vec<(u128, u64, u128, u32)> = events
+        .iter()
+        .filter_map(|(at, e)| match e {
+            AlternativeEvent::Ejected {
+                duration,
+                until,
+                ejections,
+                ..
+            } => Some((
+                at.as_millis(),
+                duration.as_secs(),
+                (*until - start).as_millis(),
+                *ejections,
+            )),
+            _ => None,
+        })
+        .collect();
+    // Ejected at 4.1 s for 30 s: time is up at 34.1 s, the sweep at 40 s returns it. It
+    // answers through the sweep at 50 s (10 s after its return): multiplier 1 → 0. Its next
+    // ejection (at 64.1 s, the 5th 503 of calls 60-64) is again 30 s, not 60 s: until the
+    // sweep at 100 s.
+    assert_eq!(ejected, [(4100, 30, 40_000, 1), (64_100, 30, 100_000, 2)]);
+    let unejected: Vec<u128> = events
+        .iter()
+        .filter_map(|(at, e)| {
+            matches!(e, AlternativeEvent::Unejected { .. }).then_some(at.as_millis())
+        })
+        .collect();
+    assert_eq!(unejected, [40_000, 100_000]);
+    let expected: Vec<u64> = (0..5).chain(40..65).chain(100..120).collect();
+    assert_eq!(
+        a0_calls, expected,
+        "a0 is out from each ejection to its sweep"
+    );
+}
+
+/// Envoy's `OutlierDetection` proto: `always_eject_one_host` "Defaults to false"; `interval`
+/// "Defaults to 10000ms or 10s" (`duration = {gt {}}`); `max_ejection_time`: "If not
+/// specified, the default value (300000ms or 300s) or base_ejection_time value is applied,
+/// whatever is larger", and `DetectorImpl::create` refuses "outlier detector's
+/// max_ejection_time cannot be smaller than base_ejection_time".
+#[test]
+fn the_outlier_keys_keep_envoys_defaults_and_bounds() {
+    let load = |fields: &str| {
+        load_router_config_str(&router_yaml(&format!("  outlier_detection: {fields}\n")))
+            .map(|c| c.settings.outlier_detection.unwrap())
+    };
+    let defaults = load("true").unwrap();
+    assert!(!defaults.always_eject_one_host);
+    assert_eq!(defaults.interval, Duration::from_secs(10));
+    assert_eq!(defaults.max_ejection_time, Duration::from_secs(300));
+    let set = load("{always_eject_one_host: true, interval: 2s}").unwrap();
+    assert!(set.always_eject_one_host);
+    assert_eq!(set.interval, Duration::from_secs(2));
+    assert_eq!(
+        load("{base_ejection_time: 400s}")
+            .unwrap()
+            .max_ejection_time,
+        Duration::from_secs(400),
+        "the larger of 300 s and base_ejection_time"
+    );
+    let short = load("{base_ejection_time: 60s, max_ejection_time: 30s}").unwrap_err();
+    assert_eq!(
+        short.path,
+        "router_settings.outlier_detection.max_ejection_time"
+    );
+    assert!(
+        short.message.contains("at least base_ejection_time (1m)"),
+        "{}",
+        short.message
+    );
+    let zero = load("{interval: 0s}").unwrap_err();
+    assert_eq!(zero.path, "router_settings.outlier_detection.interval");
+    let typo = load("{always_eject_one: true}").unwrap_err();
+    assert!(
+        typo.message.contains("did you mean always_eject_one_host?"),
+        "{}",
+        typo.message
+    );
+}
+
+/// The candidate walk (`profile: multigrid`, `profile: contract`) tries a route's attempts one
+/// at a time and never hedges: `hedge_after` set there does nothing, and says so (an unread
+/// key, which `--strict` refuses).
+#[test]
+fn hedge_after_under_the_candidate_walk_is_an_unread_key() {
+    let load = |profile: &str, hedge: &str| {
+        load_router_config_str(&router_yaml(&format!(
+            "  profile: {profile}\n  hedge_after: {hedge}\n"
+        )))
+        .unwrap()
+    };
+    for profile in ["multigrid", "contract"] {
+        let config = load(profile, "800ms");
+        let paths: Vec<&str> = config.unread_keys.iter().map(|k| k.path.as_str()).collect();
+        assert_eq!(paths, ["router_settings.hedge_after"], "{profile}");
+        let warning = &config.warnings[0];
+        assert!(
+            warning.starts_with("router_settings.hedge_after: read by profile: litellm")
+                && warning
+                    .ends_with("only; it does nothing here (the candidate walk does not hedge)")
+                && !warning.contains("multigrid"),
+            "{warning}"
+        );
+        assert!(load(profile, "false").unread_keys.is_empty(), "{profile}");
+    }
+    for profile in ["litellm", "deltallm", "litellm-1.110"] {
+        assert!(load(profile, "p95").unread_keys.is_empty(), "{profile}");
+    }
+}
+
+/// `outlier_detection` where no group is large enough for Envoy's share check (at the default
+/// 10 %, a group needs 10 deployments for its first ejection) does nothing, and says so.
+#[test]
+fn outlier_detection_that_can_never_eject_is_said() {
+    let load = |members: usize, outlier: &str| {
+        let list: String = (0..members)
+            .map(|i| {
+                format!(
+                    "  - {{model_name: A, litellm_params: {{model: openai/a}}, model_info: {{id: a{i}}}}}\n"
+                )
+            })
+            .collect();
+        let yaml = format!("model_list:\n{list}router_settings:\n  outlier_detection: {outlier}\n");
+        load_router_config_str(&yaml).unwrap().warnings
+    };
+    let never = load(3, "true");
+    assert_eq!(never.len(), 1, "{never:?}");
+    assert!(
+        never[0].starts_with(
+            "router_settings.outlier_detection: no group can have a deployment ejected, so it \
+             does nothing here: Envoy ejects only if 100 × (ejected + 1) ÷ deployments ≤ \
+             max_ejection_percent (10), and the largest group here has 3"
+        ),
+        "{}",
+        never[0]
+    );
+    assert!(load(10, "true").is_empty(), "100 × 1 ÷ 10 ≤ 10");
+    assert!(load(3, "{always_eject_one_host: true}").is_empty());
+    assert!(load(3, "{max_ejection_percent: 34}").is_empty());
+    let lone = load(1, "{always_eject_one_host: true}");
+    assert!(
+        lone[0].ends_with(
+            "a lone deployment is never ejected (Envoy's panic threshold would route to it anyway)"
+        ),
+        "{lone:?}"
+    );
 }

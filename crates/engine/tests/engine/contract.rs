@@ -469,6 +469,61 @@ async fn no_attempt_starts_without_its_connect_generation_and_validation_allowan
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_fallback_stopped_by_the_deadline_budget_is_no_hop() {
+    // A's route fails after 100 ms; 900 ms are left of the 1 s deadline, under the 950 ms an
+    // attempt on B's route needs (300 + 600 + 50): the walk stops there. No call goes to B,
+    // so the request did not fall back: a `deadline_exhausted` stop, not a `fallback`.
+    let contract = Arc::new(Contract {
+        deadline: Some(Duration::from_secs(1)),
+        ..(*invoice()).clone()
+    });
+    let budget = |generation: u64| RouterSettings {
+        generation_allowance: Some(ms(generation)),
+        ..settings()
+    };
+    let run = |settings: RouterSettings| async {
+        let provider = Scripted::new()
+            .always("a1", fail(K::ServiceUnavailable))
+            .always("b1", answer(VALID));
+        let (router, sink) = make_router(
+            config(vec![extractor("A", "a1"), extractor("B", "b1")], settings),
+            provider,
+        );
+        let req = Request {
+            models: vec![Arc::from("B")].into(),
+            ..request(1, contract.clone())
+        };
+        let result = router.completion(req).await;
+        (result, sink)
+    };
+    let (result, sink) = run(budget(600)).await;
+    assert_eq!(attempts(&result), ["a1:service_unavailable"]);
+    assert_eq!(result.fallbacks, 0, "no attempt on the fallback route");
+    assert_eq!(result.attempted_fallbacks, 0);
+    assert!(events_named(&sink.events(), "fallback").is_empty());
+    assert_eq!(
+        give_ups(&sink),
+        [
+            GiveUpReason::RetriesExhausted,
+            GiveUpReason::DeadlineExhausted
+        ]
+    );
+
+    // With room for B's attempt (300 + 500 + 50 < 900) the hop happens and is counted once,
+    // when B's attempt starts.
+    let (result, sink) = run(budget(500)).await;
+    assert_eq!(attempts(&result), ["a1:service_unavailable", "b1:ok"]);
+    assert_eq!(result.fallbacks, 1);
+    let hops = events_named(&sink.events(), "fallback");
+    assert_eq!(hops.len(), 1);
+    assert!(
+        matches!(&hops[0], EventKind::Fallback { source, target, depth: 1, .. }
+            if &**source == "A" && &**target == "B"),
+        "{hops:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn routes_are_ranked_by_measured_latency() {
     // a1 took 2 s to time out, a2 answered in 100 ms: the next request goes to a2 first.
     let provider = Scripted::new()

@@ -12,7 +12,7 @@
 //!     allowed_model_classes: [document-extraction]
 //!     allowed_regions: [eu-west]         # default: any
 //!     max_cost_usd: 0.08
-//!     deadline_ms: 8000                  # default: router_settings.request_deadline
+//!     deadline_ms: 8000                  # 1 ms to 10 years; default: router_settings.request_deadline
 //!     require_complete: true             # reject finish_reason: length (default false)
 //! ```
 
@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use routersim_config::duration::{DurationError, MAX_DURATION};
 use routersim_engine::contract::{Contract, StructuredOutput, schema};
 use serde::Deserialize;
 
@@ -107,6 +108,15 @@ pub(super) fn validate_contracts(
         if c.deadline_ms == Some(0) {
             return Err(ctx.error(&at("deadline_ms"), "the deadline must be above 0 ms"));
         }
+        let deadline = c.deadline_ms.map(Duration::from_millis);
+        if let Some(ms) = c.deadline_ms
+            && deadline.is_some_and(|d| d > MAX_DURATION)
+        {
+            let too_long = DurationError::TooLong {
+                found: format!("{ms} ms"),
+            };
+            return Err(ctx.error(&at("deadline_ms"), too_long.to_string()));
+        }
         let contract = Contract {
             name: Arc::from(c.name.as_str()),
             modalities,
@@ -116,7 +126,7 @@ pub(super) fn validate_contracts(
             allowed_model_classes: c.allowed_model_classes.unwrap_or_default(),
             allowed_regions: c.allowed_regions.unwrap_or_default(),
             max_cost_usd: c.max_cost_usd,
-            deadline: c.deadline_ms.map(Duration::from_millis),
+            deadline,
             require_complete: c.require_complete.unwrap_or(false),
         };
         contracts.insert(c.name, Arc::new(contract));

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_engine::config::{Profile, RouterConfig};
+use routersim_engine::config::{Profile, RouterConfig, UnreadKey};
 use routersim_engine::contract::Contract;
 use routersim_engine::pattern::ModelPattern;
 use routersim_engine::request::ResponseFormat;
@@ -72,8 +72,14 @@ pub(super) fn validate_traffic_section(
         .enumerate()
         .map(|(i, t)| validate_traffic(ctx, i, t, duration, router, contracts))
         .collect::<Result<Vec<_>, _>>()?;
-    router.warnings.extend(unread_workloads(router, &traffic));
-    router.warnings.extend(unread_models(router, &traffic));
+    let unread = [
+        unread_workloads(router, &traffic),
+        unread_models(router, &traffic),
+    ];
+    for key in unread.into_iter().flatten() {
+        router.warnings.push(key.to_string());
+        router.unread_keys.push(key);
+    }
     Ok(traffic)
 }
 
@@ -344,7 +350,7 @@ impl Entry<'_> {
 
 /// A warning when traffic sets `models: [...]` under a profile that does not walk them (any
 /// but `profile: multigrid`): the key then does nothing.
-fn unread_models(router: &RouterConfig, traffic: &[TrafficSpec]) -> Option<String> {
+fn unread_models(router: &RouterConfig, traffic: &[TrafficSpec]) -> Option<UnreadKey> {
     let profile = router.settings.profile;
     if profile.is_some_and(Profile::walks_candidates) {
         return None;
@@ -352,14 +358,15 @@ fn unread_models(router: &RouterConfig, traffic: &[TrafficSpec]) -> Option<Strin
     let i = traffic
         .iter()
         .position(|t| !t.template().models.is_empty())?;
-    Some(format!(
-        "traffic[{i}].models: read by profile: multigrid and contract only; it does nothing here"
+    Some(UnreadKey::new(
+        format!("traffic[{i}].models"),
+        "read by profile: multigrid and contract only; it does nothing here",
     ))
 }
 
 /// A warning when traffic names a `workload` under a profile that does not read contracts
 /// (any but `profile: contract`): nothing is filtered or validated then.
-fn unread_workloads(router: &RouterConfig, traffic: &[TrafficSpec]) -> Option<String> {
+fn unread_workloads(router: &RouterConfig, traffic: &[TrafficSpec]) -> Option<UnreadKey> {
     let profile = router.settings.profile;
     if profile.is_some_and(Profile::reads_contracts) {
         return None;
@@ -367,8 +374,9 @@ fn unread_workloads(router: &RouterConfig, traffic: &[TrafficSpec]) -> Option<St
     let i = traffic
         .iter()
         .position(|t| t.template().contract.is_some())?;
-    Some(format!(
-        "traffic[{i}].workload: read by profile: contract only; requests carry the contract, \
-         but nothing filters or validates by it here"
+    Some(UnreadKey::new(
+        format!("traffic[{i}].workload"),
+        "read by profile: contract only; requests carry the contract, but nothing filters or \
+         validates by it here",
     ))
 }

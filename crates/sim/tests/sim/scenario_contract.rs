@@ -198,3 +198,28 @@ fn contract_mistakes_name_their_yaml_path() {
         );
     }
 }
+
+#[test]
+fn a_contract_deadline_stops_at_the_longest_duration_routersim_serves() {
+    let base = scenario("contract");
+    // 87600h (10 years, the config crate's `MAX_DURATION`) = 315 360 000 000 ms.
+    for ms in ["315360000001", "18446744073709551615"] {
+        let text = base.replace("deadline_ms: 8000", &format!("deadline_ms: {ms}"));
+        let err = parse_scenario(&text, Path::new("bad.yaml")).unwrap_err();
+        assert_eq!(err.path, "contracts[0].deadline_ms", "{err}");
+        assert!(err.line.is_some(), "{err}");
+        assert_eq!(
+            err.message,
+            format!(
+                "{ms} ms is more than the longest duration routersim serves (87600h, 10 years)"
+            )
+        );
+    }
+    let longest = base.replace("deadline_ms: 8000", "deadline_ms: 315360000000");
+    let parsed = parse_scenario(&longest, Path::new("ok.yaml")).unwrap();
+    let contract = parsed.contracts.values().next().unwrap();
+    assert_eq!(
+        contract.deadline,
+        Some(std::time::Duration::from_secs(315_360_000))
+    );
+}

@@ -140,6 +140,11 @@ impl Sweep {
         &self.scenarios[combo]
     }
 
+    /// Every combination's scenario, in combination order.
+    pub fn scenarios(&self) -> &[Scenario] {
+        &self.scenarios
+    }
+
     /// Runs `jobs` on `workers` threads (at least 1), each run's report under
     /// `out/runs/c<NNN>/seed-<S>/` (only `summary.json` is kept). `progress` is called after
     /// each run with the number done so far. The first failure (in job order among those that

@@ -4,8 +4,9 @@
 # whose logging callback (import_logger.py) writes the standard logging payload and the spend
 # log rows. Per incident, DIR/<name>/ gets:
 #   litellm.yaml             the proxy config drive emitted (plus the callback), what import reads
-#   standard_logging.jsonl   the standard logging payload, one JSON per line, in the hooks' order
-#   spend_logs.jsonl         the LiteLLM_SpendLogs rows the proxy built, one JSON per line
+#   standard_logging.jsonl.gz  the standard logging payload, one JSON per line, in the hooks'
+#                            order (gzipped: each line carries ~9 KB of the model cost map)
+#   spend_logs.jsonl.gz      the LiteLLM_SpendLogs rows the proxy built, one JSON per line
 #   live/summary.json        the live report drive wrote (the replay is compared with it)
 #   live/provider_calls.csv  what the fake providers saw (the ground truth of every call)
 # The scenario that drove the providers (incidents/<name>.yaml) is the ground truth of the
@@ -59,7 +60,7 @@ free_port() {
 record_one() {
   local name=$1 scenario=$INCIDENTS/$1.yaml
   local dir=$WORK/$name port key drive proxy
-  mkdir -p "$dir"
+  rm -rf "$dir"; mkdir -p "$dir"
   port=$(free_port)
   key="sk-routersim-import-$$-$RANDOM$RANDOM"
   "$BIN" drive "$scenario" --target "http://127.0.0.1:$port" --api-key "$key" \
@@ -96,11 +97,21 @@ PYEOF
     cat "$dir/drive.out" "$dir/drive.err" >&2; tail -n 30 "$dir/litellm.out" >&2
     return 1
   fi
+  # A recording is only as good as the live run: a proxy that could not keep up (a loaded
+  # machine) leaves requests unanswered, and that run is not the incident.
+  local unfinished
+  unfinished=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["live"]["unfinished"])' "$dir/live/summary.json")
+  if [ "$unfinished" != 0 ]; then
+    echo "record.sh: $name: $unfinished requests unanswered when the run ended (the proxy could not keep up)" >&2
+    return 1
+  fi
   local dest=$OUT/$name
   rm -rf "$dest"; mkdir -p "$dest/live"
-  cp "$dir/litellm.yaml" "$dir/standard_logging.jsonl" "$dir/spend_logs.jsonl" "$dest/"
+  cp "$dir/litellm.yaml" "$dest/"
+  gzip -9 -n -c "$dir/standard_logging.jsonl" >"$dest/standard_logging.jsonl.gz"
+  gzip -9 -n -c "$dir/spend_logs.jsonl" >"$dest/spend_logs.jsonl.gz"
   cp "$dir/live/summary.json" "$dir/live/provider_calls.csv" "$dest/live/"
-  echo "record.sh: $name: $(wc -l <"$dest/standard_logging.jsonl") payload lines, $(wc -l <"$dest/spend_logs.jsonl") spend log rows; $(head -n 3 "$dir/drive.out" | tail -n 2 | tr -s ' ' | tr '\n' ';')"
+  echo "record.sh: $name: $(wc -l <"$dir/standard_logging.jsonl") payload lines, $(wc -l <"$dir/spend_logs.jsonl") spend log rows; $(head -n 3 "$dir/drive.out" | tail -n 2 | tr -s ' ' | tr '\n' ';')"
 }
 
 failed=0
@@ -108,7 +119,7 @@ running=0
 pids=()
 for name in "${NAMES[@]}"; do
   if ! [ -f "$INCIDENTS/$name.yaml" ]; then echo "record.sh: no incident $INCIDENTS/$name.yaml" >&2; exit 2; fi
-  record_one "$name" &
+  { record_one "$name" || { echo "record.sh: $name: recording again" >&2; record_one "$name"; }; } &
   pids+=($!)
   running=$((running + 1))
   if [ "$running" -ge "$JOBS" ]; then

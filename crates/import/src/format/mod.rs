@@ -7,7 +7,7 @@
 //!   CSV.
 //! - [`gateway`]: the plain CSV, one row per provider call.
 //!
-//! Detection reads the first line: `{` is JSON lines (a payload has `trace_id` and
+//! A gzipped log is read as it is (its first two bytes say so). Detection reads the first line: `{` is JSON lines (a payload has `trace_id` and
 //! `hidden_params`, a spend row `request_id`), `[` a JSON array (its first element decides),
 //! anything else a CSV header (`timestamp` … `latency_ms` is the plain CSV, `request_id` and
 //! `startTime` a spend-log export). A row of another format further down is an error naming its

@@ -51,8 +51,7 @@ pub fn read_calls(
     names: &mut Interner,
     visit: &mut dyn FnMut(Call) -> Result<(), ImportError>,
 ) -> Result<ReadSummary, ImportError> {
-    let file = File::open(path).map_err(|e| ImportError::read(path, e))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut reader = open(path)?;
     let (first, first_line) = first_line(path, &mut reader)?;
     let text = String::from_utf8_lossy(&first).into_owned();
     let head = text.trim_start_matches('\u{feff}').trim_start();
@@ -73,6 +72,18 @@ pub fn read_calls(
         state.csv(head, Cursor::new(first).chain(reader), first_line)?;
     }
     Ok(state.summary)
+}
+
+/// The log, decompressed when it is gzipped (its first bytes say so, whatever its name).
+fn open(path: &Path) -> Result<Box<dyn BufRead>, ImportError> {
+    let file = File::open(path).map_err(|e| ImportError::read(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let magic = reader.fill_buf().map_err(|e| ImportError::read(path, e))?;
+    if magic.starts_with(&[0x1f, 0x8b]) {
+        let gz = flate2::bufread::MultiGzDecoder::new(reader);
+        return Ok(Box::new(BufReader::with_capacity(1 << 20, gz)));
+    }
+    Ok(Box::new(reader))
 }
 
 /// The first line that is not blank (its bytes, its number).

@@ -191,9 +191,11 @@ fn dir_of(out: &Path) -> PathBuf {
 }
 
 fn default_name(log: &Path) -> String {
-    let stem = log
-        .file_stem()
+    let file = log
+        .file_name()
         .map_or("log".into(), |s| s.to_string_lossy().to_string());
+    let file = file.strip_suffix(".gz").unwrap_or(&file);
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
     let clean: String = stem
         .chars()
         .map(|c| {

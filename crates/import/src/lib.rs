@@ -12,6 +12,7 @@
 //! - [`format`]: the three log formats, detected, read a row at a time.
 //! - [`call`]: the row every format becomes.
 
+pub mod bench;
 pub mod call;
 pub mod error;
 pub mod events;

@@ -12,7 +12,8 @@
 //! `late`).
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use crate::call::{Call, Scope};
 
@@ -77,15 +78,35 @@ impl Ord for Queued {
     }
 }
 
+/// An `f64` ordered by `total_cmp` (times in the queues).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Time(f64);
+
+impl Eq for Time {}
+impl PartialOrd for Time {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Time {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
 /// Joins rows into requests and hands them on in arrival order.
 pub struct Assembler {
     open: HashMap<u64, Request>,
+    /// When each open request is due (its last row's end plus the wait), with the number of
+    /// rows it had then: an entry for a request that has grown since is stale.
+    due: BinaryHeap<Reverse<(Time, u64, usize)>>,
+    /// The open requests by arrival.
+    arrivals: BTreeSet<(Time, u64, u64)>,
     queue: BinaryHeap<Queued>,
     clock: f64,
     lag: f64,
     gap: f64,
     seq: u64,
-    since_sweep: u32,
     last_out: f64,
     /// Rows that came after their request went out.
     pub late: u64,
@@ -98,12 +119,13 @@ impl Assembler {
         let lag = disorder + max_latency + 1.0;
         Self {
             open: HashMap::new(),
+            due: BinaryHeap::new(),
+            arrivals: BTreeSet::new(),
             queue: BinaryHeap::new(),
             clock: f64::NEG_INFINITY,
             lag,
             gap: (2.0 * max_latency + disorder).max(MIN_GAP),
             seq: 0,
-            since_sweep: 0,
             last_out: f64::NEG_INFINITY,
             late: 0,
         }
@@ -118,18 +140,23 @@ impl Assembler {
         self.clock = self.clock.max(call.end);
         self.seq += 1;
         match call.request {
-            Some(key) if call.scope != Scope::Request => match self.open.get_mut(&key) {
-                Some(request) => request.add(call),
-                None => {
-                    let request = Request::new(call, self.seq);
-                    self.open.insert(key, request);
-                }
-            },
+            Some(key) if call.scope != Scope::Request => {
+                let request = match self.open.remove(&key) {
+                    Some(mut request) => {
+                        self.arrivals.remove(&(Time(request.arrival), request.seq, key));
+                        request.add(call);
+                        request
+                    }
+                    None => Request::new(call, self.seq),
+                };
+                let wait = if request.answered { self.lag } else { self.lag + self.gap };
+                self.due.push(Reverse((Time(request.last_end + wait), key, request.calls.len())));
+                self.arrivals.insert((Time(request.arrival), request.seq, key));
+                self.open.insert(key, request);
+            }
             _ => self.queue.push(Queued(Request::new(call, self.seq))),
         }
-        self.since_sweep += 1;
-        if self.since_sweep >= SWEEP_EVERY {
-            self.since_sweep = 0;
+        if self.seq.is_multiple_of(u64::from(SWEEP_EVERY)) {
             self.sweep(false);
             self.release(out, false)?;
         }
@@ -145,32 +172,28 @@ impl Assembler {
 
     /// Moves the requests the log has moved past into the queue.
     fn sweep(&mut self, all: bool) {
-        let (clock, lag, gap) = (self.clock, self.lag, self.gap);
-        let done: Vec<u64> = self
-            .open
-            .iter()
-            .filter(|(_, r)| all || r.last_end < clock - if r.answered { lag } else { lag + gap })
-            .map(|(k, _)| *k)
-            .collect();
-        for key in done {
-            if let Some(request) = self.open.remove(&key) {
+        while let Some(Reverse((due, key, rows))) = self.due.peek().copied() {
+            if !all && due.0 >= self.clock {
+                break;
+            }
+            self.due.pop();
+            if self.open.get(&key).is_some_and(|r| r.calls.len() == rows)
+                && let Some(request) = self.open.remove(&key)
+            {
+                self.arrivals.remove(&(Time(request.arrival), request.seq, key));
                 self.queue.push(Queued(request));
             }
         }
     }
 
-    /// Hands on the queued requests no unread or open request can precede.
-    /// (`all`: the log has ended, everything goes.)
+    /// Hands on the queued requests no unread or open request can precede (`all`: the log has
+    /// ended, everything goes).
     fn release<E>(
         &mut self,
         out: &mut dyn FnMut(Request) -> Result<(), E>,
         all: bool,
     ) -> Result<(), E> {
-        let open_min = self
-            .open
-            .values()
-            .map(|r| r.arrival)
-            .fold(f64::INFINITY, f64::min);
+        let open_min = self.arrivals.first().map_or(f64::INFINITY, |(t, _, _)| t.0);
         let mark = open_min.min(self.clock - self.lag);
         while let Some(top) = self.queue.peek() {
             if !all && top.0.arrival > mark {

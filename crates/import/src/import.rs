@@ -182,6 +182,13 @@ fn first_pass(
             },
         });
     }
+    // A scenario lasts at most 10 years (`87600h`).
+    if survey.t_max - survey.t_min > 87_600.0 * 3600.0 {
+        return Err(ImportError::Option(format!(
+            "{}: the log spans more than 10 years, the longest a scenario may last: narrow it with --since and --until",
+            options.log.display()
+        )));
+    }
     Ok((survey, summary))
 }
 

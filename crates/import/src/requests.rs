@@ -143,15 +143,25 @@ impl Assembler {
             Some(key) if call.scope != Scope::Request => {
                 let request = match self.open.remove(&key) {
                     Some(mut request) => {
-                        self.arrivals.remove(&(Time(request.arrival), request.seq, key));
+                        self.arrivals
+                            .remove(&(Time(request.arrival), request.seq, key));
                         request.add(call);
                         request
                     }
                     None => Request::new(call, self.seq),
                 };
-                let wait = if request.answered { self.lag } else { self.lag + self.gap };
-                self.due.push(Reverse((Time(request.last_end + wait), key, request.calls.len())));
-                self.arrivals.insert((Time(request.arrival), request.seq, key));
+                let wait = if request.answered {
+                    self.lag
+                } else {
+                    self.lag + self.gap
+                };
+                self.due.push(Reverse((
+                    Time(request.last_end + wait),
+                    key,
+                    request.calls.len(),
+                )));
+                self.arrivals
+                    .insert((Time(request.arrival), request.seq, key));
                 self.open.insert(key, request);
             }
             _ => self.queue.push(Queued(Request::new(call, self.seq))),
@@ -180,7 +190,8 @@ impl Assembler {
             if self.open.get(&key).is_some_and(|r| r.calls.len() == rows)
                 && let Some(request) = self.open.remove(&key)
             {
-                self.arrivals.remove(&(Time(request.arrival), request.seq, key));
+                self.arrivals
+                    .remove(&(Time(request.arrival), request.seq, key));
                 self.queue.push(Queued(request));
             }
         }

@@ -163,8 +163,9 @@ struct State<'a> {
 
 impl State<'_> {
     /// Counts a row and passes it on if the filters keep it.
-    fn row(&mut self, call: Call) -> Result<(), ImportError> {
+    fn row(&mut self, mut call: Call) -> Result<(), ImportError> {
         self.summary.rows += 1;
+        check_times(&mut call).map_err(|m| ImportError::line(self.path, call.line, m))?;
         let o = self.options;
         if o.since.is_some_and(|s| call.start < s) || o.until.is_some_and(|u| call.start >= u) {
             return Ok(());
@@ -396,6 +397,45 @@ impl State<'_> {
         };
         ImportError::line(self.path, line, message)
     }
+}
+
+/// The latest instant a row may name: Unix seconds 10^10 (the year 2286).
+const LATEST: f64 = 1e10;
+/// The longest call a row may record: a day.
+const LONGEST_CALL: f64 = 86_400.0;
+/// A Retry-After longer than this (a day) is not read.
+const LONGEST_RETRY_AFTER: f64 = 86_400.0;
+
+/// A row's times are instants of this era, its end not before its start (a millisecond of
+/// clock jitter is forgiven), its call at most a day long.
+fn check_times(call: &mut Call) -> Result<(), String> {
+    for (name, t) in [("the start", call.start), ("the end", call.end)] {
+        if !(0.0..=LATEST).contains(&t) {
+            return Err(format!(
+                "{name} ({t:e}) is not an instant between 1970 and 2286"
+            ));
+        }
+    }
+    if call.end < call.start - 0.001 {
+        return Err(format!(
+            "the call ends ({}) before it starts ({})",
+            call.end, call.start
+        ));
+    }
+    call.end = call.end.max(call.start);
+    if call.end - call.start > LONGEST_CALL {
+        return Err(format!(
+            "a call of {:.0} s: longer than a day",
+            call.end - call.start
+        ));
+    }
+    call.first_token = call
+        .first_token
+        .filter(|f| (call.start..=call.end).contains(f));
+    call.retry_after = call
+        .retry_after
+        .filter(|r| (0.0..=LONGEST_RETRY_AFTER).contains(r));
+    Ok(())
 }
 
 /// The bytes without surrounding ASCII whitespace (and a leading BOM).

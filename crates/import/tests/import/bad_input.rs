@@ -227,3 +227,46 @@ fn a_config_that_does_not_load_is_an_error_naming_it() {
         "{e}"
     );
 }
+
+#[test]
+fn absurd_times_are_errors_naming_the_line_and_absurd_retry_afters_are_not_read() {
+    let dir = scratch("absurd");
+    let header = "timestamp,model_group,deployment,status,latency_ms,retry_after_s\n";
+    let cases = [
+        (
+            "1e300,g,d,200,50,\n",
+            "calls.csv:2: the start (1e300) is not an instant between 1970 and 2286",
+        ),
+        (
+            "1800000000,g,d,200,1e12,\n",
+            "calls.csv:2: a call of 1000000000 s: longer than a day",
+        ),
+        (
+            "-5,g,d,200,50,\n",
+            "calls.csv:2: the start (-5e0) is not an instant between 1970 and 2286",
+        ),
+    ];
+    for (row, expected) in cases {
+        std::fs::write(dir.join("calls.csv"), format!("{header}{row}")).unwrap();
+        let e = try_import(&dir.join("calls.csv"), &dir.join("out"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with(expected), "{e}");
+    }
+    let rows: String = (0..20)
+        .map(|i| {
+            format!(
+                "{},g,d,{},50,1e300\n",
+                1_800_000_000 + i,
+                if i % 2 == 0 { 429 } else { 200 }
+            )
+        })
+        .collect();
+    std::fs::write(dir.join("calls.csv"), format!("{header}{rows}")).unwrap();
+    let imported = try_import(&dir.join("calls.csv"), &dir.join("out")).unwrap();
+    assert!(
+        imported.faults.iter().all(|f| f.retry_after.is_none()),
+        "{:?}",
+        imported.faults
+    );
+}

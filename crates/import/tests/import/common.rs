@@ -110,8 +110,12 @@ pub fn attempts_by_deployment(report: &Path) -> BTreeMap<String, u64> {
 /// Every file under `dir`, as text (lossy), with its path.
 pub fn all_text(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for path in paths {
         if path.is_dir() {
             out.extend(all_text(&path));
         } else {

@@ -278,3 +278,19 @@ fn since_until_model_group_and_bucket_narrow_the_import() {
     let width: f64 = cells[2].parse::<f64>().unwrap() - cells[1].parse::<f64>().unwrap();
     assert_eq!(width, 2.0, "{series}");
 }
+
+#[test]
+fn the_same_log_imports_to_the_same_bytes() {
+    let dir = scratch("same-bytes");
+    let log = dir.join("log.jsonl");
+    crate::common::write_log(&log, &crate::common::small_incident(1_800_000_000.0));
+    let config = crate::common::small_config(&dir);
+    import_log(&log, Some(&config), &dir.join("a"));
+    import_log(&log, Some(&config), &dir.join("b"));
+    let a = crate::common::all_text(&dir.join("a"));
+    let b = crate::common::all_text(&dir.join("b"));
+    assert_eq!(a.len(), b.len());
+    for ((pa, ta), (_, tb)) in a.iter().zip(&b) {
+        assert!(ta == tb, "{} differs", pa.display());
+    }
+}

@@ -129,4 +129,4 @@ for name in "${NAMES[@]}"; do
 done
 for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 if [ "$failed" != 0 ]; then echo "record.sh: a recording failed (see above)" >&2; exit 1; fi
-echo "record.sh: recorded ${#NAMES[@]} incidents into $OUT"
+echo "record.sh: recorded ${#NAMES[@]} incidents into $OUT in ${SECONDS}s"

@@ -15,7 +15,7 @@ use crate::faults::{FoundFault, find_faults};
 use crate::fit::ProviderModel;
 use crate::format::intern::Interner;
 use crate::format::{Format, ReadOptions, read_calls};
-use crate::notes::{fault_notes, format_notes, read_notes};
+use crate::notes::{fallback_note, fault_notes, format_notes, read_notes};
 use crate::options::{ImportOptions, SLOTS_PER_BUCKET};
 use crate::report::{ImportedReport, write_error_series};
 use crate::requests::Assembler;
@@ -120,6 +120,7 @@ pub fn import(options: &ImportOptions) -> Result<Imported, ImportError> {
         &imported_dir,
     )?;
     notes.extend(read_notes(&summary1, pass.late));
+    notes.extend(fallback_note(format, pass.fell_back));
     let traffic = if pass.requests <= EXPLICIT_MAX {
         let text = explicit_entries(&dir.join(TRAFFIC_CSV))?;
         let _ = std::fs::remove_file(dir.join(TRAFFIC_CSV));
@@ -339,6 +340,8 @@ fn write_scenario(
 struct SecondPass {
     requests: u64,
     late: u64,
+    /// Requests that moved to another group.
+    fell_back: u64,
     summary: Summary,
 }
 
@@ -358,7 +361,9 @@ fn second_pass(
     let mut report = ImportedReport::new(imported_dir, draft, survey.t_min)?;
     let mut assembler = Assembler::new(survey.max_disorder, survey.max_latency);
     let t0 = survey.t_min;
+    let mut fell_back = 0;
     let mut out = |request: crate::requests::Request| -> Result<(), ImportError> {
+        fell_back += u64::from(request.fell_back());
         traffic.write(&Arrival::of(&request, t0))?;
         report.add(&request);
         Ok(())
@@ -381,6 +386,7 @@ fn second_pass(
     Ok(SecondPass {
         requests,
         late,
+        fell_back,
         summary,
     })
 }

@@ -50,6 +50,21 @@ pub fn format_notes(format: Format, survey: &Survey) -> Vec<String> {
     notes
 }
 
+/// The attempts a request made in the groups it fell back from, which LiteLLM's logs leave
+/// out: its payload dates a request's first failure and its answer, and both its header
+/// (`x-litellm-attempted-retries`) and the spend logs' `attempted_retries` count the last
+/// group's retries only. A gateway CSV has a row per attempt and needs no note.
+pub fn fallback_note(format: Format, fell_back: u64) -> Option<String> {
+    (fell_back > 0 && format != Format::Csv).then(|| {
+        format!(
+            "{fell_back} requests fell back to another group: the retries they made in the \
+             groups they left are neither rows of the log nor in LiteLLM's counts (which count \
+             the last group's retries), so the imported report's attempts and retries are short \
+             by them; the replay's follow the router config"
+        )
+    })
+}
+
 /// What reading skipped.
 pub fn read_notes(read: &ReadSummary, late: u64) -> Vec<String> {
     let mut notes = Vec::new();

@@ -45,6 +45,18 @@ impl Request {
         }
     }
 
+    /// Whether it moved to another model group (a fallback its rows or the router's own
+    /// counts show).
+    pub fn fell_back(&self) -> bool {
+        self.calls
+            .iter()
+            .any(|c| c.attempted_fallbacks.is_some_and(|n| n > 0))
+            || self
+                .calls
+                .windows(2)
+                .any(|w| w[0].model_group != w[1].model_group)
+    }
+
     fn add(&mut self, call: Call) {
         self.arrival = self.arrival.min(call.start);
         self.last_end = self.last_end.max(call.end);

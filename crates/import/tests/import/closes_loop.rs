@@ -4,8 +4,9 @@
 //! proxy config, and measured on the two things the scenario that drove the fake providers
 //! knows: the fault windows recovered against the ones injected (start and end per deployment
 //! and kind, within one 10 s bucket), and the replay of the imported scenario against the live
-//! run (calls per deployment, failed requests, requests that fell back: within 10 %, or one for
-//! counts under ten).
+//! run (calls per deployment, failed calls per deployment and kind, failed requests, requests
+//! that fell back: within 10 %, or one for counts under ten; p50/p99 per window are printed
+//! side by side).
 //!
 //! Times: the injected windows count from drive's start, the log's from its first row (the
 //! first provider call, which `provider_calls.csv` dates from the same start), so the truth is
@@ -22,7 +23,8 @@ use routersim_sim::run::{RunOptions, run};
 use routersim_sim::scenario::load_scenario;
 
 use crate::common::{
-    attempts_by_deployment, fixtures, import_log, provider_calls, recorded, scratch,
+    attempts_by_deployment, failures_by_kind, fixtures, import_log, provider_calls, recorded,
+    scratch,
 };
 
 /// One bucket: how far a recovered boundary may be from the injected one, seconds.
@@ -174,6 +176,25 @@ fn compare_replay(
             pairs.push((format!("calls {d}"), 0.0, *n as f64));
         }
     }
+    let mut live_failures: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for c in calls.iter().filter(|c| c.outcome != "ok") {
+        let kind = c.outcome.strip_prefix("break:").unwrap_or(&c.outcome);
+        *live_failures
+            .entry((c.deployment.clone(), kind.to_string()))
+            .or_default() += 1;
+    }
+    let replay_failures = failures_by_kind(&work.join("replay"));
+    for key in live_failures.keys().chain(replay_failures.keys()) {
+        let what = format!("failed calls {} {}", key.0, key.1);
+        if pairs.iter().any(|(w, _, _)| *w == what) {
+            continue;
+        }
+        pairs.push((
+            what,
+            *live_failures.get(key).unwrap_or(&0) as f64,
+            *replay_failures.get(key).unwrap_or(&0) as f64,
+        ));
+    }
     let s = &replay.summary;
     let requests = live["requests"].as_f64().unwrap();
     pairs.push((
@@ -193,6 +214,21 @@ fn compare_replay(
                 "{name}: {what}: replay {replay}, live {live}: more than 10 % apart"
             ));
         }
+    }
+    // p50/p99 per window, side by side (no tolerance: the proxy's own time is in the log's
+    // latencies and LiteLLM's retry sleeps are the profile's; see docs/import.md).
+    for w in live["windows"].as_array().into_iter().flatten() {
+        let d = &w["during"];
+        lines.push_str(&format!(
+            "  live window {} [{}, {}) ms: during p50 {:.1} ms, p99 {:.1} ms, {} failed of {}\n",
+            w["label"].as_str().unwrap_or(""),
+            w["from_ms"],
+            w["to_ms"],
+            d["p50_latency_ms"].as_f64().unwrap_or(f64::NAN),
+            d["p99_latency_ms"].as_f64().unwrap_or(f64::NAN),
+            d["failed"],
+            d["requests"]
+        ));
     }
     for w in &s.windows {
         lines.push_str(&format!(

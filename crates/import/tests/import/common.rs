@@ -107,6 +107,21 @@ pub fn attempts_by_deployment(report: &Path) -> BTreeMap<String, u64> {
     out
 }
 
+/// Failed calls per deployment and failure kind in a report's `attempts.csv` (a cut stream's
+/// kind is its error's, as in `provider_calls.csv` after `break:`).
+pub fn failures_by_kind(report: &Path) -> BTreeMap<(String, String), u64> {
+    let mut reader = csv::Reader::from_path(report.join("attempts.csv")).unwrap();
+    let mut out = BTreeMap::new();
+    for row in reader.deserialize::<BTreeMap<String, String>>() {
+        let row = row.unwrap();
+        if row["outcome"] != "ok" {
+            *out.entry((row["deployment_id"].clone(), row["outcome"].clone()))
+                .or_default() += 1;
+        }
+    }
+    out
+}
+
 /// Every file under `dir`, as text (lossy), with its path.
 pub fn all_text(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();

@@ -294,3 +294,77 @@ fn the_same_log_imports_to_the_same_bytes() {
         assert!(ta == tb, "{} differs", pa.display());
     }
 }
+
+/// A log of more than 1,000 requests: the traffic goes into `traffic.csv` beside the scenario
+/// (the simulator's traffic-file format, read as the run goes), and `run` replays every
+/// imported request from it unchanged.
+#[test]
+fn a_long_log_writes_its_traffic_to_a_file_the_scenario_names_and_run_replays_it() {
+    let dir = scratch("long-log");
+    let log = dir.join("long.csv");
+    // 4,000 rows of bench's synthetic incident: 1,000 requests a second, about 3,600 requests.
+    routersim_import::bench::write_synthetic_log(&log, 4000, Format::Csv).unwrap();
+    let imported = import_log(&log, None, &dir.join("out"));
+    assert!(imported.requests > 1000, "{}", imported.requests);
+    assert!(!imported.explicit_traffic);
+    let scenario = std::fs::read_to_string(dir.join("out/scenario.yaml")).unwrap();
+    assert!(
+        scenario.contains("\ntraffic_file: traffic.csv\n") && !scenario.contains("\ntraffic:"),
+        "{scenario}"
+    );
+    let traffic = std::fs::read_to_string(dir.join("out/traffic.csv")).unwrap();
+    assert_eq!(
+        traffic.lines().count() as u64,
+        imported.requests + 1,
+        "a header and one line per request"
+    );
+    let loaded = routersim_sim::scenario::load_scenario(&dir.join("out/scenario.yaml")).unwrap();
+    let replay = routersim_sim::run::run(
+        &loaded,
+        &routersim_sim::run::RunOptions {
+            seed: None,
+            out_dir: Some(dir.join("replay")),
+            no_trace: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(replay.summary.requests, imported.requests);
+    assert_eq!(imported.summary.requests, imported.requests);
+}
+
+/// The regional outage: every request of it failed on east three times (num_retries 2) and fell
+/// back to west. LiteLLM's payload shows the first failure and the answer, and its headers count
+/// the last group's retries only, so the imported report's attempts are short of the live run's
+/// by the east retries: the import says so, with the count of requests it concerns.
+#[test]
+fn retries_in_a_group_a_request_fell_back_from_are_said_to_be_uncounted() {
+    let dir = incident("regional-503");
+    let work = scratch("fell-back-note");
+    let imported = import_log(
+        &dir.join("standard_logging.jsonl.gz"),
+        Some(&dir.join("litellm.yaml")),
+        &work.join("out"),
+    );
+    let live: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("live/summary.json")).unwrap())
+            .unwrap();
+    let fell_back =
+        (live["fallback_rate"].as_f64().unwrap() * live["requests"].as_f64().unwrap()).round();
+    assert!(
+        imported.summary.attempts < live["attempts"].as_u64().unwrap(),
+        "{} {}",
+        imported.summary.attempts,
+        live["attempts"]
+    );
+    let note = imported
+        .notes
+        .iter()
+        .find(|n| n.contains("fell back"))
+        .unwrap_or_else(|| panic!("{:#?}", imported.notes));
+    assert!(
+        note.starts_with(&format!("{fell_back} requests fell back to another group")),
+        "{note}"
+    );
+    let scenario = std::fs::read_to_string(work.join("out/scenario.yaml")).unwrap();
+    assert!(scenario.contains(note.as_str()), "{scenario}");
+}

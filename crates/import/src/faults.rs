@@ -173,7 +173,7 @@ fn window(
         .filter_map(|(_, b)| b.kind(kind))
         .map(|c| c.last)
         .fold(from, f64::max);
-    let to = end_of(buckets, inside, kind, last_failure);
+    let to = end_of(series, buckets, last_failure);
     let mut retry = BTreeMap::<u64, u32>::new();
     let mut tokens = BTreeMap::<u32, u32>::new();
     for (_, bucket) in inside {
@@ -238,22 +238,21 @@ fn start_of(kind: SeriesKind, observed: &[(i64, &Bucket)], part: &Segment) -> f6
     }
 }
 
-/// See the module docs: the next observed success after the segment's last failure.
-fn end_of(
-    buckets: &BTreeMap<i64, Bucket>,
-    inside: &[(i64, &Bucket)],
-    kind: SeriesKind,
-    last_failure: f64,
-) -> Option<f64> {
-    let (last_index, last) = inside.last()?;
-    let _ = kind;
-    if last.ok > 0 && last.last_ok > last_failure {
-        return Some(last.first_ok.max(last_failure));
-    }
-    buckets
-        .range(last_index + 1..)
-        .find(|(_, b)| b.ok > 0)
-        .map(|(_, b)| b.first_ok)
+/// See the module docs: the next observed success after the segment's last failure (in the
+/// slot of that failure when a success there came after it, else the first success of a later
+/// slot), wherever the segment itself ends: a segment can hold healthy slots after its last
+/// failure, and those are not part of the window.
+fn end_of(series: &Series, buckets: &BTreeMap<i64, Bucket>, last_failure: f64) -> Option<f64> {
+    let at = series.index(last_failure);
+    buckets.range(at..).find_map(|(i, b)| {
+        if b.ok == 0 {
+            None
+        } else if *i == at {
+            (b.last_ok > last_failure).then_some(b.first_ok.max(last_failure))
+        } else {
+            Some(b.first_ok)
+        }
+    })
 }
 
 /// The median key of a count map.
@@ -280,6 +279,26 @@ mod tests {
         call.outcome = outcome;
         call.retry_after = retry_after;
         series.add(&Arc::from("d"), &call);
+    }
+
+    #[test]
+    fn a_window_ends_at_the_first_success_after_its_last_failure_not_its_segments_end() {
+        let mut series = Series::new(1.0);
+        let unavailable = Outcome::Failed(FailureKind::ServiceUnavailable);
+        for at in [24.3, 24.6, 25.2] {
+            add(&mut series, at, unavailable, None);
+        }
+        add(&mut series, 25.6, Outcome::Ok, None);
+        for i in 0..20 {
+            add(&mut series, 26.0 + f64::from(i) * 0.5, Outcome::Ok, None);
+        }
+        let buckets = &series.deployments[&Arc::<str>::from("d")];
+        assert_eq!(end_of(&series, buckets, 25.2), Some(25.6));
+        // A success in the failure's own slot before it does not end the window.
+        add(&mut series, 24.1, Outcome::Ok, None);
+        let buckets = &series.deployments[&Arc::<str>::from("d")];
+        assert_eq!(end_of(&series, buckets, 24.6), Some(25.6));
+        assert_eq!(end_of(&series, buckets, 35.6), None);
     }
 
     #[test]

@@ -107,10 +107,12 @@ pub fn drawn_probabilities(faults: &[FoundFault]) -> Vec<f64> {
             })
             .map(|(_, p)| *p)
             .sum();
+        // Where the earlier windows take every call, this one never fires in the overlap, and
+        // outside it its own rate holds.
         out.push(if taken < 1.0 {
             (f.probability / (1.0 - taken)).min(1.0)
         } else {
-            1.0
+            f.probability
         });
     }
     out
@@ -246,6 +248,32 @@ pub fn render(spec: &ScenarioSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn window(from: f64, to: f64, probability: f64) -> FoundFault {
+        FoundFault {
+            deployment: Arc::from("east-2"),
+            kind: SeriesKind::Error(FailureKind::ServiceUnavailable),
+            from,
+            to: Some(to),
+            probability,
+            rate: probability,
+            retry_after: None,
+            retry_after_range: None,
+            after_tokens: None,
+            calls: 48,
+            failures: 3,
+            unobserved: 0.0,
+            background: false,
+        }
+    }
+
+    #[test]
+    fn a_window_overlapping_a_certain_one_keeps_its_own_rate() {
+        let faults = [window(7.7, 25.6, 1.0), window(24.3, 34.9, 0.0625)];
+        assert_eq!(drawn_probabilities(&faults), vec![1.0, 0.0625]);
+        let faults = [window(7.7, 25.6, 0.5), window(24.3, 34.9, 0.25)];
+        assert_eq!(drawn_probabilities(&faults), vec![0.5, 0.5]);
+    }
 
     #[test]
     fn epochs_and_milliseconds_are_written_as_the_loader_reads_them() {

@@ -18,14 +18,16 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The recorded incidents: the committed ones, and (with `ROUTERSIM_IMPORT_RECORDED=DIR`,
+/// The recorded incidents: the committed ones (two recordings of each: `recorded/`, and
+/// `recorded-2/`, recorded one incident at a time, whose regional outage ends with failures in
+/// the same slot as the first successes after it), and (with `ROUTERSIM_IMPORT_RECORDED=DIR`,
 /// which `.ci/run` sets after re-recording them) the fresh ones; each with its name.
 #[allow(
     clippy::disallowed_methods,
     reason = "the test's environment names a fresh recording"
 )]
 pub fn recorded() -> Vec<(String, PathBuf)> {
-    let mut roots = vec![fixtures().join("recorded")];
+    let mut roots = vec![fixtures().join("recorded"), fixtures().join("recorded-2")];
     if let Ok(fresh) = std::env::var("ROUTERSIM_IMPORT_RECORDED")
         && !fresh.is_empty()
     {

@@ -9,6 +9,9 @@
 #   spend_logs.jsonl.gz      the LiteLLM_SpendLogs rows the proxy built, one JSON per line
 #   live/summary.json        the live report drive wrote (the replay is compared with it)
 #   live/provider_calls.csv  what the fake providers saw (the ground truth of every call)
+# A run is kept only when every request was answered and the proxy kept up (the median request
+# after the incident's windows under 3 s); otherwise the incident is recorded once more, and a
+# second miss fails the script.
 # The scenario that drove the providers (incidents/<name>.yaml) is the ground truth of the
 # faults. Recordings differ from run to run (wall-clock timing, LiteLLM's shuffle), so they are
 # never compared byte for byte: `cargo test --test import` holds the import of each one to the
@@ -103,6 +106,21 @@ PYEOF
   unfinished=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["live"]["unfinished"])' "$dir/live/summary.json")
   if [ "$unfinished" != 0 ]; then
     echo "record.sh: $name: $unfinished requests unanswered when the run ended (the proxy could not keep up)" >&2
+    return 1
+  fi
+  # Nor is the run of a proxy starved of CPU (a loaded machine, proxies beside one another): it
+  # answers in seconds where the fakes take tens of ms, and retries and falls back otherwise.
+  # Requests after the incident's windows are the healthy ones: their median must stay under 3 s.
+  if ! "$PY" - "$dir/live/summary.json" <<'PYEOF'
+import json, sys
+windows = json.load(open(sys.argv[1])).get("windows") or []
+slow = max([(w.get("after") or {}).get("p50_latency_ms") or 0 for w in windows] or [0])
+if slow > 3000:
+    print(f"record.sh: the proxy was starved: requests after the incident took {slow:.0f} ms (median), more than 3 s", file=sys.stderr)
+    sys.exit(1)
+PYEOF
+  then
+    echo "record.sh: $name: not recorded (a starved proxy's run is not the incident)" >&2
     return 1
   fi
   local dest=$OUT/$name

@@ -50,6 +50,9 @@ pub struct FoundFault {
     pub retry_after_range: Option<(f64, f64)>,
     /// For a stream cut: the median tokens delivered before it.
     pub after_tokens: Option<u32>,
+    /// The failures' median latency, seconds: a provider's errors answer in their own time
+    /// (a 429 in milliseconds), not its successes'.
+    pub latency: Option<f64>,
     /// Calls in the window.
     pub calls: u64,
     /// Failures of the kind in it.
@@ -124,37 +127,52 @@ fn kind_faults(
         }
         let mut fault = window(series, deployment, kind, buckets, &observed, part);
         fault.probability = if baseline > 0.0 {
-            ((rate - baseline) / (1.0 - baseline)).clamp(0.0, 1.0)
+            ((fault.rate - baseline) / (1.0 - baseline)).clamp(0.0, 1.0)
         } else {
-            rate
+            fault.rate
         };
         out.push(fault);
     }
-    drop_contained(out)
+    merge_overlapping(out, baseline)
 }
 
-/// Drops a window lying inside a stronger window of the same series: a segment whose failures
-/// are only the edge of its neighbour's (the slot where the rate changed went to it) adds no
-/// window of its own.
-fn drop_contained(windows: Vec<FoundFault>) -> Vec<FoundFault> {
-    let inside = |a: &FoundFault, b: &FoundFault| {
-        !a.background
-            && !b.background
-            && b.rate >= a.rate
-            && b.from <= a.from
-            && a.to.unwrap_or(f64::INFINITY) <= b.to.unwrap_or(f64::INFINITY)
-    };
-    windows
-        .iter()
-        .enumerate()
-        .filter(|(i, a)| {
-            !windows
-                .iter()
-                .enumerate()
-                .any(|(j, b)| *i != j && inside(a, b) && (b.rate > a.rate || j < *i))
-        })
-        .map(|(_, a)| a.clone())
-        .collect()
+/// Merges the overlapping windows of one series: a segment whose failures are only the edge of
+/// its neighbour's (the slot where the rate changed went to it) has its window inside the
+/// neighbour's, and is part of it. The merged window spans both, counts both, and keeps the
+/// Retry-After, tokens and latency of the one with more failures.
+fn merge_overlapping(windows: Vec<FoundFault>, baseline: f64) -> Vec<FoundFault> {
+    let (mut out, mut merged): (Vec<FoundFault>, Vec<FoundFault>) =
+        windows.into_iter().partition(|w| w.background);
+    let mut rest: Vec<FoundFault> = std::mem::take(&mut merged);
+    rest.sort_by(|a, b| a.from.total_cmp(&b.from));
+    for w in rest {
+        let Some(last) = merged.last_mut() else {
+            merged.push(w);
+            continue;
+        };
+        if w.from >= last.to.unwrap_or(f64::INFINITY) {
+            merged.push(w);
+            continue;
+        }
+        if w.failures > last.failures {
+            last.retry_after = w.retry_after;
+            last.retry_after_range = w.retry_after_range;
+            last.after_tokens = w.after_tokens;
+            last.latency = w.latency;
+        }
+        last.to = last.to.zip(w.to).map(|(a, b)| a.max(b));
+        last.failures += w.failures;
+        last.calls += w.calls;
+        last.unobserved += w.unobserved;
+        last.rate = last.failures as f64 / last.calls.max(1) as f64;
+        last.probability = if baseline > 0.0 {
+            ((last.rate - baseline) / (1.0 - baseline)).clamp(0.0, 1.0)
+        } else {
+            last.rate
+        };
+    }
+    out.extend(merged);
+    out
 }
 
 /// The window of a segment: its boundaries, counts and Retry-After.
@@ -176,8 +194,12 @@ fn window(
     let to = end_of(series, buckets, last_failure);
     let mut retry = BTreeMap::<u64, u32>::new();
     let mut tokens = BTreeMap::<u32, u32>::new();
+    let mut latency = BTreeMap::<u64, u32>::new();
     for (_, bucket) in inside {
         if let Some(c) = bucket.kind(kind) {
+            for (us, n) in &c.latency_us {
+                *latency.entry(*us).or_default() += n;
+            }
             for (ms, n) in &c.retry_after_ms {
                 *retry.entry(*ms).or_default() += n;
             }
@@ -186,6 +208,12 @@ fn window(
             }
         }
     }
+    let calls = calls_in_window(series, kind, inside, from, last_failure).max(part.failures);
+    let rate = if calls == 0 {
+        0.0
+    } else {
+        part.failures as f64 / calls as f64
+    };
     let unobserved = match to {
         Some(to) => {
             let (a, b) = (series.index(from), series.index(to));
@@ -199,8 +227,8 @@ fn window(
         kind,
         from,
         to,
-        probability: part.rate(),
-        rate: part.rate(),
+        probability: rate,
+        rate,
         retry_after: median(&retry).map(|ms| ms as f64 / 1000.0),
         retry_after_range: retry
             .keys()
@@ -208,11 +236,39 @@ fn window(
             .zip(retry.keys().next_back())
             .map(|(a, b)| (*a as f64 / 1000.0, *b as f64 / 1000.0)),
         after_tokens: median(&tokens),
-        calls: part.trials,
+        latency: median(&latency).map(|us| us as f64 / 1e6),
+        calls,
         failures: part.failures,
         unobserved,
         background: false,
     }
+}
+
+/// The calls of a segment's slots that fall inside its window (the probability is over them):
+/// slots are epoch-aligned, so the slot where the window starts can hold successes from before
+/// its first failure and the slot where it ends successes after its last, and a segment can
+/// hold slots after its last failure; none of those is the window's.
+fn calls_in_window(
+    series: &Series,
+    kind: SeriesKind,
+    inside: &[(i64, &Bucket)],
+    from: f64,
+    last_failure: f64,
+) -> u64 {
+    let last = series.index(last_failure);
+    inside
+        .iter()
+        .filter(|(i, _)| *i <= last)
+        .map(|(_, b)| {
+            let trials = u64::from(b.trials(kind));
+            let failures = u64::from(b.kind(kind).map_or(0, |c| c.failures));
+            if b.ok > 0 && (b.last_ok < from || b.first_ok > last_failure) {
+                trials - u64::from(b.ok).min(trials - failures)
+            } else {
+                trials
+            }
+        })
+        .sum()
 }
 
 /// See the module docs: the first failure of the segment, or of the tail of the bucket before.
@@ -299,6 +355,27 @@ mod tests {
         let buckets = &series.deployments[&Arc::<str>::from("d")];
         assert_eq!(end_of(&series, buckets, 24.6), Some(25.6));
         assert_eq!(end_of(&series, buckets, 35.6), None);
+    }
+
+    #[test]
+    fn the_probability_is_over_the_windows_calls_not_its_first_slots_earlier_successes() {
+        let mut series = Series::new(1.0);
+        let rl = Outcome::Failed(FailureKind::RateLimit);
+        for i in 0..72 {
+            add(&mut series, f64::from(i) * 0.1, Outcome::Ok, None); // 0 s to 7.1 s
+        }
+        // The storm starts in the slot of the last two successes; one probe every 4 s.
+        for at in [7.186, 11.312, 15.729, 19.997, 20.061, 24.176] {
+            add(&mut series, at, rl, Some(4.0));
+        }
+        for i in 0..80 {
+            add(&mut series, 28.41 + f64::from(i) * 0.1, Outcome::Ok, None);
+        }
+        let found = find_faults(&series);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let f = &found[0];
+        assert_eq!((f.from, f.to), (7.186, Some(28.41)));
+        assert_eq!((f.failures, f.calls, f.probability), (6, 6, 1.0), "{f:#?}");
     }
 
     #[test]

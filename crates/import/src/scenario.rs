@@ -186,6 +186,9 @@ fn fault_lines(out: &mut String, f: &FoundFault, probability: f64, t0: f64) {
             if let Some(ra) = f.retry_after {
                 let _ = write!(entry, ", retry_after: {}", seconds(ra));
             }
+            if let Some(l) = f.latency {
+                let _ = write!(entry, ", latency: {}", ms(l));
+            }
         }
         SeriesKind::Cut(kind) => {
             let _ = write!(
@@ -260,6 +263,7 @@ mod tests {
             retry_after: None,
             retry_after_range: None,
             after_tokens: None,
+            latency: Some(0.015),
             calls: 48,
             failures: 3,
             unobserved: 0.0,
@@ -273,6 +277,18 @@ mod tests {
         assert_eq!(drawn_probabilities(&faults), vec![1.0, 0.0625]);
         let faults = [window(7.7, 25.6, 0.5), window(24.3, 34.9, 0.25)];
         assert_eq!(drawn_probabilities(&faults), vec![0.5, 0.5]);
+    }
+
+    #[test]
+    fn an_error_window_answers_in_its_failures_own_time() {
+        let mut out = String::new();
+        fault_lines(&mut out, &window(7.7, 25.6, 1.0), 1.0, 0.0);
+        assert!(
+            out.ends_with(
+                "  - {deployment: east-2, from: 7.7s, to: 25.6s, error: service_unavailable, probability: 1, latency: 15ms}\n"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

@@ -47,6 +47,18 @@ pub struct KindCounts {
     pub retry_after_ms: BTreeMap<u64, u32>,
     /// Tokens delivered before a cut, → count.
     pub tokens: BTreeMap<u32, u32>,
+    /// The failures' own latencies, in µs rounded to two significant digits (a few hundred
+    /// values at most) → count.
+    pub latency_us: BTreeMap<u64, u32>,
+}
+
+/// `us` rounded to two significant digits.
+fn two_digits(us: u64) -> u64 {
+    let mut scale = 1;
+    while us / scale >= 100 {
+        scale *= 10;
+    }
+    (us + scale / 2) / scale * scale
 }
 
 /// One bucket of one deployment.
@@ -148,6 +160,10 @@ impl Series {
             counts.last = call.start;
         }
         counts.failures += 1;
+        *counts
+            .latency_us
+            .entry(two_digits((call.latency() * 1e6).round() as u64))
+            .or_default() += 1;
         if let Some(ra) = call.retry_after {
             *counts
                 .retry_after_ms

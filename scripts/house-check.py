@@ -77,7 +77,7 @@ LAYERS: list[list[str]] = [
     ["routersim-wire"],                                                                   # 2
     ["routersim-mock-providers"],                                                         # 3
     ["routersim-sim"],                                                                    # 4
-    ["routersim-suite", "routersim-live"],                                                # 5
+    ["routersim-suite", "routersim-live", "routersim-import"],                            # 5
     ["routersim"],  # the CLI                                                             # 6
 ]
 

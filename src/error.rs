@@ -48,6 +48,9 @@ pub enum CliError {
     /// `drive` could not run or write its report.
     #[error("{0}")]
     Drive(#[from] routersim_live::drive::DriveError),
+    /// `import` could not read the log or write its folder.
+    #[error("{0}")]
+    Import(#[from] routersim_import::ImportError),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

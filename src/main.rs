@@ -47,6 +47,8 @@ enum Command {
     Proxy(commands::proxy::ProxyArgs),
     /// Send the scenario's traffic in real time to a real router in front of its fake providers.
     Drive(commands::drive::DriveArgs),
+    /// Turn a router's logs into a scenario that replays the incident, and a report of it.
+    Import(commands::import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Proxy(args) => commands::proxy::run(args),
         Command::Drive(args) => commands::drive::run(args),
+        Command::Import(args) => commands::import::run(args),
     };
     // The one error path: a command that could not do its work says why and exits 2.
     result.unwrap_or_else(|e| {

@@ -78,14 +78,76 @@ pub struct BenchArgs {
     /// Time only the harness's own runtime (no comparison with the other).
     #[arg(long, conflicts_with = "serve")]
     pub no_compare: bool,
+    /// Instead: `routersim import`'s speed and memory on a synthetic log of N rows (and of
+    /// N/10, to show memory does not grow with the log), written into --out.
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight", "serve"]
+    )]
+    pub import: Option<u64>,
+    /// With --import: the synthetic log's format (`csv` or `litellm`).
+    #[arg(long, default_value = "csv", requires = "import", value_parser = parse_import_format)]
+    pub import_format: routersim_import::format::Format,
     /// Router replicas behind a round-robin balancer (`router.replicas`), each with its own
     /// state; the floor is the same traffic without routers.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024), conflicts_with = "serve")]
     pub replicas: u16,
 }
 
+fn parse_import_format(text: &str) -> Result<routersim_import::format::Format, String> {
+    use routersim_import::format::Format;
+    match Format::from_name(text) {
+        Some(f @ (Format::Csv | Format::LitellmPayload)) => Ok(f),
+        _ => Err(format!("{text:?}: csv or litellm")),
+    }
+}
+
+/// `--import N`: writes a synthetic log of N/10 and N rows, imports each, prints wall time and
+/// peak resident set.
+fn import_bench(rows: u64, args: &BenchArgs) -> Result<ExitCode, CliError> {
+    use routersim_import::format::Format;
+    let format = args.import_format;
+    std::fs::create_dir_all(&args.out)?;
+    let mut out = Out::stdout();
+    for n in [(rows / 10).max(1), rows] {
+        let ext = if format == Format::Csv {
+            "csv"
+        } else {
+            "jsonl"
+        };
+        let log = args.out.join(format!("import-{n}.{ext}"));
+        routersim_import::bench::write_synthetic_log(&log, n, format)?;
+        let bytes = std::fs::metadata(&log)?.len();
+        let reset = routersim_suite::bench::reset_peak_rss();
+        let options =
+            routersim_import::ImportOptions::new(&log, args.out.join(format!("import-{n}")));
+        let start = std::time::Instant::now();
+        let imported = routersim_import::import(&options)?;
+        let wall = start.elapsed().as_secs_f64();
+        let peak = routersim_suite::bench::peak_rss_kib()
+            .filter(|_| reset)
+            .map_or("n/a".to_string(), |kib| {
+                format!("{:.1} MiB", kib as f64 / 1024.0)
+            });
+        writeln!(
+            out,
+            "import of {n} rows ({}, {:.1} MB): {wall:.3} s wall, {:.0} rows/s, {} requests, {} fault windows, peak RSS {peak}",
+            format.describe(),
+            bytes as f64 / 1e6,
+            n as f64 / wall,
+            imported.requests,
+            imported.faults.len()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs the benchmark and prints its figures.
 pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
+    if let Some(rows) = args.import {
+        return import_bench(rows, &args);
+    }
     if let Some(n) = args.in_flight {
         return in_flight(n, &args);
     }

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use routersim_report::windows::FaultWindowSummary;
 use routersim_suite::diff::{Attempts, MetricChange, ReportDiff, SOURCE_SIM, diff_reports};
 
 use crate::error::CliError;
@@ -75,6 +76,7 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let across = diff.sources.0 != SOURCE_SIM || diff.sources.1 != SOURCE_SIM;
     print_reports(&mut out, &args, &diff, across)?;
     print_metrics(&mut out, &diff)?;
+    print_windows(&mut out, &diff)?;
     print_attempts(&mut out, &diff.attempts, across)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -242,6 +244,76 @@ fn print_attempts(out: &mut Out, attempts: &Attempts, across: bool) -> std::io::
 }
 
 /// The comparison as one JSON document: both reports, every metric, the attempts.
+/// Whether either report is an imported log (`routersim import`): then its fault windows are
+/// the ones found in the log, and a replay of the imported scenario has the same ones.
+fn has_imported(diff: &ReportDiff) -> bool {
+    [&diff.sources.0, &diff.sources.1]
+        .iter()
+        .any(|s| s.as_str() == routersim_import::report::SOURCE_IMPORTED)
+}
+
+/// The fault windows both reports have (same label, same span), side by side.
+fn common_windows(diff: &ReportDiff) -> Vec<(&FaultWindowSummary, &FaultWindowSummary)> {
+    diff.a
+        .windows
+        .iter()
+        .filter_map(|a| {
+            let b = diff
+                .b
+                .windows
+                .iter()
+                .find(|b| b.label == a.label && b.from_ms == a.from_ms && b.to_ms == a.to_ms)?;
+            Some((a, b))
+        })
+        .collect()
+}
+
+/// With an imported report: each fault window, during and after, A against B.
+fn print_windows(out: &mut Out, diff: &ReportDiff) -> std::io::Result<()> {
+    if !has_imported(diff) {
+        return Ok(());
+    }
+    let windows = common_windows(diff);
+    writeln!(out, "windows (requests by arrival; A / B):")?;
+    if windows.is_empty() {
+        writeln!(out, "  no fault window in both reports")?;
+    }
+    for (a, b) in windows {
+        let span = |w: &FaultWindowSummary| match w.to_ms {
+            Some(to) => format!(
+                "[{} s, {} s)",
+                number(w.from_ms / 1000.0),
+                number(to / 1000.0)
+            ),
+            None => format!("[{} s, end]", number(w.from_ms / 1000.0)),
+        };
+        for (phase, x, y) in [
+            ("during", &a.during, &b.during),
+            ("after", &a.after, &b.after),
+        ] {
+            writeln!(
+                out,
+                "  {} {} {phase}: requests {} / {}, failed {} / {}, retries {} / {}, fallbacks {} / {}, p50 {} / {} ms, p99 {} / {} ms",
+                a.label,
+                span(a),
+                x.requests,
+                y.requests,
+                x.failed,
+                y.failed,
+                x.retries,
+                y.retries,
+                x.fallbacks,
+                y.fallbacks,
+                number(x.p50_latency_ms),
+                number(y.p50_latency_ms),
+                number(x.p99_latency_ms),
+                number(y.p99_latency_ms)
+            )?;
+        }
+    }
+    writeln!(out)
+}
+
 fn print_diff_json(args: &DiffArgs, diff: &ReportDiff) -> std::io::Result<()> {
     let side = |dir: &std::path::Path, s: &routersim_report::Summary, source: &str| {
         serde_json::json!({
@@ -264,12 +336,21 @@ fn print_diff_json(args: &DiffArgs, diff: &ReportDiff) -> std::io::Result<()> {
             })
         })
         .collect();
-    print_json(&serde_json::json!({
+    let mut document = serde_json::json!({
         "command": "diff",
         "a": side(&args.report_a, &diff.a, &diff.sources.0),
         "b": side(&args.report_b, &diff.b, &diff.sources.1),
         "changed": diff.metrics.iter().filter(|m| m.a != m.b).count(),
         "metrics": metrics,
         "attempts": diff.attempts,
-    }))
+    });
+    // Only with an imported report (every other diff's document is as before).
+    if has_imported(diff) {
+        let windows: Vec<serde_json::Value> = common_windows(diff)
+            .into_iter()
+            .map(|(a, b)| serde_json::json!({"label": a.label, "from_ms": a.from_ms, "to_ms": a.to_ms, "a": a.during, "b": b.during, "a_after": a.after, "b_after": b.after}))
+            .collect();
+        document["windows"] = serde_json::Value::Array(windows);
+    }
+    print_json(&document)
 }

@@ -19,10 +19,12 @@
 //!   `<stem>.seed-<N>.golden.json` for any other seed ([`golden_path`]; `<stem>` is the file
 //!   name with its extension when `x.yaml` and `x.yml` sit side by side), so a plain `check`
 //!   and a `check --seeds …` read the same file for the same run. A golden is the run's
-//!   `summary.json`; the comparison ([`diff_summaries`], module [`golden`]) ignores the
+//!   `summary.json`; the comparison ([`diff_summaries`], module [`golden`]) reads every number
+//!   by its path (`windows["east: rate_limit 90%"].during.p99_latency_ms`), ignores the
 //!   version, the transport and the run's frame (`duration_ms`, `run_end_ms`, `events`),
-//!   holds each metric to a relative tolerance (`check --tolerance`, the scenario's
-//!   `golden: {tolerance}`) and lists what moved, largest relative change first. No golden is
+//!   holds each number to a relative tolerance (`check --tolerance`, the scenario's
+//!   `golden: {tolerance}` by metric, path or family) and lists only the numbers that moved,
+//!   largest relative change first. No golden is
 //!   not a failure. `bless` writes the golden of every run that happened (expectations are
 //!   still checked and reported).
 //! - **Determinism**: the cases run in path order, then seed order; junit.xml ([`junit_xml`])
@@ -30,7 +32,8 @@
 //!
 //! # Layout
 //!
-//! `golden` compares a summary with its golden; `case` is one case's result and verdict;
+//! `leaves` names every number of a summary; `golden` compares a summary with its golden;
+//! `case` is one case's result and verdict;
 //! `junit` writes junit.xml from the cases; `paths` names goldens and report folders; `run`
 //! runs the scenarios and writes the folder. Each imports only the modules listed before it
 //! (`run` all of them); this file declares them and re-exports every public item.
@@ -38,6 +41,7 @@
 mod case;
 pub mod golden;
 mod junit;
+mod leaves;
 mod paths;
 mod run;
 

@@ -12,7 +12,8 @@
 //!   case, never skipped.
 //! - **Reports**: `<out>/<scenario path relative to DIR, without extension>/seed-<N>/` (with
 //!   the extension when `x.yaml` and `x.yml` sit side by side), and `<out>/junit.xml`
-//!   ([`junit_xml`]). The whole of `<out>` is written at once
+//!   ([`junit_xml`]), and `<out>/index.html` ([`check_index_html`]: the table, the verdicts,
+//!   each run's timeline and a link to its `report.html`). The whole of `<out>` is written at once
 //!   ([`ReportDir`](routersim_sim::report_dir::ReportDir)): staged and renamed into place
 //!   when every case has run, so no report of an earlier check survives.
 //! - **Goldens** sit beside the scenario: `<stem>.golden.json` for the scenario's own `seed:`,
@@ -34,12 +35,14 @@
 //!
 //! `leaves` names every number of a summary; `golden` compares a summary with its golden;
 //! `case` is one case's result and verdict;
-//! `junit` writes junit.xml from the cases; `paths` names goldens and report folders; `run`
+//! `junit` writes junit.xml from the cases and `index` the page; `paths` names goldens and
+//! report folders; `run`
 //! runs the scenarios and writes the folder. Each imports only the modules listed before it
 //! (`run` all of them); this file declares them and re-exports every public item.
 
 mod case;
 pub mod golden;
+mod index;
 mod junit;
 mod leaves;
 mod paths;
@@ -49,6 +52,7 @@ pub use self::case::{CaseResult, CheckReport, GoldenStatus, Verdict, assertion};
 pub use self::golden::{
     IGNORED_KEY, IGNORED_TRANSPORT_KEY, MetricDiff, Tolerances, diff_summaries, show_value,
 };
+pub use self::index::check_index_html;
 pub use self::junit::{SUITE_NAME, junit_xml, xml_escape};
 pub use self::paths::{case_root, golden_path};
 pub use self::run::{CheckError, CheckOptions, JUNIT_XML, check, find_scenarios};

@@ -12,9 +12,11 @@ use serde_json::Value;
 
 use super::case::{CaseResult, CheckReport, GoldenStatus};
 use super::golden::{Tolerances, diff_summaries};
+use super::index::check_index_html;
 use super::junit::junit_xml;
 use super::paths::{ambiguous_golden, case_root, golden_path};
 use crate::discover::{discover_cases, problem};
+use crate::html::INDEX_HTML;
 use routersim_sim::config_keys::{config_lines, strict_errors};
 use routersim_sim::expect;
 use routersim_sim::report_dir::{ReportDir, ReportDirError, mark_complete};
@@ -111,13 +113,14 @@ pub fn check(
         out_dir: options.out_dir.clone(),
         notes: Vec::new(),
     };
-    std::fs::write(staged.path().join(JUNIT_XML), junit_xml(&report)).map_err(|source| {
-        CheckError::Write {
-            path: junit_path,
+    let index = check_index_html(&report, staged.path());
+    for (name, text) in [(JUNIT_XML, junit_xml(&report)), (INDEX_HTML, index)] {
+        std::fs::write(staged.path().join(name), text).map_err(|source| CheckError::Write {
+            path: options.out_dir.join(name),
             source,
             note: staged.untouched(),
-        }
-    })?;
+        })?;
+    }
     report.notes = staged.commit()?;
     Ok(report)
 }

@@ -85,9 +85,10 @@ fn virtual_seconds(summary: &Summary) -> f64 {
     summary.run_end_ms / 1000.0
 }
 
-/// Wall-clock seconds as junit's `time`: milliseconds, no more.
+/// Wall-clock seconds as junit's `time`: to the millisecond, without float noise (`0`,
+/// `0.052`).
 fn seconds(time: f64) -> String {
-    format!("{time:.3}")
+    format_value((time * 1000.0).round() / 1000.0)
 }
 
 /// An `expect` line as written, without its measured value.

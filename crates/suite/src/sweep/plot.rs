@@ -10,10 +10,10 @@
 //!   series with the same numbers stay visible; a panel also says "B identical to A".
 //! - The left panel's y axis starts at 0 (every metric is non-negative). A rate's axis runs
 //!   to 1, or, when every value is below 0.5, is zoomed to 0-x and says so in the axis label.
-//! - The right panel is the honest zoom: when the values span less than half of the left
+//! - The right panel is the honest zoom: when the means span less than half of the left
 //!   axis (3.75 s against 4.15 s on an axis from 0 to 4.5 s), the same series on an axis
-//!   fitted to them, marked `ZOOMED` in its caption and axis label; otherwise it says why no
-//!   zoom is drawn.
+//!   fitted to them, marked `ZOOMED` in its caption and axis label (which also says when a
+//!   whisker runs past it); otherwise it says why no zoom is drawn.
 //! - Every metric gets its row, a metric at 0 in every run too (the question may have been
 //!   about it): its caption says so.
 //! - The legend is a band above the panels, outside every data area; each panel's caption
@@ -171,28 +171,58 @@ fn unit(metric: &str) -> &'static str {
     }
 }
 
-/// The zoomed panel's y range and axis label: fitted to the values, when they span less than
-/// half of the axis from 0 (`top` its end); `Err` says why no zoom is drawn.
-fn zoom_axis(metric: &str, series: &[Series], top: f64) -> Result<(f64, f64, String), String> {
-    let (lo, hi) = shown_values(series).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+/// The lowest and highest of `values` (infinite when there are none).
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
         (a.min(v), b.max(v))
-    });
+    })
+}
+
+/// The zoomed panel's y range and axis label: fitted to the means, when they span less than
+/// half of the axis from 0 (`top` its end), the whiskers too when they fit (else they are
+/// clipped, and the label says so); `Err` says why no zoom is drawn.
+fn zoom_axis(metric: &str, series: &[Series], top: f64) -> Result<(f64, f64, String), String> {
+    let means = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.1)
+        .filter(|v| v.is_finite());
+    let (lo, hi) = span(means);
     if !lo.is_finite() || hi <= 0.0 {
         return Err("0 in every run: nothing to zoom into".into());
     }
     if hi - lo <= f64::EPSILON * hi.abs() {
-        return Err("the same value in every combination: nothing to zoom into".into());
+        return Err("the same mean in every combination: nothing to zoom into".into());
     }
     if hi - lo >= 0.5 * top {
         return Err("the axis from 0 shows the differences: no zoom needed".into());
     }
-    let pad = (hi - lo) * 0.15;
-    let (y_lo, y_hi) = ((lo - pad).max(0.0), hi + pad);
+    let pad = (hi - lo) * 0.25;
+    let (mut y_lo, mut y_hi) = (lo - pad, hi + pad);
+    let (w_lo, w_hi) = span(shown_values(series));
+    let clipped = if w_hi - w_lo < 0.5 * top {
+        y_lo = y_lo.min(w_lo - pad);
+        y_hi = y_hi.max(w_hi + pad);
+        false
+    } else {
+        w_lo < y_lo || w_hi > y_hi
+    };
+    let y_lo = y_lo.max(0.0);
+    let notes: Vec<&str> = [(y_lo > 0.0, "not from 0"), (clipped, "whiskers clipped")]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, note)| *note)
+        .collect();
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
     Ok((
         y_lo,
         y_hi,
         format!(
-            "{}, ZOOMED to {}-{} (not from 0)",
+            "{}, ZOOMED to {}-{}{notes}",
             unit(metric),
             short_number(y_lo),
             short_number(y_hi)

@@ -98,9 +98,7 @@ impl Manifest {
             .collect::<Vec<_>>()
             .join(" ")
     }
-}
 
-impl Manifest {
     /// [`describe`](Manifest::describe) for people: the config's own values labelled
     /// `(config)` (`router_settings.allowed_fails=null (config)`).
     pub fn label(&self, combo: &[usize]) -> String {

@@ -1,6 +1,7 @@
 //! The `index.html` of `sweep` and `check` folders: the table, the verdicts, the plots inline
 //! and a link to each run, checked as files (every link resolves inside the folder) and in
-//! headless Chromium (its DOM holds the drawing elements; a screenshot is a real picture).
+//! headless Chromium (its DOM holds the drawing elements; its screenshot is painted with the
+//! plots' colours).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -10,8 +11,10 @@
 
 use std::path::Path;
 
+use crate::common::png::decode_png;
 use crate::common::{Component, routersim, runs_with, scratch_dir};
 use crate::sweep_verdict::{browser, chromium};
+use routersim_report::plot::palette::{OK, SERIES};
 
 const SCENARIO: &str = "\
 name: pages
@@ -140,7 +143,20 @@ fn index_pages_render_in_headless_chromium() {
     };
     let dir = scratch_dir("index-html-chromium");
     let (swept, checked) = folders(&dir);
-    for (name, folder, min_polylines) in [("sweep", &swept, 9), ("check", &checked, 2)] {
+    // What each page's screenshot is painted with: the sweep's first series (markers and
+    // error bars, in its exact colour); the run's ok requests in the timeline thumbnail (a
+    // thin, scaled-down line: pixels of a green hue, well clear of the grey axes and text).
+    let first_series = |p: [u8; 3]| p == [SERIES[0].0, SERIES[0].1, SERIES[0].2];
+    let ok_green = |p: [u8; 3]| {
+        let [r, g, b] = p.map(i32::from);
+        g > r + 40 && g > b + 40
+    };
+    assert!(ok_green([OK.0, OK.1, OK.2]), "the hue holds the ok colour");
+    let pages: [(&str, &Path, usize, &str, &dyn Fn([u8; 3]) -> bool, usize); 2] = [
+        ("sweep", &swept, 9, "the first series", &first_series, 150),
+        ("check", &checked, 2, "ok requests", &ok_green, 100),
+    ];
+    for (name, folder, min_polylines, what, paint, min_pixels) in pages {
         let url = format!(
             "file://{}",
             folder.join("index.html").canonicalize().unwrap().display()
@@ -165,14 +181,16 @@ fn index_pages_render_in_headless_chromium() {
             &[
                 format!("--screenshot={}", png.display()),
                 "--window-size=1400,1600".into(),
+                "--hide-scrollbars".into(),
+                "--force-device-scale-factor=1".into(),
             ],
             &url,
         );
-        let bytes = std::fs::read(&png).unwrap();
+        let shot = decode_png(&std::fs::read(&png).unwrap()).unwrap();
+        let n = shot.count_where(paint);
         assert!(
-            bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
-            "{name}: {} bytes",
-            bytes.len()
+            n > min_pixels,
+            "{name}: {what}: {n} pixels in the screenshot"
         );
     }
 }

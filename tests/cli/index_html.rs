@@ -131,6 +131,10 @@ fn sweep_and_check_folders_have_an_index_page_whose_links_resolve() {
     }
 }
 
+/// What a screenshot must be painted with: its name, which pixels are of it, more than how
+/// many.
+type Paint<'a> = (&'a str, &'a dyn Fn([u8; 3]) -> bool, usize);
+
 #[test]
 fn index_pages_render_in_headless_chromium() {
     let Some(chromium) = chromium() else {
@@ -152,11 +156,11 @@ fn index_pages_render_in_headless_chromium() {
         g > r + 40 && g > b + 40
     };
     assert!(ok_green([OK.0, OK.1, OK.2]), "the hue holds the ok colour");
-    let pages: [(&str, &Path, usize, &str, &dyn Fn([u8; 3]) -> bool, usize); 2] = [
-        ("sweep", &swept, 9, "the first series", &first_series, 150),
-        ("check", &checked, 2, "ok requests", &ok_green, 100),
+    let pages: [(&str, &Path, usize, Paint<'_>); 2] = [
+        ("sweep", &swept, 9, ("the first series", &first_series, 150)),
+        ("check", &checked, 2, ("ok requests", &ok_green, 100)),
     ];
-    for (name, folder, min_polylines, what, paint, min_pixels) in pages {
+    for (name, folder, min_polylines, (what, paint, min_pixels)) in pages {
         let url = format!(
             "file://{}",
             folder.join("index.html").canonicalize().unwrap().display()

@@ -45,6 +45,14 @@ pub struct SweepArgs {
     /// and `workload` too) the chosen profile does not read.
     #[arg(long)]
     pub strict: bool,
+    /// Sweep only the values listed: without it, each key's own value in the config (`null`
+    /// when unset) is added to its values, labelled `(config)`, when not listed.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Keep each run's `report.html` (its plots inline) beside its summary, linked from
+    /// `index.html`; without it a run keeps only `summary.json`.
+    #[arg(long)]
+    pub reports: bool,
 }
 
 /// `routersim merge`.
@@ -65,7 +73,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode, CliError> {
     let keys = parse_set_args(&args.set)?;
     let seeds = args.seeds.into_vec();
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
-    let sweep = prepare(&args.scenario, keys, seeds, shard)?;
+    let mut sweep = prepare(&args.scenario, keys, seeds, shard, !args.no_baseline)?;
+    sweep.keep_reports = args.reports;
     let scenario = sweep.scenario(0);
     if args.strict {
         strict(strict_errors_across(sweep.scenarios()))?;

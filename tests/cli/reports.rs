@@ -233,9 +233,10 @@ fn a_smaller_sweep_replaces_the_whole_folder() -> TestResult {
         ]);
         assert_eq!(output.status.code(), Some(0), "{}", text(output.stderr));
     }
-    assert!(out.join("runs/c002/seed-1/summary.json").is_file());
+    // 0, 1 and the config's unset value; the earlier sweep had a fourth combination.
+    assert!(out.join("runs/c003/seed-1/summary.json").is_file());
     assert!(
-        !out.join("runs/c003").exists(),
+        !out.join("runs/c004").exists(),
         "a run of the earlier, larger sweep survived"
     );
     assert!(out.join("report.complete").is_file());

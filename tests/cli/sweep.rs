@@ -99,16 +99,27 @@ fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
         COUNTS.join(",")
     );
     assert_eq!(lines[0], header);
-    assert_eq!(lines.len(), 1 + 2 * 2 * 2, "{runs}");
+    // Each key also runs at the config's own value, after the listed ones: allowed_fails is
+    // unset (`null`), num_retries is 1.
+    assert_eq!(lines.len(), 1 + 3 * 3 * 2, "{runs}");
     // Grid order (first key slowest), then seed.
     let settings: Vec<String> = lines[1..]
         .iter()
         .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(","))
         .collect();
+    let mut expected = Vec::new();
+    for allowed_fails in ["0", "3", "null"] {
+        for num_retries in ["0", "2", "1"] {
+            for seed in ["1", "2"] {
+                expected.push(format!("{allowed_fails},{num_retries},{seed}"));
+            }
+        }
+    }
+    assert_eq!(settings, expected);
     assert_eq!(
-        settings,
+        &settings[..8],
         [
-            "0,0,1", "0,0,2", "0,2,1", "0,2,2", "3,0,1", "3,0,2", "3,2,1", "3,2,2"
+            "0,0,1", "0,0,2", "0,2,1", "0,2,2", "0,1,1", "0,1,2", "3,0,1", "3,0,2"
         ]
     );
     for line in &lines[1..] {
@@ -135,7 +146,7 @@ fn a_sweep_writes_one_row_per_run_and_per_combination() -> TestResult {
     }
     expected.extend(METRICS.iter().map(|m| format!("{m}_verdict")));
     assert_eq!(lines[0], expected.join(","));
-    assert_eq!(lines.len(), 1 + 4, "{summary}");
+    assert_eq!(lines.len(), 1 + 9, "{summary}");
     for line in &lines[1..] {
         let cells: Vec<&str> = line.split(',').collect();
         assert_eq!(cells.len(), expected.len(), "{line}");
@@ -203,9 +214,10 @@ fn merged_shards_equal_the_unsharded_sweep() -> TestResult {
     let (s1, s2) = (dir.join("s1"), dir.join("s2"));
     sweep(&scenario, &s1, &["--shard", "1/2"])?;
     sweep(&scenario, &s2, &["--shard", "2/2", "--jobs", "1"])?;
-    // Each shard holds its slice: jobs 0, 2, 4, 6 and 1, 3, 5, 7.
-    assert_eq!(read(s1.join("runs.csv")).lines().count(), 1 + 4);
-    assert_eq!(read(s2.join("runs.csv")).lines().count(), 1 + 4);
+    // Each shard holds its slice of the 18 jobs (9 combinations, the baselines included, × 2
+    // seeds): jobs 0, 2, …, 16 and 1, 3, …, 17.
+    assert_eq!(read(s1.join("runs.csv")).lines().count(), 1 + 9);
+    assert_eq!(read(s2.join("runs.csv")).lines().count(), 1 + 9);
     let seeds = |dir: &Path| -> Vec<String> {
         read(dir.join("runs.csv"))
             .lines()
@@ -213,8 +225,8 @@ fn merged_shards_equal_the_unsharded_sweep() -> TestResult {
             .map(|l| l.split(',').nth(2).unwrap_or_default().to_string())
             .collect()
     };
-    assert_eq!(seeds(&s1), ["1", "1", "1", "1"]);
-    assert_eq!(seeds(&s2), ["2", "2", "2", "2"]);
+    assert_eq!(seeds(&s1), ["1"; 9]);
+    assert_eq!(seeds(&s2), ["2"; 9]);
 
     let merged = dir.join("merged");
     let (a1, a2, m) = (
@@ -327,7 +339,8 @@ fn sweep_and_check_read_seeds_in_one_grammar() -> TestResult {
         .skip(1)
         .filter_map(|l| l.split(',').nth(column))
         .collect();
-    assert_eq!(seeds, ["2", "1"], "{runs}");
+    // Two combinations (0, and the config's unset value), each with seeds 2 then 1.
+    assert_eq!(seeds, ["2", "1", "2", "1"], "{runs}");
     // The same bad text gets the same words from both commands, and nothing runs.
     for bad in ["3..1", "abc", "1,,2", ""] {
         let sweep = routersim(&["sweep", &scenario, "--seeds", bad, "--out", &out_arg]);

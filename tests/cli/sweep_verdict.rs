@@ -143,8 +143,11 @@ fn sweep_json_names_the_best_and_the_indistinguishable() {
         "path,router_settings.num_retries,router_settings.cooldown_time,seed\n\
          runs/c001/seed-1,0,5,1\n"
     ));
-    assert!(out.join("runs/c006/seed-4/summary.json").is_file());
-    assert!(index.contains("runs/c006/seed-4,3,10,4\n"), "{index}");
+    // Each key also runs unset (the config's own value, last): num_retries 0, 1, 3, null ×
+    // cooldown_time 5, 10, null, so 3 retries with cooldown_time 10 is the 8th combination.
+    assert!(out.join("runs/c012/seed-4/summary.json").is_file());
+    assert!(index.contains("runs/c008/seed-4,3,10,4\n"), "{index}");
+    assert!(index.contains("runs/c012/seed-4,null,null,4\n"), "{index}");
 }
 
 /// `(attributes, content)` of every `<text>` element.
@@ -223,7 +226,7 @@ fn sweep_svg_has_categorical_ticks_named_twins_and_an_outside_legend() {
 }
 
 /// A Chromium binary, if one is installed.
-fn chromium() -> Option<std::path::PathBuf> {
+pub(crate) fn chromium() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
@@ -232,7 +235,7 @@ fn chromium() -> Option<std::path::PathBuf> {
 }
 
 /// Runs headless Chromium on `url` with `extra` arguments; stdout, or an error after 90 s.
-fn browser(chromium: &Path, profile: &Path, extra: &[String], url: &str) -> String {
+pub(crate) fn browser(chromium: &Path, profile: &Path, extra: &[String], url: &str) -> String {
     use std::io::Read;
     let mut child = std::process::Command::new(chromium)
         .args([

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use routersim_config::keys::{MODELLED_LITELLM_KEYS, MODELLED_ROUTER_KEYS, is_known_router_key};
 use routersim_engine::config::{RouterConfig, UnreadKey};
 
 use crate::scenario::{RouterSource, Scenario, ScenarioError};
@@ -31,9 +32,17 @@ pub fn config_lines(config: &RouterConfig) -> Vec<String> {
         )
         .collect();
     if !config.ignored_keys.is_empty() {
+        let keys: Vec<String> = config
+            .ignored_keys
+            .iter()
+            .map(|key| match section_of(key) {
+                Some(place) => format!("{key} (did you mean {place}?)"),
+                None => key.clone(),
+            })
+            .collect();
         lines.push(format!(
             "note: router config keys not modelled (ignored): {}",
-            config.ignored_keys.join(", ")
+            keys.join(", ")
         ));
     }
     lines
@@ -41,6 +50,30 @@ pub fn config_lines(config: &RouterConfig) -> Vec<String> {
 
 /// Why a key routersim does not model does nothing.
 const NOT_MODELLED: &str = "routersim does not model this key";
+
+/// Where a top-level config key belongs when it is a router setting written outside its
+/// section (`allowed_fails` → `router_settings.allowed_fails`): LiteLLM's proxy ignores it
+/// there, and so does routersim.
+pub fn section_of(key: &str) -> Option<String> {
+    if key.contains(['.', '[']) {
+        return None;
+    }
+    if MODELLED_ROUTER_KEYS.contains(&key) || is_known_router_key(key) {
+        return Some(format!("router_settings.{key}"));
+    }
+    MODELLED_LITELLM_KEYS
+        .contains(&key)
+        .then(|| format!("litellm_settings.{key}"))
+}
+
+/// Why a key routersim does not model does nothing, with where it belongs when it is a
+/// router setting outside its section.
+fn not_modelled(key: &str) -> String {
+    match section_of(key) {
+        Some(place) => format!("{NOT_MODELLED} here; did you mean {place}?"),
+        None => NOT_MODELLED.to_string(),
+    }
+}
 
 /// Every key of the scenario's router config that routersim does not use, as an error for
 /// `--strict`: the file it is in (the scenario, or its `router_file`), its line where it can be
@@ -84,7 +117,7 @@ fn strict_errors_where(
             config
                 .ignored_keys
                 .iter()
-                .map(|key| (key.as_str(), NOT_MODELLED.to_string())),
+                .map(|key| (key.as_str(), not_modelled(key))),
         )
         .chain(
             unread
@@ -202,7 +235,7 @@ pub fn set_does_nothing(
     let ignored = config
         .ignored_keys
         .iter()
-        .map(|key| (key.as_str(), NOT_MODELLED.to_string()));
+        .map(|key| (key.as_str(), not_modelled(key)));
     let is_new = |key: &str| {
         !base.unknown_keys.iter().any(|k| k.path == key)
             && !base.ignored_keys.iter().any(|k| k == key)
@@ -237,5 +270,19 @@ mod tests {
         assert!(covers("a.b", "a.b.c"));
         assert!(covers("a.b", "a.b[*]"));
         assert!(!covers("a.b", "a.bc"));
+    }
+
+    #[test]
+    fn a_router_setting_outside_its_section_is_pointed_to_it() {
+        assert_eq!(
+            section_of("allowed_fails").as_deref(),
+            Some("router_settings.allowed_fails")
+        );
+        assert_eq!(
+            section_of("num_retries").as_deref(),
+            Some("router_settings.num_retries")
+        );
+        assert_eq!(section_of("general_settings"), None);
+        assert_eq!(section_of("router_settings.allowed_fails"), None);
     }
 }

@@ -6,9 +6,10 @@
 use std::fmt;
 use std::path::Path;
 
+use routersim_config::keys::closest_key;
 use routersim_engine::config::RouterConfig;
 use routersim_mock_providers::duration::{format_duration, parse_duration};
-use routersim_report::summary::{Summary, describe_metrics, is_known_metric};
+use routersim_report::summary::{METRICS, Summary, describe_metrics, is_known_metric};
 use routersim_report::windows::{TimeWindow, WINDOW_METRICS, is_window_metric};
 
 use crate::scenario::ScenarioError;
@@ -86,14 +87,32 @@ pub fn validate(expect: &[Expectation], file: &Path) -> Result<(), ScenarioError
                 column,
                 path,
                 message: format!(
-                    "unknown metric {:?}; expected one of {}",
+                    "unknown metric {:?}; {}expected one of {}",
                     e.metric,
+                    suggest_metric(&e.metric)
+                        .map(|m| format!("did you mean {m}? "))
+                        .unwrap_or_default(),
                     describe_metrics()
                 ),
             });
         }
     }
     Ok(())
+}
+
+/// The known metric closest to an unknown one (`p99_latency` → `p99_latency_ms`,
+/// `cooldown.east` → `cooldowns.east`), when one is near enough to be what was meant.
+pub fn suggest_metric(metric: &str) -> Option<String> {
+    if let Some((head, param)) = metric.split_once('.') {
+        // A metric with a parameter: the head is what was misspelt.
+        let heads = METRICS
+            .iter()
+            .filter_map(|m| m.split_once(".<").map(|(h, _)| h));
+        let candidate = format!("{}.{param}", closest_key(head, heads)?);
+        return is_known_metric(&candidate).then_some(candidate);
+    }
+    let plain = METRICS.iter().filter(|m| !m.contains('<')).copied();
+    closest_key(metric, plain).map(str::to_string)
 }
 
 /// Why a per-deployment metric (`cooldowns.<id>`, `cooled_ms.<id>`, `ejections.<id>`) names no
@@ -195,4 +214,23 @@ pub fn evaluate(expect: &[Expectation], summary: &Summary) -> Vec<ExpectationRes
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_metric_gets_the_closest_known_one() {
+        assert_eq!(
+            suggest_metric("p99_latency").as_deref(),
+            Some("p99_latency_ms")
+        );
+        assert_eq!(suggest_metric("retry_rte").as_deref(), Some("retry_rate"));
+        assert_eq!(
+            suggest_metric("cooldown.east").as_deref(),
+            Some("cooldowns.east")
+        );
+        assert_eq!(suggest_metric("something_else_entirely"), None);
+    }
 }

@@ -9,7 +9,8 @@
 //!
 //! Each run is the simulator's (`routersim-sim`); this crate only chooses runs, compares them
 //! and writes what they add up to. [`discover`] finds scenarios in a folder, [`seeds`] reads
-//! `--seeds 1..10`, [`hash`] names a sweep's inputs.
+//! `--seeds 1..10`, [`hash`] names a sweep's inputs, [`html`] writes the `index.html` of
+//! `check` and `sweep` folders.
 
 pub mod bench;
 pub mod check;
@@ -18,5 +19,6 @@ pub mod discover;
 pub mod explore;
 pub mod footprint;
 pub mod hash;
+pub mod html;
 pub mod seeds;
 pub mod sweep;

@@ -49,8 +49,8 @@
 //! a YAML path, `options` holds the process-wide load options; `raw` is the file as serde
 //! reads it (first phase), `values` the small typed values it holds; one file per section
 //! validates it (second phase: `router`, `set`, `contracts`, `traffic`, `expectations`,
-//! `golden`); `load` runs them in order and returns the `validated` [`Scenario`]. This file
-//! only declares the modules and re-exports the public items, so no child depends on it.
+//! `golden`, whose paths into `summary.json` are `summary_path`'s); `load` runs them in order
+//! and returns the `validated` [`Scenario`]. This file only declares the modules and re-exports the public items, so no child depends on it.
 
 mod contracts;
 mod ctx;
@@ -62,6 +62,7 @@ mod options;
 mod raw;
 mod router;
 mod set;
+pub mod summary_path;
 mod traffic;
 mod validated;
 mod values;

@@ -60,6 +60,9 @@ pub struct CaseResult {
     /// ([`config_lines`](routersim_sim::config_keys::config_lines)): printed under the
     /// case and in its `<system-out>`.
     pub config_lines: Vec<String>,
+    /// How long the run took on the wall clock, in seconds (0 when it did not run): junit's
+    /// `time`, the one field of a check that changes from run to run.
+    pub wall_seconds: f64,
 }
 
 impl CaseResult {

@@ -1,7 +1,8 @@
 //! `junit.xml` as Jenkins, GitLab and GitHub's test reporters read it.
 //!
 //! - One `<testsuite>` per run (scenario × seed), named `<classname> seed-<N>`, with
-//!   `<properties>` `seed`, `scenario` (the path as discovered) and `routersim_version`.
+//!   `<properties>` `seed`, `scenario` (the path as discovered), `routersim_version` and, for
+//!   a run that happened, `virtual_seconds` (the run's length in virtual time).
 //! - One `<testcase>` per `expect` line (`seed-<N> expect <line as written>`) and one for the
 //!   golden (`seed-<N> golden`: failed when it changed, `<skipped>` when there is none); a
 //!   scenario that did not load is one `load` case, a run that could not happen one
@@ -9,9 +10,11 @@
 //! - `classname` is the scenario path with every `.` made `_` (`scenarios/ci/storm_yaml`):
 //!   Jenkins splits a classname at its last dot into package and class, which would turn
 //!   `storm.yaml` into a class `yaml` of a package `scenarios/ci/storm`.
-//! - `time` is virtual seconds, so the file stays byte-identical from run to run: the golden
-//!   case carries the run's virtual duration (it checks the run as a whole), `expect` cases
-//!   `0`, so a suite's cases add up to its time.
+//! - `time` is wall-clock seconds, what CI dashboards add up and show as the suite's
+//!   duration (a virtual time there made a 0.3 s check read as a 30-minute one): the golden
+//!   case carries the run's wall time (it checks the run as a whole), `expect` cases `0`, so a
+//!   suite's cases add up to its time, and the suites to the root's. The `time` attributes are
+//!   the only part of the file that changes from one check of the same input to the next.
 
 use routersim_report::summary::Summary;
 
@@ -78,8 +81,14 @@ fn xml_text(text: &str) -> String {
 }
 
 /// The run's virtual duration in seconds.
-fn virtual_seconds(summary: Option<&Summary>) -> f64 {
-    summary.map_or(0.0, |s| s.run_end_ms / 1000.0)
+fn virtual_seconds(summary: &Summary) -> f64 {
+    summary.run_end_ms / 1000.0
+}
+
+/// Wall-clock seconds as junit's `time`: to the millisecond, without float noise (`0`,
+/// `0.052`).
+fn seconds(time: f64) -> String {
+    format_value((time * 1000.0).round() / 1000.0)
 }
 
 /// An `expect` line as written, without its measured value.
@@ -156,7 +165,7 @@ fn test_cases(case: &CaseResult) -> Vec<TestCase> {
     };
     cases.push(TestCase {
         name: format!("seed-{seed} golden"),
-        time: virtual_seconds(case.summary.as_ref()),
+        time: case.wall_seconds,
         outcome,
         system_out: system_out(case),
     });
@@ -183,17 +192,17 @@ pub fn junit_xml(report: &CheckReport) -> String {
         report.cases.iter().map(|c| (c, test_cases(c))).collect();
     let mut total = [0usize; 4];
     let mut total_time = 0.0;
-    for (case, cases) in &suites {
+    for (_, cases) in &suites {
         for (t, n) in total.iter_mut().zip(counts(cases)) {
             *t += n;
         }
-        total_time += virtual_seconds(case.summary.as_ref());
+        total_time += suite_time(cases);
     }
     let [tests, failures, errors, skipped] = total;
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     xml.push_str(&format!(
         "<testsuites name=\"{SUITE_NAME}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">\n",
-        format_value(total_time)
+        seconds(total_time)
     ));
     let version = env!("CARGO_PKG_VERSION");
     for (case, cases) in &suites {
@@ -202,15 +211,24 @@ pub fn junit_xml(report: &CheckReport) -> String {
         xml.push_str(&format!(
             "  <testsuite name=\"{class} {}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\">\n",
             xml_escape(&case.name()),
-            format_value(virtual_seconds(case.summary.as_ref()))
+            seconds(suite_time(cases))
         ));
         xml.push_str("    <properties>\n");
         let seed = case.seed.map(|s| s.to_string()).unwrap_or_default();
-        for (name, value) in [
-            ("seed", seed.as_str()),
-            ("scenario", &case.scenario.display().to_string()),
-            ("routersim_version", version),
-        ] {
+        let virtual_time = case
+            .summary
+            .as_ref()
+            .map(|s| format_value(virtual_seconds(s)));
+        let properties = [
+            ("seed", Some(seed)),
+            ("scenario", Some(case.scenario.display().to_string())),
+            ("routersim_version", Some(version.to_string())),
+            ("virtual_seconds", virtual_time),
+        ];
+        for (name, value) in properties
+            .iter()
+            .filter_map(|(n, v)| v.as_deref().map(|v| (n, v)))
+        {
             xml.push_str(&format!(
                 "      <property name=\"{name}\" value=\"{}\"/>\n",
                 xml_escape(value)
@@ -226,11 +244,19 @@ pub fn junit_xml(report: &CheckReport) -> String {
     xml
 }
 
+/// A suite's time: its cases' times added up, as they are written (so the sums agree).
+fn suite_time(cases: &[TestCase]) -> f64 {
+    cases
+        .iter()
+        .map(|c| seconds(c.time).parse::<f64>().unwrap_or(0.0))
+        .sum()
+}
+
 fn push_case(xml: &mut String, class: &str, test: &TestCase) {
     let open = format!(
         "    <testcase classname=\"{class}\" name=\"{}\" time=\"{}\"",
         xml_escape(&test.name),
-        format_value(test.time)
+        seconds(test.time)
     );
     if matches!(test.outcome, Outcome::Pass) && test.system_out.is_none() {
         xml.push_str(&open);
@@ -276,7 +302,7 @@ fn system_out(case: &CaseResult) -> Option<String> {
     let mut lines = vec![format!(
         "{} requests in {} s virtual: ok {}, failed {}",
         summary.requests,
-        format_value(summary.run_end_ms / 1000.0),
+        format_value(virtual_seconds(summary)),
         summary.ok,
         summary.failed
     )];

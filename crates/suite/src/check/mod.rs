@@ -12,17 +12,20 @@
 //!   case, never skipped.
 //! - **Reports**: `<out>/<scenario path relative to DIR, without extension>/seed-<N>/` (with
 //!   the extension when `x.yaml` and `x.yml` sit side by side), and `<out>/junit.xml`
-//!   ([`junit_xml`]). The whole of `<out>` is written at once
+//!   ([`junit_xml`]), and `<out>/index.html` ([`check_index_html`]: the table, the verdicts,
+//!   each run's timeline and a link to its `report.html`). The whole of `<out>` is written at once
 //!   ([`ReportDir`](routersim_sim::report_dir::ReportDir)): staged and renamed into place
 //!   when every case has run, so no report of an earlier check survives.
 //! - **Goldens** sit beside the scenario: `<stem>.golden.json` for the scenario's own `seed:`,
 //!   `<stem>.seed-<N>.golden.json` for any other seed ([`golden_path`]; `<stem>` is the file
 //!   name with its extension when `x.yaml` and `x.yml` sit side by side), so a plain `check`
 //!   and a `check --seeds …` read the same file for the same run. A golden is the run's
-//!   `summary.json`; the comparison ([`diff_summaries`], module [`golden`]) ignores the
+//!   `summary.json`; the comparison ([`diff_summaries`], module [`golden`]) reads every number
+//!   by its path (`windows["east: rate_limit 90%"].during.p99_latency_ms`), ignores the
 //!   version, the transport and the run's frame (`duration_ms`, `run_end_ms`, `events`),
-//!   holds each metric to a relative tolerance (`check --tolerance`, the scenario's
-//!   `golden: {tolerance}`) and lists what moved, largest relative change first. No golden is
+//!   holds each number to a relative tolerance (`check --tolerance`, the scenario's
+//!   `golden: {tolerance}` by metric, path or family) and lists only the numbers that moved,
+//!   largest relative change first. No golden is
 //!   not a failure. `bless` writes the golden of every run that happened (expectations are
 //!   still checked and reported).
 //! - **Determinism**: the cases run in path order, then seed order; junit.xml ([`junit_xml`])
@@ -30,14 +33,18 @@
 //!
 //! # Layout
 //!
-//! `golden` compares a summary with its golden; `case` is one case's result and verdict;
-//! `junit` writes junit.xml from the cases; `paths` names goldens and report folders; `run`
+//! `leaves` names every number of a summary; `golden` compares a summary with its golden;
+//! `case` is one case's result and verdict;
+//! `junit` writes junit.xml from the cases and `index` the page; `paths` names goldens and
+//! report folders; `run`
 //! runs the scenarios and writes the folder. Each imports only the modules listed before it
 //! (`run` all of them); this file declares them and re-exports every public item.
 
 mod case;
 pub mod golden;
+mod index;
 mod junit;
+mod leaves;
 mod paths;
 mod run;
 
@@ -45,6 +52,7 @@ pub use self::case::{CaseResult, CheckReport, GoldenStatus, Verdict, assertion};
 pub use self::golden::{
     IGNORED_KEY, IGNORED_TRANSPORT_KEY, MetricDiff, Tolerances, diff_summaries, show_value,
 };
+pub use self::index::check_index_html;
 pub use self::junit::{SUITE_NAME, junit_xml, xml_escape};
 pub use self::paths::{case_root, golden_path};
 pub use self::run::{CheckError, CheckOptions, JUNIT_XML, check, find_scenarios};

@@ -5,15 +5,18 @@
 //! simulations and writes files.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use routersim_report::summary::Summary;
 use serde_json::Value;
 
 use super::case::{CaseResult, CheckReport, GoldenStatus};
 use super::golden::{Tolerances, diff_summaries};
+use super::index::check_index_html;
 use super::junit::junit_xml;
 use super::paths::{ambiguous_golden, case_root, golden_path};
 use crate::discover::{discover_cases, problem};
+use crate::html::INDEX_HTML;
 use routersim_sim::config_keys::{config_lines, strict_errors};
 use routersim_sim::expect;
 use routersim_sim::report_dir::{ReportDir, ReportDirError, mark_complete};
@@ -110,13 +113,14 @@ pub fn check(
         out_dir: options.out_dir.clone(),
         notes: Vec::new(),
     };
-    std::fs::write(staged.path().join(JUNIT_XML), junit_xml(&report)).map_err(|source| {
-        CheckError::Write {
-            path: junit_path,
+    let index = check_index_html(&report, staged.path());
+    for (name, text) in [(JUNIT_XML, junit_xml(&report)), (INDEX_HTML, index)] {
+        std::fs::write(staged.path().join(name), text).map_err(|source| CheckError::Write {
+            path: options.out_dir.join(name),
             source,
             note: staged.untouched(),
-        }
-    })?;
+        })?;
+    }
     report.notes = staged.commit()?;
     Ok(report)
 }
@@ -132,6 +136,7 @@ fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
         error: Some(error),
         summary: None,
         config_lines: Vec::new(),
+        wall_seconds: 0.0,
     }
 }
 
@@ -171,6 +176,7 @@ fn check_scenario(
         .map(|seed| {
             let out_dir = dir.join(format!("seed-{seed}"));
             let staged = staged_dir.join(format!("seed-{seed}"));
+            let started = Instant::now();
             let report = match run_into(&scenario, seed, &staged, false, Rendering::Full)
                 .map_err(|e| e.to_string())
                 .and_then(|report| {
@@ -189,11 +195,13 @@ fn check_scenario(
             if let Some(why) = ambiguous_golden(file, seed, scenario.seed) {
                 return error_case(file, Some(seed), why);
             }
+            let wall_seconds = started.elapsed().as_secs_f64();
+            let tolerances = Tolerances::new(options.tolerance, &scenario.golden.tolerance);
             let golden = if options.bless {
-                bless(&golden_file, &report.summary)
+                unused_tolerances(file, &tolerances, &report.summary, None)
+                    .and_then(|()| bless(&golden_file, &report.summary))
             } else {
-                let tolerances = Tolerances::new(options.tolerance, &scenario.golden.tolerance);
-                compare(&golden_file, &report.summary, &tolerances)
+                compare(file, &golden_file, &report.summary, &tolerances)
             };
             let (golden, error) = match golden {
                 Ok(status) => (status, None),
@@ -209,6 +217,7 @@ fn check_scenario(
                 error,
                 summary: Some(report.summary),
                 config_lines: notes.clone(),
+                wall_seconds,
             }
         })
         .collect()
@@ -228,14 +237,45 @@ fn bless(golden: &Path, summary: &Summary) -> Result<GoldenStatus, String> {
     Ok(GoldenStatus::Blessed)
 }
 
+/// The summary as JSON, as the comparison reads it.
+fn summary_value(summary: &Summary) -> Result<Value, String> {
+    serde_json::to_value(summary).map_err(|e| format!("cannot serialise the summary: {e}"))
+}
+
+/// An error naming every golden tolerance path that covers no number of the run's summary
+/// (nor of the golden's): a tolerance that loosens nothing is a key that does nothing.
+fn unused_tolerances(
+    scenario: &Path,
+    tolerances: &Tolerances,
+    summary: &Summary,
+    golden: Option<&Value>,
+) -> Result<(), String> {
+    let new = summary_value(summary)?;
+    let mut summaries = vec![&new];
+    summaries.extend(golden);
+    let lines = tolerances.unmatched(&summaries);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    Err(lines
+        .iter()
+        .map(|line| format!("{}: {line}", scenario.display()))
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
 fn compare(
+    scenario: &Path,
     golden: &Path,
     summary: &Summary,
     tolerances: &Tolerances,
 ) -> Result<GoldenStatus, String> {
     let text = match routersim_config::input::read_text_file(golden) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(GoldenStatus::Missing),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            unused_tolerances(scenario, tolerances, summary, None)?;
+            return Ok(GoldenStatus::Missing);
+        }
         Err(e) => return Err(format!("cannot read the golden {}: {e}", golden.display())),
     };
     let expected: Value = serde_json::from_str(&text).map_err(|e| {
@@ -244,8 +284,8 @@ fn compare(
             golden.display()
         )
     })?;
-    let new =
-        serde_json::to_value(summary).map_err(|e| format!("cannot serialise the summary: {e}"))?;
+    unused_tolerances(scenario, tolerances, summary, Some(&expected))?;
+    let new = summary_value(summary)?;
     let diffs = diff_summaries(&expected, &new, tolerances);
     Ok(if diffs.is_empty() {
         GoldenStatus::Matched

@@ -16,8 +16,26 @@ pub struct SweepKey {
     /// The router config path (`router_settings.allowed_fails`).
     pub path: String,
     /// The values, as written on the command line (each read as YAML, see
-    /// [`parse_set_value`]).
+    /// [`parse_set_value`]), then the config's own value when it is not one of them
+    /// ([`baseline`](super::baseline)).
     pub values: Vec<String>,
+    /// Which value is the config's own (the baseline): its combinations leave the key as the
+    /// scenario has it. `None` when the sweep adds no baseline (`--no-baseline`) and the
+    /// config's value is not listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<usize>,
+}
+
+impl SweepKey {
+    /// Value `v` as people read it: as written, with `(config)` on the baseline.
+    pub fn label(&self, v: usize) -> String {
+        let text = self.values.get(v).map_or("", String::as_str);
+        if self.baseline == Some(v) {
+            format!("{text} {}", super::baseline::BASELINE_LABEL)
+        } else {
+            text.to_string()
+        }
+    }
 }
 
 /// A shard `K/N` (K from 1).
@@ -114,6 +132,7 @@ pub fn parse_set_arg(arg: &str) -> Result<SweepKey, SweepError> {
     Ok(SweepKey {
         path: key.to_string(),
         values: parsed,
+        baseline: None,
     })
 }
 

@@ -10,10 +10,12 @@ use serde_json::Value;
 
 use super::error::{SweepError, file_error};
 use super::folder::{RUNS_CSV, SWEEP_CSV, SWEEP_JSON, SWEEP_SVG, run_dir};
+use super::index::sweep_index_html;
 use super::manifest::{Manifest, RunRow};
 use super::plot::write_svg;
 use super::stats::{ComboStats, combo_stats};
 use super::verdict::{marks, verdicts};
+use crate::html::INDEX_HTML;
 
 /// A number for `runs.csv`: the shortest text that reads back to the same `f64`.
 fn exact(x: f64) -> String {
@@ -135,8 +137,8 @@ pub(super) fn write(path: &Path, text: &str) -> Result<(), SweepError> {
     std::fs::write(path, text).map_err(|e| file_error(path, e))
 }
 
-/// Writes `sweep.json`, `runs.csv`, `sweep.csv` and `sweep.svg` into `out` from rows sorted by
-/// (combination, seed index); returns the per-combination statistics.
+/// Writes `sweep.json`, `runs.csv`, `sweep.csv`, `sweep.svg` and `index.html` into `out` from
+/// rows sorted by (combination, seed index); returns the per-combination statistics.
 pub fn write_outputs(
     out: &Path,
     manifest: &Manifest,
@@ -159,6 +161,10 @@ pub fn write_outputs(
     write(&out.join(SWEEP_CSV), &sweep_csv(manifest, &stats)?)?;
     let svg = out.join(SWEEP_SVG);
     write_svg(&svg, manifest, &stats).map_err(|e| file_error(&svg, e))?;
+    write(
+        &out.join(INDEX_HTML),
+        &sweep_index_html(out, manifest, &stats, rows),
+    )?;
     Ok(stats)
 }
 

@@ -98,6 +98,20 @@ impl Manifest {
             .collect::<Vec<_>>()
             .join(" ")
     }
+
+    /// [`describe`](Manifest::describe) for people: the config's own values labelled
+    /// `(config)` (`router_settings.allowed_fails=null (config)`).
+    pub fn label(&self, combo: &[usize]) -> String {
+        if self.keys.is_empty() {
+            return "(scenario as is)".to_string();
+        }
+        self.keys
+            .iter()
+            .zip(combo)
+            .map(|(k, &v)| format!("{}={}", k.path, k.label(v)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// One run's result: which job, and the metrics in [`METRICS`] order.

@@ -58,11 +58,13 @@
 //! declares them and re-exports every public item.
 
 mod args;
+mod baseline;
 pub mod effect;
 mod error;
 mod files;
 mod folder;
 mod glob;
+mod index;
 mod manifest;
 mod merge;
 pub mod plot;
@@ -72,6 +74,7 @@ mod table;
 mod verdict;
 
 pub use self::args::{Shard, SweepKey, parse_set_arg, parse_set_args, parse_shard};
+pub use self::baseline::BASELINE_LABEL;
 pub use self::error::SweepError;
 pub use self::files::{
     read_manifest, read_runs, runs_csv, runs_header, runs_index_csv, sweep_csv, sweep_header,
@@ -82,13 +85,15 @@ pub use self::folder::{
     is_shard_folder, run_dir,
 };
 pub use self::glob::{expand as expand_glob, expand_all as expand_globs};
+pub use self::index::sweep_index_html;
 pub use self::manifest::{METRICS, Manifest, RunRow};
 pub use self::merge::{Merged, merge};
 pub use self::run::{Sweep, SweepOutput, prepare, worker_count};
 pub use self::stats::{ComboStats, Interval, combo_stats, mean_ci95, t975};
-pub use self::table::format_table;
+pub use self::table::{format_table, table_cells};
 pub use self::verdict::{
-    Mark, MetricVerdict, Standing, lower_is_better, marks, verdict_lines, verdicts,
+    DESCRIPTIVE, Mark, MetricVerdict, Standing, better_word, is_ranked, lower_is_better, marks,
+    verdict_lines, verdict_text, verdicts,
 };
 
 #[cfg(test)]

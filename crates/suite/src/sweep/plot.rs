@@ -1,17 +1,24 @@
-//! `sweep.svg`: one panel per metric, each metric's mean over seeds (a marker) with its 95 %
+//! `sweep.svg`: one row per metric, each metric's mean over seeds (a marker) with its 95 %
 //! interval (a whisker) against the first swept key, one series per combination of the other
-//! keys.
+//! keys; beside it, the same numbers zoomed when the axis from 0 would flatten them.
 //!
 //! Drawn so the picture cannot hide the result:
 //! - The x axis is categorical: one tick per swept value, labelled with the value as written
-//!   (`allowed_fails` 0, 1, 3, 5 evenly spaced, never a 1.5 tick).
+//!   (`allowed_fails` 0, 1, 3, 5 evenly spaced, never a 1.5 tick), the config's own value
+//!   labelled `(config)`.
 //! - Series are dodged sideways within a category and each has its own marker shape, so
 //!   series with the same numbers stay visible; a panel also says "B identical to A".
-//! - Every y axis starts at 0 (every metric is non-negative). A rate's axis runs to 1, or,
-//!   when every value is below 0.5, is zoomed and says so in the axis label.
+//! - The left panel's y axis starts at 0 (every metric is non-negative). A rate's axis runs
+//!   to 1, or, when every value is below 0.5, is zoomed to 0-x and says so in the axis label.
+//! - The right panel is the honest zoom: when the means span less than half of the left
+//!   axis (3.75 s against 4.15 s on an axis from 0 to 4.5 s), the same series on an axis
+//!   fitted to them, marked `ZOOMED` in its caption and axis label (which also says when a
+//!   whisker runs past it); otherwise it says why no zoom is drawn.
+//! - Every metric gets its row, a metric at 0 in every run too (the question may have been
+//!   about it): its caption says so.
 //! - The legend is a band above the panels, outside every data area; each panel's caption
-//!   names the best combination and whether it is significantly better ([`verdict`]).
-//! - A metric that is 0 in every run gets no panel; the title line under the heading lists it.
+//!   names the best combination and whether it is significantly better ([`verdict`]), or says
+//!   the metric is descriptive and not ranked.
 //!
 //! Drawn with plotters' SVG backend and no font files (text is left to the SVG viewer), so
 //! the file is byte-identical for the same statistics; its colours, font and grid styles are
@@ -26,7 +33,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use routersim_report::plot::axis::GridStyle;
-use routersim_report::plot::palette::{SERIES, cycled};
+use routersim_report::plot::palette::{MUTED, SERIES, cycled};
 use routersim_report::plot::style::{Area, Drawn, FONT};
 
 use crate::sweep::{ComboStats, Manifest, MetricVerdict, verdicts};
@@ -36,7 +43,7 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 
 const PANEL_COLUMNS: usize = 2;
 const PANEL_WIDTH: u32 = 720;
-const PANEL_HEIGHT: u32 = 400;
+const PANEL_HEIGHT: u32 = 360;
 const TITLE_HEIGHT: u32 = 64;
 const LEGEND_ROW: u32 = 24;
 const LEGEND_PER_ROW: usize = 3;
@@ -64,7 +71,7 @@ fn series_of(manifest: &Manifest, stats: &[ComboStats], m: usize) -> Vec<Series>
             manifest.keys[1..]
                 .iter()
                 .zip(rest)
-                .map(|(k, &v)| format!("{}={}", short(&k.path), k.values[v]))
+                .map(|(k, &v)| format!("{}={}", short(&k.path), k.label(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -100,10 +107,17 @@ fn identical_note(series: &[Series]) -> Option<String> {
     (!notes.is_empty()).then(|| notes.join("; "))
 }
 
-/// The caption's verdict: the best and whether it is significantly better.
+/// The caption's verdict: the best and whether it is significantly better, or why there is
+/// no best.
 fn verdict_caption(v: &MetricVerdict, manifest: &Manifest) -> String {
-    let Some(best) = &v.best else {
-        return format!("{} ({} is better)", v.metric, v.better);
+    if !v.ranked {
+        return format!("{}: not ranked (descriptive)", v.metric);
+    }
+    let Some(best) = v.best.as_ref().filter(|_| v.significant) else {
+        return format!(
+            "{} ({} is better): no combination significantly different, none is best",
+            v.metric, v.better
+        );
     };
     let settings = if manifest.keys.is_empty() {
         best.settings.clone()
@@ -114,27 +128,24 @@ fn verdict_caption(v: &MetricVerdict, manifest: &Manifest) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    if v.significant {
-        format!(
-            "{} ({} is better): best {settings}, significantly better than {} other(s)",
-            v.metric, v.better, v.worse
-        )
-    } else {
-        format!(
-            "{} ({} is better): no combination significantly different",
-            v.metric, v.better
-        )
-    }
+    format!(
+        "{} ({} is better): best {settings}, significantly better than {} other(s)",
+        v.metric, v.better, v.worse
+    )
 }
 
-/// The y range and axis label of a metric (see the module docs).
-fn y_axis(metric: &str, series: &[Series]) -> (f64, f64, String) {
-    let top = series
+/// Every finite value a panel shows: the means and the ends of the whiskers.
+fn shown_values(series: &[Series]) -> impl Iterator<Item = f64> + '_ {
+    series
         .iter()
         .flat_map(|s| s.points.iter())
-        .flat_map(|p| [p.1, p.3])
+        .flat_map(|p| [p.1, p.2, p.3])
         .filter(|v| v.is_finite())
-        .fold(0.0_f64, f64::max);
+}
+
+/// The y range and axis label of a metric on the panel from 0 (see the module docs).
+fn y_axis(metric: &str, series: &[Series]) -> (f64, f64, String) {
+    let top = shown_values(series).fold(0.0_f64, f64::max);
     if metric.ends_with("_rate") {
         if top >= 0.5 || top <= 0.0 {
             return (0.0, 1.0, "share of requests (0 to 1)".into());
@@ -146,13 +157,91 @@ fn y_axis(metric: &str, series: &[Series]) -> (f64, f64, String) {
             format!("share of requests, ZOOMED to 0-{zoom} (full scale 0-1)"),
         );
     }
-    let unit = if metric.contains("_ms") {
+    let label = format!("{} (from 0)", unit(metric));
+    (0.0, if top > 0.0 { top * 1.1 } else { 1.0 }, label)
+}
+
+fn unit(metric: &str) -> &'static str {
+    if metric.ends_with("_rate") {
+        "share of requests"
+    } else if metric.contains("_ms") {
         "ms"
     } else {
         "per request"
+    }
+}
+
+/// The lowest and highest of `values` (infinite when there are none).
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    })
+}
+
+/// The zoomed panel's y range and axis label: fitted to the means, when they span less than
+/// half of the axis from 0 (`top` its end), the whiskers too when they fit (else they are
+/// clipped, and the label says so); `Err` says why no zoom is drawn.
+fn zoom_axis(metric: &str, series: &[Series], top: f64) -> Result<(f64, f64, String), String> {
+    let means = series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.1)
+        .filter(|v| v.is_finite());
+    let (lo, hi) = span(means);
+    if !lo.is_finite() || hi <= 0.0 {
+        return Err("0 in every run: nothing to zoom into".into());
+    }
+    if hi - lo <= f64::EPSILON * hi.abs() {
+        return Err("the same mean in every combination: nothing to zoom into".into());
+    }
+    if hi - lo >= 0.5 * top {
+        return Err("the axis from 0 shows the differences: no zoom needed".into());
+    }
+    let pad = (hi - lo) * 0.25;
+    let (mut y_lo, mut y_hi) = (lo - pad, hi + pad);
+    let (w_lo, w_hi) = span(shown_values(series));
+    let clipped = if w_hi - w_lo < 0.5 * top {
+        y_lo = y_lo.min(w_lo - pad);
+        y_hi = y_hi.max(w_hi + pad);
+        false
+    } else {
+        w_lo < y_lo || w_hi > y_hi
     };
-    let label = format!("{unit} (from 0)");
-    (0.0, if top > 0.0 { top * 1.1 } else { 1.0 }, label)
+    let y_lo = y_lo.max(0.0);
+    let notes: Vec<&str> = [(y_lo > 0.0, "not from 0"), (clipped, "whiskers clipped")]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, note)| *note)
+        .collect();
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
+    Ok((
+        y_lo,
+        y_hi,
+        format!(
+            "{}, ZOOMED to {}-{}{notes}",
+            unit(metric),
+            short_number(y_lo),
+            short_number(y_hi)
+        ),
+    ))
+}
+
+/// A number for an axis label: four significant digits.
+fn short_number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    let text = format!("{x:.digits$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// The smallest of 1, 2, 2.5, 5 × 10^k at or above `x` (> 0).
@@ -165,40 +254,23 @@ fn nice_above(x: f64) -> f64 {
         .unwrap_or(10.0 * base)
 }
 
-/// What the picture holds: the panels drawn (metric columns), the metrics left out (0 in
-/// every run), the legend's series and the canvas' size.
-struct Layout<'m> {
-    drawn: Vec<usize>,
-    zero: Vec<&'m str>,
+/// What the picture holds: one row per metric (column), the legend's series and the canvas'
+/// size.
+struct Layout {
+    rows: usize,
     legend: Vec<Series>,
     legend_height: u32,
-    rows: usize,
     width: u32,
 }
 
-impl<'m> Layout<'m> {
-    fn of(manifest: &'m Manifest, stats: &[ComboStats]) -> Self {
-        let is_zero = |m: usize| {
-            stats.iter().all(|c| {
-                c.metrics[m].mean == 0.0 && c.metrics[m].low == 0.0 && c.metrics[m].high == 0.0
-            })
-        };
-        let drawn: Vec<usize> = (0..manifest.metrics.len())
-            .filter(|&m| !is_zero(m) || stats.is_empty())
-            .collect();
-        let zero: Vec<&str> = (0..manifest.metrics.len())
-            .filter(|m| !drawn.contains(m))
-            .map(|m| manifest.metrics[m].as_str())
-            .collect();
+impl Layout {
+    fn of(manifest: &Manifest, stats: &[ComboStats]) -> Self {
         let legend = series_of(manifest, stats, 0);
         let legend_rows = legend.len().div_ceil(LEGEND_PER_ROW).max(1) as u32;
-        let rows = drawn.len().div_ceil(PANEL_COLUMNS).max(1);
         Self {
-            drawn,
-            zero,
+            rows: manifest.metrics.len().max(1),
             legend,
             legend_height: 12 + LEGEND_ROW * legend_rows,
-            rows,
             width: PANEL_WIDTH * PANEL_COLUMNS as u32,
         }
     }
@@ -218,31 +290,52 @@ pub fn write_svg(path: &Path, manifest: &Manifest, stats: &[ComboStats]) -> Resu
     draw(&root, manifest, stats, &layout).map_err(|e| e.to_string())
 }
 
-fn draw(root: &Area<'_>, manifest: &Manifest, stats: &[ComboStats], layout: &Layout<'_>) -> Drawn {
+fn draw(root: &Area<'_>, manifest: &Manifest, stats: &[ComboStats], layout: &Layout) -> Drawn {
     root.fill(&WHITE)?;
     let (head, rest) = root.split_vertically(TITLE_HEIGHT);
     let (legend_area, body) = rest.split_vertically(layout.legend_height);
-    draw_heading(&head, manifest, &layout.zero)?;
+    draw_heading(&head, manifest)?;
     draw_legend(&legend_area, &layout.legend, layout.width)?;
     let verdict = verdicts(manifest, stats);
     let categories: Vec<String> = match manifest.keys.first() {
-        Some(k) => k.values.clone(),
+        Some(k) => (0..k.values.len()).map(|v| k.label(v)).collect(),
         None => vec!["(scenario as is)".to_string()],
     };
     let panels = body.split_evenly((layout.rows, PANEL_COLUMNS));
-    for (panel, &m) in panels.iter().zip(&layout.drawn) {
-        let caption = verdict.get(m).map_or_else(
-            || manifest.metrics[m].clone(),
-            |v| verdict_caption(v, manifest),
-        );
-        draw_panel(root, panel, manifest, stats, m, &caption, &categories)?;
+    for (m, row) in panels
+        .chunks(PANEL_COLUMNS)
+        .enumerate()
+        .take(manifest.metrics.len())
+    {
+        let metric = &manifest.metrics[m];
+        let series = series_of(manifest, stats, m);
+        let mut caption = verdict
+            .get(m)
+            .map_or_else(|| metric.clone(), |v| verdict_caption(v, manifest));
+        let (y_lo, y_hi, y_desc) = y_axis(metric, &series);
+        if shown_values(&series).all(|v| v == 0.0) {
+            caption = format!("{caption}; 0 in every run");
+        }
+        let panel = Panel {
+            series: &series,
+            categories: &categories,
+            x_desc: manifest.keys.first().map_or("", |k| short(&k.path)),
+        };
+        draw_panel(root, &row[0], &panel, &caption, (y_lo, y_hi, &y_desc))?;
+        match zoom_axis(metric, &series, y_hi) {
+            Ok((z_lo, z_hi, z_desc)) => {
+                let zoomed = format!("{metric}: ZOOMED to the values (left: from 0)");
+                draw_panel(root, &row[1], &panel, &zoomed, (z_lo, z_hi, &z_desc))?;
+            }
+            Err(why) => draw_no_zoom(&row[1], metric, &why)?,
+        }
     }
     root.present()?;
     Ok(())
 }
 
-/// The title line and, under it, the x key and the metrics left out.
-fn draw_heading(head: &Area<'_>, manifest: &Manifest, zero: &[&str]) -> Drawn {
+/// The title line and, under it, the x key.
+fn draw_heading(head: &Area<'_>, manifest: &Manifest) -> Drawn {
     head.draw(&Text::new(
         format!(
             "routersim sweep: {} ({} seed(s) each; marker = mean, whisker = 95% interval)",
@@ -252,13 +345,11 @@ fn draw_heading(head: &Area<'_>, manifest: &Manifest, zero: &[&str]) -> Drawn {
         (12, 10),
         (FONT, 20),
     ))?;
-    let mut sub = format!(
-        "x: {} (categories, as swept)",
+    let sub = format!(
+        "x: {} (categories, as swept; (config): the scenario's own value); left: from 0, \
+         right: ZOOMED where the values are close",
         manifest.keys.first().map_or("-", |k| k.path.as_str())
     );
-    if !zero.is_empty() {
-        sub.push_str(&format!("; 0 in every run, not drawn: {}", zero.join(", ")));
-    }
     head.draw(&Text::new(sub, (12, 38), (FONT, 14)))
 }
 
@@ -286,23 +377,43 @@ fn draw_legend(area: &Area<'_>, legend: &[Series], width: u32) -> Drawn {
     Ok(())
 }
 
-/// One metric's panel: its caption and note, the categorical axis, and every series.
+/// Where no zoom is drawn: why, in the panel's place.
+fn draw_no_zoom(panel: &Area<'_>, metric: &str, why: &str) -> Drawn {
+    let (w, h) = panel.dim_in_pixel();
+    let style = (FONT, 14)
+        .into_font()
+        .color(&MUTED)
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    let (x, y) = (w as i32 / 2, h as i32 / 2);
+    panel.draw(&Text::new(
+        format!("{metric}: no zoom"),
+        (x, y - 10),
+        style.clone(),
+    ))?;
+    panel.draw(&Text::new(why.to_string(), (x, y + 10), style))
+}
+
+/// What one metric's panels show: its series against the categories.
+struct Panel<'a> {
+    series: &'a [Series],
+    categories: &'a [String],
+    x_desc: &'a str,
+}
+
+/// One panel: its caption and note, the categorical axis on `y` (from, to, label), and every
+/// series.
 fn draw_panel(
     root: &Area<'_>,
-    panel: &Area<'_>,
-    manifest: &Manifest,
-    stats: &[ComboStats],
-    m: usize,
+    area: &Area<'_>,
+    panel: &Panel<'_>,
     caption: &str,
-    categories: &[String],
+    (y_lo, y_hi, y_desc): (f64, f64, &str),
 ) -> Drawn {
-    let series = series_of(manifest, stats, m);
-    let (y_lo, y_hi, y_desc) = y_axis(&manifest.metrics[m], &series);
-    let inner = panel.margin(6, 6, 10, 10);
+    let inner = area.margin(6, 6, 10, 10);
     let inner = inner.titled(caption, (FONT, 15))?;
-    let note = identical_note(&series).unwrap_or_default();
+    let note = identical_note(panel.series).unwrap_or_default();
     let inner = inner.titled(&note, (FONT, 12))?;
-    let n = categories.len();
+    let n = panel.categories.len();
     let mut chart = ChartBuilder::on(&inner)
         .x_label_area_size(44)
         .y_label_area_size(72)
@@ -312,10 +423,10 @@ fn draw_panel(
         .configure_mesh()
         .sweep_grid()
         .categorical_x()
-        .x_desc(manifest.keys.first().map_or("", |k| short(&k.path)))
-        .y_desc(&y_desc)
+        .x_desc(panel.x_desc)
+        .y_desc(y_desc)
         .draw()?;
-    for (i, value) in categories.iter().enumerate() {
+    for (i, value) in panel.categories.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64, y_lo));
         root.draw(&PathElement::new(vec![(x, y), (x, y + 5)], BLACK))?;
         root.draw(&Text::new(
@@ -327,9 +438,9 @@ fn draw_panel(
                 .pos(Pos::new(HPos::Center, VPos::Top)),
         ))?;
     }
-    let k = series.len().max(1);
+    let k = panel.series.len().max(1);
     let step = (0.6 / k as f64).min(0.1);
-    for (i, s) in series.iter().enumerate() {
+    for (i, s) in panel.series.iter().enumerate() {
         // Dodged sideways within a category.
         let dx = (i as f64 - (k as f64 - 1.0) / 2.0) * step;
         draw_series(&mut chart, i, s, dx, (y_lo, y_hi))?;

@@ -12,6 +12,7 @@ use routersim_engine::sync::{lock_unpoisoned, unpoisoned};
 use serde_json::Value;
 
 use super::args::{Shard, SweepKey};
+use super::baseline::{mark_baselines, router_tree};
 use super::effect::{no_effect_lines, write_facts};
 use super::error::{SweepError, file_error};
 use super::files::{runs_index_csv, write, write_outputs};
@@ -19,6 +20,7 @@ use super::folder::{RUNS_DIR, RUNS_INDEX, is_shard_folder, run_dir};
 use super::manifest::{METRICS, Manifest, RunRow};
 use super::stats::ComboStats;
 use crate::hash::content_hash;
+use routersim_report::REPORT_HTML;
 use routersim_sim::config_keys::set_does_nothing;
 use routersim_sim::report_dir::{ReportDir, mark_complete};
 use routersim_sim::run::{Rendering, VERSION, run_into};
@@ -31,15 +33,20 @@ pub struct Sweep {
     pub manifest: Manifest,
     combos: Vec<Vec<usize>>,
     scenarios: Vec<Scenario>,
+    /// Keep each run's `report.html` beside its summary (`sweep --reports`).
+    pub keep_reports: bool,
 }
 
 /// Reads the scenario and validates every combination before anything runs: a `--set` path
-/// that does not fit, or a value the engine rejects, is an error naming the path.
+/// that does not fit, or a value the engine rejects, is an error naming the path. With
+/// `baseline`, each key's own value in the config is added to its values when not listed
+/// ([`mark_baselines`]).
 pub fn prepare(
     scenario_file: &Path,
-    keys: Vec<SweepKey>,
+    mut keys: Vec<SweepKey>,
     seeds: Vec<u64>,
     shard: Option<Shard>,
+    baseline: bool,
 ) -> Result<Sweep, SweepError> {
     let text = routersim_sim::scenario::read_scenario_text(scenario_file)
         .map_err(|e| SweepError::Scenario(Box::new(e)))?;
@@ -48,7 +55,7 @@ pub fn prepare(
     }
     let base = routersim_sim::scenario::parse_scenario(&text, scenario_file)
         .map_err(|e| SweepError::Scenario(Box::new(e)))?;
-    let values: Vec<Vec<Value>> = keys
+    let mut values: Vec<Vec<Value>> = keys
         .iter()
         .map(|k| {
             k.values
@@ -60,6 +67,7 @@ pub fn prepare(
                 .collect::<Result<Vec<_>, _>>()
         })
         .collect::<Result<_, _>>()?;
+    mark_baselines(&mut keys, &mut values, &router_tree(&base, &text), baseline)?;
     let router_file_hash = match &base.router_source {
         RouterSource::Inline => None,
         RouterSource::File(path) => Some(content_hash(
@@ -83,11 +91,13 @@ pub fn prepare(
     let scenarios = combos
         .iter()
         .map(|combo| {
+            // A key at its baseline is left as the config has it.
             let set: Vec<(String, Value)> = manifest
                 .keys
                 .iter()
                 .zip(combo)
                 .enumerate()
+                .filter(|(_, (key, v))| key.baseline != Some(**v))
                 .map(|(k, (key, &v))| (key.path.clone(), values[k][v].clone()))
                 .collect();
             parse_scenario_with_set(&text, scenario_file, &set).map_err(|source| {
@@ -124,6 +134,7 @@ pub fn prepare(
         manifest,
         combos,
         scenarios,
+        keep_reports: false,
     })
 }
 
@@ -238,25 +249,30 @@ impl Sweep {
         let seed = self.manifest.seeds[seed_index];
         let dir = run_dir(out, combo, seed);
         let settings = || self.manifest.describe(&self.combos[combo]);
-        // A sweep keeps only each run's summary: no traces, plots or page. `out` is a fresh
-        // staging folder, so the run writes straight into it.
-        let report = run_into(
-            &self.scenarios[combo],
-            seed,
-            &dir,
-            true,
-            Rendering::DataOnly,
-        )
-        .map_err(|source| SweepError::Run {
-            settings: settings(),
-            seed,
-            source: Box::new(source),
-        })?;
-        // Keep summary.json, and the facts that say why a key changed nothing.
+        // A sweep keeps only each run's summary (and, with `--reports`, its page, the plots
+        // inline): no traces. `out` is a fresh staging folder, so the run writes straight
+        // into it.
+        let rendering = if self.keep_reports {
+            Rendering::Full
+        } else {
+            Rendering::DataOnly
+        };
+        let report =
+            run_into(&self.scenarios[combo], seed, &dir, true, rendering).map_err(|source| {
+                SweepError::Run {
+                    settings: settings(),
+                    seed,
+                    source: Box::new(source),
+                }
+            })?;
+        // Keep summary.json (and report.html), and the facts that say why a key changed
+        // nothing.
         let entries = std::fs::read_dir(&dir).map_err(|e| file_error(&dir, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| file_error(&dir, e))?;
-            if entry.file_name() != "summary.json" {
+            let name = entry.file_name();
+            let kept = name == "summary.json" || (self.keep_reports && name == REPORT_HTML);
+            if !kept {
                 let path = entry.path();
                 std::fs::remove_file(&path).map_err(|e| file_error(&path, e))?;
             }

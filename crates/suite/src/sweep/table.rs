@@ -1,5 +1,6 @@
-//! The terminal table a sweep or a merge prints: one line per combination, each main metric's
-//! mean with its 95 % half-width and its verdict mark, then the verdict lines.
+//! The terminal table a sweep or a merge prints: one line per combination (the config's own
+//! values labelled `(config)`), each main metric's mean with its 95 % half-width and its
+//! verdict mark (none on a descriptive metric), then the verdict lines.
 //!
 //! Separate from `stats` because it reads the verdict, which is a judgement on top of the
 //! statistics: kept above both, so neither imports the other's caller.
@@ -8,16 +9,19 @@ use std::fmt::Write as _;
 
 use super::manifest::Manifest;
 use super::stats::ComboStats;
-use super::verdict::{Mark, marks, verdict_lines};
+use super::verdict::{Mark, is_ranked, marks, verdict_lines};
 
-/// A one-line-per-combination text table of the main metrics, for the terminal. The deadline
-/// exhaustion and validation rejection columns appear when some combination has one (they
-/// are 0 wherever no deadline or contract applies).
-pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
+/// The main metrics' columns: metric, header label, decimals. The deadline exhaustion and
+/// validation rejection columns appear when some combination has one (they are 0 wherever no
+/// deadline or contract applies).
+fn shown_columns(
+    manifest: &Manifest,
+    stats: &[ComboStats],
+) -> Vec<(&'static str, &'static str, usize)> {
     let mut shown = vec![
-        ("failed_rate", "failed", 4),
-        ("fallback_rate", "fallback", 4),
-        ("retry_rate", "retry", 4),
+        ("failed_rate", "failed_rate", 4),
+        ("fallback_rate", "fallback_rate", 4),
+        ("retry_rate", "retry_rate", 4),
         ("attempts_per_request_mean", "attempts/req", 3),
         ("p99_latency_ms", "p99 ms", 1),
         ("cooled_ms_total", "cooled ms", 0),
@@ -39,8 +43,16 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
             shown.push((name, label, 4));
         }
     }
+    shown
+}
+
+/// The table as text cells: the header, then one row per combination (in `stats` order):
+/// its settings (the config's own values labelled), its runs, and per main metric the mean
+/// `±` the 95 % half-width and the verdict mark (`*` best, `~` not significantly different
+/// from it; none on a descriptive metric or where no best is named).
+pub fn table_cells(manifest: &Manifest, stats: &[ComboStats]) -> Vec<Vec<String>> {
+    let shown = shown_columns(manifest, stats);
     let combos = manifest.combinations();
-    // `*` best, `~` not significantly different from the best (see `verdict`).
     let marks: Vec<Vec<Mark>> = shown
         .iter()
         .map(|&(name, _, _)| {
@@ -53,19 +65,27 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
         .collect();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["settings".to_string(), "runs".to_string()];
-    header.extend(shown.iter().map(|(_, label, _)| format!("{label} (±95%)")));
+    header.extend(shown.iter().map(|(name, label, _)| {
+        if is_ranked(name) {
+            format!("{label} (±95%)")
+        } else {
+            format!("{label} (±95%, not ranked)")
+        }
+    }));
     rows.push(header);
     for (index, c) in stats.iter().enumerate() {
-        let mut row = vec![manifest.describe(&combos[c.combo]), c.runs.to_string()];
+        let mut row = vec![manifest.label(&combos[c.combo]), c.runs.to_string()];
         for (column, &(name, _, decimals)) in shown.iter().enumerate() {
             let Some(m) = manifest.metrics.iter().position(|x| x == name) else {
                 row.push(String::new());
                 continue;
             };
             let i = c.metrics[m];
+            // `~` only beside a named best: with none, nothing is shown different.
+            let has_best = marks[column].contains(&Mark::Best);
             let mark = match marks[column].get(index) {
                 Some(Mark::Best) if stats.len() > 1 => "*",
-                Some(Mark::Indistinguishable) => "~",
+                Some(Mark::Indistinguishable) if has_best => "~",
                 _ => " ",
             };
             row.push(format!(
@@ -78,6 +98,13 @@ pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
         }
         rows.push(row);
     }
+    rows
+}
+
+/// A one-line-per-combination text table of the main metrics ([`table_cells`]), for the
+/// terminal, then the verdict lines.
+pub fn format_table(manifest: &Manifest, stats: &[ComboStats]) -> String {
+    let rows = table_cells(manifest, stats);
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|col| {
             rows.iter()

@@ -54,10 +54,12 @@ fn grid_order_is_first_key_slowest() {
             SweepKey {
                 path: "a".into(),
                 values: vec!["1".into(), "2".into()],
+                baseline: None,
             },
             SweepKey {
                 path: "b".into(),
                 values: vec!["x".into(), "y".into(), "z".into()],
+                baseline: None,
             },
         ],
         seeds: vec![1, 2],
@@ -120,4 +122,92 @@ fn the_verdict_names_the_best_and_what_cannot_be_told_apart() {
 
 fn marks_for_ok(stats: &[ComboStats]) -> Vec<Mark> {
     marks("ok_rate", stats, 0)
+}
+
+#[test]
+fn no_best_is_named_on_a_tie_or_from_single_runs() {
+    // Nine combinations at failed_rate 0: no winner.
+    let zeros: Vec<ComboStats> = (0..9).map(|i| combo(i, &[0.0, 0.0, 0.0])).collect();
+    assert!(
+        marks("failed_rate", &zeros, 0)
+            .iter()
+            .all(|m| *m == Mark::Indistinguishable)
+    );
+    // One seed each: no interval, nothing shown different, however far apart the means.
+    let single = vec![combo(0, &[0.1]), combo(1, &[0.5])];
+    assert_eq!(
+        marks("failed_rate", &single, 0),
+        [Mark::Indistinguishable, Mark::Indistinguishable]
+    );
+}
+
+#[test]
+fn time_cooled_is_described_not_ranked() {
+    let stats = vec![
+        combo(0, &[0.0, 0.0, 0.0]),
+        combo(1, &[9000.0, 9100.0, 9050.0]),
+    ];
+    assert_eq!(
+        marks("cooled_ms_total", &stats, 0),
+        [Mark::NotRanked, Mark::NotRanked]
+    );
+    assert!(!is_ranked("cooled_ms_total") && is_ranked("p99_latency_ms"));
+    assert_eq!(Mark::NotRanked.as_str(), "not_ranked");
+}
+
+/// A manifest of one key `k` with `values`, the given metrics, no counts.
+fn one_key(values: &[&str], metrics: &[&str]) -> Manifest {
+    Manifest {
+        scenario: "s".into(),
+        scenario_file: "s.yaml".into(),
+        scenario_hash: content_hash(b"s"),
+        router_file_hash: None,
+        routersim_version: VERSION.into(),
+        keys: vec![SweepKey {
+            path: "router_settings.allowed_fails".into(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+            baseline: Some(values.len() - 1),
+        }],
+        seeds: vec![1, 2, 3],
+        metrics: metrics.iter().map(|m| m.to_string()).collect(),
+        counts: vec![],
+        shard: None,
+        no_effect: vec![],
+    }
+}
+
+#[test]
+fn the_verdict_json_names_no_best_without_a_significant_difference() {
+    let m = one_key(&["0", "null"], &["failed_rate", "cooled_ms_total"]);
+    let two = |a: &[f64], b: &[f64]| ComboStats {
+        combo: 0,
+        values: vec![0],
+        runs: 3,
+        metrics: vec![mean_ci95(a), mean_ci95(b)],
+    };
+    let mut stats = vec![
+        two(&[0.0, 0.0, 0.0], &[0.0, 0.0, 0.0]),
+        two(&[0.0, 0.0, 0.0], &[9000.0, 9100.0, 9050.0]),
+    ];
+    stats[1].combo = 1;
+    stats[1].values = vec![1];
+    let v = verdicts(&m, &stats);
+    assert_eq!(v[0].best, None, "a tie has no winner");
+    assert!(!v[0].significant);
+    assert_eq!(v[0].indistinguishable.len(), 2);
+    assert_eq!((v[1].better, v[1].ranked), ("not ranked", false));
+    assert_eq!(v[1].best, None, "time cooled is not ranked");
+    let table = format_table(&m, &stats);
+    assert!(table.contains("failed_rate (±95%)"), "{table}");
+    assert!(table.contains("cooled ms (±95%, not ranked)"), "{table}");
+    let (rows, _) = table.split_once("verdict (").unwrap();
+    assert!(
+        !rows.contains('*') && !rows.contains('~'),
+        "no marks: {table}"
+    );
+    assert!(
+        table.contains("router_settings.allowed_fails=null (config)"),
+        "{table}"
+    );
+    assert!(table.contains("cooled_ms_total: not ranked"), "{table}");
 }

@@ -157,6 +157,7 @@ figure svg{max-width:100%;height:auto;border:1px solid #eee}
 .missing{color:#a11d1d}
 h3{margin:18px 0 6px;font-size:16px}.scroll{overflow-x:auto}
 table.windows th{background:#f6f7f9;font-weight:normal;color:#444}table.windows th.group{text-align:center}
+table.windows td,table.windows th{white-space:nowrap}
 .of{color:#888;font-size:12px}.phase{color:#666;font-size:12px}
 ";
 

@@ -174,7 +174,7 @@ pub(super) fn window_table(page: &mut String, summary: &Summary, deployments_csv
     } else {
         let _ = write!(
             page,
-            "<th colspan=\"{}\" class=\"group\">served (ok attempts) / attempts, per deployment</th></tr>\n<tr>",
+            "<th colspan=\"{}\" class=\"group\">served (ok attempts) / attempts</th></tr>\n<tr>",
             served.len()
         );
         for id in served.keys() {
@@ -201,7 +201,7 @@ pub(super) fn window_table(page: &mut String, summary: &Summary, deployments_csv
                 fmt_value(v)
             }
         };
-        let rate = if requests == 0 {
+        let rate = if failed == 0 {
             String::new()
         } else {
             format!(

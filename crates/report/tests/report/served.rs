@@ -310,7 +310,7 @@ fn the_page_opens_with_a_window_table_of_what_each_deployment_served() -> TestRe
             "whole run",
             "0 s – end",
             "200",
-            "0 (0 %)",
+            "0",
             "400",
             "400",
             "100",

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
+pub mod png;
+
 /// A fresh, empty directory under the system temp dir, unique to this test and process.
 pub fn scratch_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("routersim-{name}-{}", std::process::id()));

@@ -12,9 +12,15 @@ pub struct Image {
 impl Image {
     /// Pixels of exactly this colour.
     pub fn count(&self, r: u8, g: u8, b: u8) -> usize {
+        self.count_where(|p| p == [r, g, b])
+    }
+
+    /// Pixels whose colour `keep` accepts (for a thin, anti-aliased line: a hue, not a
+    /// colour).
+    pub fn count_where(&self, keep: impl Fn([u8; 3]) -> bool) -> usize {
         self.pixels
             .chunks_exact(self.channels)
-            .filter(|p| p[0] == r && p[1] == g && p[2] == b)
+            .filter(|p| keep([p[0], p[1], p[2]]))
             .count()
     }
 }

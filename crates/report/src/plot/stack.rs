@@ -3,13 +3,16 @@
 //! so `ok` = `fallbacks`) drawn as lines lie on each other and one hides the other; stacked,
 //! each keeps its own band and the top of the stack is their sum.
 
+/// A band's outline: its top edge left to right, then its bottom edge right to left.
+pub(crate) type Polygon = Vec<(f64, f64)>;
+
 /// The polygons of `values` stacked in order: `spans[i]` is bucket `i`'s x span and
 /// `values[k][i]` series `k`'s height in it. A series that is zero everywhere has no polygon
 /// (`None`), so it draws nothing. Also returns, per series and bucket, the top of its band.
 pub(crate) fn stacked_steps(
     spans: &[(f64, f64)],
     values: &[Vec<f64>],
-) -> (Vec<Option<Vec<(f64, f64)>>>, Vec<Vec<f64>>) {
+) -> (Vec<Option<Polygon>>, Vec<Vec<f64>>) {
     let mut below = vec![0.0_f64; spans.len()];
     let mut polygons = Vec::with_capacity(values.len());
     let mut tops = Vec::with_capacity(values.len());

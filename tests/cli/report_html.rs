@@ -1,5 +1,6 @@
-//! End to end: `routersim run` writes the four plots and a self-contained `report.html`, and a
-//! real browser renders every plot.
+//! End to end: `routersim run` writes the six plots and a self-contained `report.html`, and a
+//! real browser renders every plot and the window table: its DOM holds them, and its
+//! screenshots (`--screenshot`, PNG decoded here) are painted with the plots' colours.
 //!
 //! The browser part needs Chromium (`chromium` or `chromium-browser` on PATH, or
 //! `/usr/bin/chromium`; Debian: `apt-get install chromium`). Without it the test does the
@@ -19,10 +20,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::png::{Image, decode_png};
 use crate::common::{Component, runs_with};
 use crate::common::{repo, scratch_dir};
 use routersim_report::REPORT_HTML;
-use routersim_report::plot::PLOT_FILES;
+use routersim_report::plot::palette::{BANDS, COOLING, HEALTHY, OK};
+use routersim_report::plot::{PLOT_FILES, TRAFFIC_SHARE_SVG};
 use routersim_sim::expect::format_value;
 use routersim_sim::run::{Rendering, RunOptions, run_file, run_with_rendering};
 use routersim_sim::scenario::load_scenario;
@@ -54,6 +57,8 @@ fn a_run_writes_a_self_contained_page_that_a_browser_renders() -> TestResult {
             let profile = scratch_dir("report-html-chromium");
             let dom = dump_dom(&browser, &out.join(REPORT_HTML), &profile)?;
             rendered_checks(&dom);
+            window_table_checks(&dom);
+            screenshot_checks(&browser, &out, &profile)?;
         }
         None => {
             runs_with(Component::Chromium, false, "report_html's browser part");
@@ -166,6 +171,152 @@ fn rendered_checks(dom: &str) {
     }
 }
 
+/// The window table reached the rendered DOM at the top of the page: the whole run and the
+/// storm on `east` during and after, with what each deployment served.
+fn window_table_checks(dom: &str) {
+    let start = dom
+        .find("<table class=\"windows\">")
+        .expect("the window table in the rendered DOM");
+    assert!(
+        dom.find("<figure").is_some_and(|f| start < f),
+        "the window table comes before the plots"
+    );
+    let table = &dom[start..start + dom[start..].find("</table>").unwrap_or(0)];
+    for needle in [
+        "whole run",
+        "east: rate_limit 90%",
+        ">during<",
+        ">after<",
+        ">east</th>",
+        ">west</th>",
+        ">openai</th>",
+        "120–300 s",
+        "300 s – end",
+    ] {
+        assert!(
+            table.contains(needle),
+            "{needle} in the window table: {table}"
+        );
+    }
+    // Whole run, during, after: three rows of numbers, each with three served cells.
+    assert_eq!(table.matches("<tr").count(), 2 + 3, "{table}");
+    assert_eq!(
+        table.matches("<span class=\"of\"> / ").count(),
+        3 * 3,
+        "{table}"
+    );
+}
+
+/// Screenshots of the page and of `traffic_share.svg` alone: the pixels of the plots' fills
+/// (lanes, bands) are on them, so the browser painted the drawings, not only parsed them.
+fn screenshot_checks(browser: &Path, out: &Path, profile: &Path) -> TestResult {
+    let share = screenshot(browser, &out.join(TRAFFIC_SHARE_SVG), profile, (960, 520))?;
+    // east, west and openai served in turn: each band covers thousands of pixels.
+    for (k, id) in ["east", "west", "openai"].iter().enumerate() {
+        let n = share.count(BANDS[k].0, BANDS[k].1, BANDS[k].2);
+        assert!(n > 2000, "{id}'s band: {n} pixels in the screenshot");
+    }
+    let page = screenshot(browser, &out.join(REPORT_HTML), profile, (1000, 5200))?;
+    for (name, c) in [
+        ("healthy lanes", HEALTHY),
+        ("east's cooldowns", COOLING),
+        ("ok requests and served bands", OK),
+        ("east's served band", BANDS[0]),
+        ("west's served band", BANDS[1]),
+    ] {
+        let n = page.count(c.0, c.1, c.2);
+        assert!(n > 500, "{name}: {n} pixels in the page's screenshot");
+    }
+    Ok(())
+}
+
+/// Loads `file` in headless Chromium at `size` and decodes its `--screenshot`.
+fn screenshot(
+    browser: &Path,
+    file: &Path,
+    profile: &Path,
+    (width, height): (u32, u32),
+) -> Result<Image, Box<dyn std::error::Error>> {
+    let png = profile.join(format!(
+        "{}.png",
+        file.file_name().and_then(|n| n.to_str()).unwrap_or("shot")
+    ));
+    let _ = std::fs::remove_file(&png);
+    let url = format!("file://{}", file.canonicalize()?.display());
+    let mut command = browser_command(browser, profile);
+    command
+        .arg("--hide-scrollbars")
+        .arg("--force-device-scale-factor=1")
+        .arg(format!("--window-size={width},{height}"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(&url);
+    let (status, _, log) = run_browser(command)?;
+    if !status.success() || !png.is_file() {
+        return Err(format!("chromium --screenshot failed ({status}): {log}").into());
+    }
+    decode_png(&std::fs::read(&png)?)
+}
+
+#[test]
+fn the_docs_count_the_plots_a_run_writes() -> TestResult {
+    // "six plots", "six SVG plots"; "N more plots" beside a picture of one of them.
+    let words = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let mut files = vec![repo().join("README.md")];
+    for dir in [
+        "docs",
+        "crates/report/src",
+        "crates/report/src/plot",
+        "crates/report/src/record",
+    ] {
+        for entry in std::fs::read_dir(repo().join(dir))? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "md" || e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut seen = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file)?
+            .to_lowercase()
+            .replace(['\n', '/'], " ");
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            let Some(n) = words.iter().position(|w| w == token).map(|n| n + 1) else {
+                continue;
+            };
+            let rest = &tokens[i + 1..tokens.len().min(i + 4)];
+            let more = rest.first() == Some(&"more");
+            let after: Vec<&str> = rest
+                .iter()
+                .copied()
+                .skip(usize::from(more))
+                .skip_while(|t| *t == "svg")
+                .take(1)
+                .collect();
+            if after
+                .first()
+                .is_some_and(|t| t.trim_end_matches([',', '.', ':', ';']) == "plots")
+            {
+                seen += 1;
+                let expected = PLOT_FILES.len() - usize::from(more);
+                assert_eq!(
+                    n,
+                    expected,
+                    "{}: \"{}\" but a run writes {} plots",
+                    file.display(),
+                    tokens[i..i + 1 + rest.len()].join(" "),
+                    PLOT_FILES.len()
+                );
+            }
+        }
+    }
+    assert!(seen >= 3, "the docs count the plots ({seen} counts found)");
+    Ok(())
+}
+
 /// A Chromium binary, if one is installed.
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -181,15 +332,10 @@ fn chromium() -> Option<PathBuf> {
     fallback.is_file().then(|| fallback.to_path_buf())
 }
 
-/// Loads `page` in headless Chromium and returns the DOM it built. Fails after
-/// [`BROWSER_TIMEOUT`].
-fn dump_dom(
-    browser: &Path,
-    page: &Path,
-    profile: &Path,
-) -> Result<String, Box<dyn std::error::Error>> {
-    let url = format!("file://{}", page.canonicalize()?.display());
-    let mut child = Command::new(browser)
+/// Headless Chromium with its own profile and nothing that reaches the network.
+fn browser_command(browser: &Path, profile: &Path) -> Command {
+    let mut command = Command::new(browser);
+    command
         .args([
             "--headless",
             "--no-sandbox",
@@ -201,9 +347,33 @@ fn dump_dom(
             "--disable-default-apps",
             "--disable-extensions",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg("--dump-dom")
-        .arg(&url)
+        .arg(format!("--user-data-dir={}", profile.display()));
+    command
+}
+
+/// Loads `page` in headless Chromium and returns the DOM it built. Fails after
+/// [`BROWSER_TIMEOUT`].
+fn dump_dom(
+    browser: &Path,
+    page: &Path,
+    profile: &Path,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let url = format!("file://{}", page.canonicalize()?.display());
+    let mut command = browser_command(browser, profile);
+    command.arg("--dump-dom").arg(&url);
+    let (status, dom, log) = run_browser(command)?;
+    if !status.success() || dom.is_empty() {
+        return Err(format!("chromium failed ({status}): {log}").into());
+    }
+    Ok(dom)
+}
+
+/// Runs `command` (a browser) to its end; returns its status, stdout and stderr. Fails after
+/// [`BROWSER_TIMEOUT`].
+fn run_browser(
+    mut command: Command,
+) -> Result<(std::process::ExitStatus, String, String), Box<dyn std::error::Error>> {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -233,10 +403,7 @@ fn dump_dom(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let dom = out.join().map_err(|_| "stdout reader panicked")?;
-    let log = err.join().map_err(|_| "stderr reader panicked")?;
-    if !status.success() || dom.is_empty() {
-        return Err(format!("chromium failed ({status}): {log}").into());
-    }
-    Ok(dom)
+    let stdout = out.join().map_err(|_| "stdout reader panicked")?;
+    let stderr = err.join().map_err(|_| "stderr reader panicked")?;
+    Ok((status, stdout, stderr))
 }

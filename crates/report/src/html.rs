@@ -1,5 +1,7 @@
 //! `report.html`: the run on one self-contained page — the verdict of the `expect` lines, the
-//! headline numbers, the four plots (inline SVG) and every `summary.json` value.
+//! headline numbers with the window table beside them (the whole run and each fault window:
+//! requests, failed, p50/p99, fallbacks, what each deployment served; see [`windows`]), the six
+//! plots (inline SVG) and every `summary.json` value.
 //!
 //! Self-contained means it opens from a CI artifact or a mail attachment with no network: no
 //! `src=`/`href=` to anything, no external CSS or JS (the page has no script at all), and the
@@ -12,6 +14,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+mod windows;
 
 use crate::ReportError;
 use crate::plot::{
@@ -48,7 +52,8 @@ pub struct PageTitle<'a> {
 }
 
 /// Writes `report.html` into `dir`, inlining the plots found there (a missing one is shown as
-/// not rendered). Returns the page's path.
+/// not rendered) and reading `deployments.csv` there for the window table's served columns.
+/// Returns the page's path.
 pub fn write_report_html(
     dir: &Path,
     summary: &Summary,
@@ -59,18 +64,28 @@ pub fn write_report_html(
         .iter()
         .map(|file| (*file, std::fs::read_to_string(dir.join(file)).ok()))
         .collect();
-    let page = render_report_html(summary, expectations, title, &plots);
+    let deployments_csv = std::fs::read(dir.join(crate::record::DEPLOYMENTS_CSV)).ok();
+    let page = render_report_html(
+        summary,
+        expectations,
+        title,
+        &plots,
+        deployments_csv.as_deref(),
+    );
     let path = dir.join(REPORT_HTML);
     std::fs::write(&path, page).map_err(|e| ReportError::io(&path, e))?;
     Ok(path)
 }
 
-/// The page as a string; `plots` are (file name, SVG text if rendered), in page order.
+/// The page as a string; `plots` are (file name, SVG text if rendered), in page order;
+/// `deployments_csv` the bytes of `deployments.csv` (the window table's served columns; none
+/// without it).
 pub fn render_report_html(
     summary: &Summary,
     expectations: &[ExpectRow],
     title: PageTitle<'_>,
     plots: &[(&str, Option<String>)],
+    deployments_csv: Option<&[u8]>,
 ) -> String {
     let mut page = String::with_capacity(64 * 1024);
     let heading = if title.title.is_empty() {
@@ -116,7 +131,7 @@ pub fn render_report_html(
     );
 
     expectations_section(&mut page, expectations);
-    headline_section(&mut page, summary);
+    headline_section(&mut page, summary, deployments_csv);
     for (file, svg) in plots {
         figure(&mut page, file, svg.as_deref());
     }
@@ -140,6 +155,10 @@ tr.fail td{background:#fdf0f0}.ok{color:#1d6b2a;font-weight:bold}.bad{color:#a11
 figure{margin:24px 0}figcaption{color:#444;margin-bottom:6px;font-size:14px}
 figure svg{max-width:100%;height:auto;border:1px solid #eee}
 .missing{color:#a11d1d}
+h3{margin:18px 0 6px;font-size:16px}.scroll{overflow-x:auto}
+table.windows th{background:#f6f7f9;font-weight:normal;color:#444}table.windows th.group{text-align:center}
+table.windows td,table.windows th{white-space:nowrap}
+.of{color:#888;font-size:12px}.phase{color:#666;font-size:12px}
 ";
 
 fn expectations_section(page: &mut String, expectations: &[ExpectRow]) {
@@ -190,7 +209,7 @@ fn expectations_section(page: &mut String, expectations: &[ExpectRow]) {
     page.push_str("</section>\n");
 }
 
-fn headline_section(page: &mut String, s: &Summary) {
+fn headline_section(page: &mut String, s: &Summary, deployments_csv: Option<&[u8]>) {
     let mut cells: Vec<(&str, String)> = vec![
         ("requests", s.requests.to_string()),
         ("ok", s.ok.to_string()),
@@ -225,7 +244,9 @@ fn headline_section(page: &mut String, s: &Summary) {
             esc(&value)
         );
     }
-    page.push_str("</div>\n</section>\n");
+    page.push_str("</div>\n");
+    windows::window_table(page, s, deployments_csv);
+    page.push_str("</section>\n");
 }
 
 /// The plot's heading and what it shows.

@@ -10,14 +10,15 @@ use std::sync::Arc;
 use super::attempts::{self, AttemptCounts, MAX_ATTEMPTS_COUNTED};
 use super::context::PlotContext;
 use super::deployments::{self, Lane};
+use super::failing::FailingSeconds;
 use super::files::{
     ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG, TIMELINE_SVG,
     TRAFFIC_SHARE_SVG,
 };
 use super::intervals::Intervals;
 use super::latency::{self, Distribution};
-use super::latency_time;
-use super::share::{self, ShareSeries};
+use super::latency_time::{self, LatencySeries};
+use super::share::{self, ServedSeries};
 use super::timeline;
 use crate::error::ReportError;
 
@@ -40,6 +41,8 @@ pub(crate) struct PlotRecorder {
     attempts: [u64; MAX_ATTEMPTS_COUNTED + 2],
     /// Fallback hops by (source, target) group.
     hops: BTreeMap<(Arc<str>, Arc<str>), u64>,
+    /// End-to-end latencies per bucket of time.
+    latency: LatencySeries,
 }
 
 impl Default for PlotRecorder {
@@ -50,6 +53,7 @@ impl Default for PlotRecorder {
             deployments: BTreeMap::new(),
             attempts: [0; MAX_ATTEMPTS_COUNTED + 2],
             hops: BTreeMap::new(),
+            latency: LatencySeries::default(),
         }
     }
 }
@@ -64,8 +68,10 @@ pub(crate) struct RenderInput<'a> {
     pub(crate) latency: Distribution,
     /// Time to first token (empty without streams).
     pub(crate) ttft: Distribution,
-    /// Attempts per deployment over time.
-    pub(crate) share: &'a ShareSeries,
+    /// Attempts and ok attempts per deployment over time.
+    pub(crate) served: &'a ServedSeries,
+    /// The seconds each deployment failed most of its attempts (closed at the run end).
+    pub(crate) failing: &'a FailingSeconds,
 }
 
 impl PlotRecorder {
@@ -118,12 +124,15 @@ impl PlotRecorder {
             .or_default() += 1;
     }
 
-    /// A `RequestEnd` with `attempts` provider attempts.
-    pub(crate) fn request_end(&mut self, attempts: u32) {
+    /// A `RequestEnd` with `attempts` provider attempts, in `second` after `latency_us`.
+    pub(crate) fn request_end(&mut self, attempts: u32, second: u64, latency_us: u64) {
         let index = usize::try_from(attempts)
             .unwrap_or(usize::MAX)
             .min(MAX_ATTEMPTS_COUNTED + 1);
         self.attempts[index] = self.attempts[index].saturating_add(1);
+        if self.enabled {
+            self.latency.record(second, latency_us);
+        }
     }
 
     /// Closes every open interval at the run end.
@@ -136,7 +145,7 @@ impl PlotRecorder {
 
     /// Every lane, in drawing order: the context's deployments grouped by model group (groups
     /// in order of first appearance), then deployments only the events named.
-    fn lanes(&self) -> Vec<Lane<'_>> {
+    fn lanes<'a>(&'a self, failing: &'a FailingSeconds) -> Vec<Lane<'a>> {
         let mut groups: Vec<&str> = Vec::new();
         for d in &self.context.deployments {
             if !groups.contains(&d.model_group.as_str()) {
@@ -158,6 +167,7 @@ impl PlotRecorder {
                     group,
                     cooling: history.map(|h| &h.cooling),
                     half_open: history.map(|h| &h.half_open),
+                    failing: failing.of(&d.id),
                 });
             }
         }
@@ -175,6 +185,7 @@ impl PlotRecorder {
                 group,
                 cooling: Some(&h.cooling),
                 half_open: Some(&h.half_open),
+                failing: failing.of(id),
             });
         }
         lanes
@@ -188,8 +199,7 @@ impl PlotRecorder {
             by_attempts: &self.attempts,
             hops: &self.hops,
         };
-        let lanes = self.lanes();
-        let latency_series = latency_time::parse_latency(input.timeseries_csv);
+        let lanes = self.lanes(input.failing);
         let plots: [(&str, Result<String, String>); 6] = [
             (
                 DEPLOYMENTS_SVG,
@@ -202,7 +212,7 @@ impl PlotRecorder {
             (
                 TRAFFIC_SHARE_SVG,
                 share::render(
-                    input.share,
+                    input.served,
                     &self.context.deployments,
                     &self.context.faults,
                     input.run_end_us,
@@ -210,7 +220,7 @@ impl PlotRecorder {
             ),
             (
                 LATENCY_OVER_TIME_SVG,
-                latency_time::render(&latency_series, &self.context.faults, input.run_end_us),
+                latency_time::render(&self.latency, &self.context.faults, input.run_end_us),
             ),
             (LATENCY_SVG, latency::render(&input.latency, &input.ttft)),
             (ATTEMPTS_SVG, attempts::render(&counts)),

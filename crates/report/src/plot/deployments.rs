@@ -1,6 +1,10 @@
 //! `deployments.svg`: a Gantt chart of deployment health. One lane per deployment, grouped
 //! under its model group: green while healthy, red while cooling, amber while half-open, with
-//! each fault window shaded behind the lanes of the deployments it hits.
+//! each fault window shaded behind the lanes of the deployments it hits. The router's view
+//! (cooling, half-open) and the provider's truth side by side: a deployment that fails most of
+//! its attempts while the router neither cools it nor has it half-open (the lone deployment of
+//! a group, a deployment below `allowed_fails`) is dark red, "failing, not cooling", never
+//! green (see [`super::failing`]).
 //!
 //! Visible at any zoom: a cooling or half-open period shorter than [`MIN_PERIOD_PX`] pixels
 //! (a 100 ms half-open probe in a 24-hour run is 1/1000 of a pixel) is drawn that wide. The
@@ -13,13 +17,17 @@ use plotters::style::text_anchor::{HPos, VPos};
 use super::axis::{Chart, Frame, GridStyle, TimeAxis, fmt_tick};
 use super::context::FaultWindow;
 use super::intervals::{Intervals, MAX_INTERVALS_PER_DEPLOYMENT};
-use super::palette::{COOLING, FAULT, GRID, HALF_OPEN, HEALTHY, INK, MUTED};
-use super::style::{Area, Drawn, Swatch, bold, estimate_width, legend, nothing, svg, text, title};
+use super::palette::{COOLING, FAILING, FAULT, GRID, HALF_OPEN, HEALTHY, INK, MUTED};
+use super::style::{
+    Area, Drawn, Swatch, WIDTH, bold, estimate_width, legend_rows, nothing, svg, text, title,
+    wrap_legend,
+};
 
 /// Height of one row (a lane or a group heading), px.
 const ROW_PX: u32 = 30;
-/// Above the rows: title and legend.
+/// Above the rows: title and a one-row legend (each more legend row adds [`LEGEND_ROW_PX`]).
 const TOP_PX: u32 = 66;
+const LEGEND_ROW_PX: u32 = 20;
 /// Below the rows: the time axis.
 const BOTTOM_PX: u32 = 52;
 /// The state bar's span inside its row (fractions from the row's bottom); the top part is
@@ -36,6 +44,9 @@ pub(crate) struct Lane<'a> {
     pub(crate) group: &'a str,
     pub(crate) cooling: Option<&'a Intervals>,
     pub(crate) half_open: Option<&'a Intervals>,
+    /// The seconds most of its attempts failed (drawn where it was neither cooling nor
+    /// half-open).
+    pub(crate) failing: Option<&'a Intervals>,
 }
 
 /// A row of the chart.
@@ -64,8 +75,10 @@ pub(crate) fn render(
         rows.push(Row::Lane(lane));
     }
     let count = u32::try_from(rows.len()).unwrap_or(u32::MAX / ROW_PX);
-    let height = TOP_PX + BOTTOM_PX + ROW_PX * count.max(2);
-    svg(height, |root| draw(root, &rows, faults, run_end_us))
+    let legend_rows = legend_layout(&rows, faults).len().max(1);
+    let top = TOP_PX + LEGEND_ROW_PX * u32::try_from(legend_rows - 1).unwrap_or(0);
+    let height = top + BOTTOM_PX + ROW_PX * count.max(2);
+    svg(height, |root| draw(root, &rows, faults, run_end_us, top))
 }
 
 /// `cooling 100.0 s, 5 periods, 12 sets` and `half-open 3 s, 2 periods`, one line each; none
@@ -89,6 +102,15 @@ fn annotation(lane: &Lane<'_>) -> Vec<String> {
                 "{name} {}{capped} s, {}{sets}",
                 fmt_tick(round1(secs)),
                 plural(n, "period")
+            ));
+        }
+    }
+    if let Some(failing) = lane.failing {
+        let us = uncovered_us(&failing.closed, &[lane.cooling, lane.half_open]);
+        if us > 0 {
+            parts.push(format!(
+                "failing, not cooling {} s",
+                fmt_tick(round1(us as f64 / 1e6))
             ));
         }
     }
@@ -127,6 +149,40 @@ fn cooling_legend(rows: &[Row<'_>]) -> String {
     )
 }
 
+/// How much of `intervals` (sorted, disjoint) no interval of `covers` overlaps, µs.
+fn uncovered_us(intervals: &[(u64, u64)], covers: &[Option<&Intervals>]) -> u64 {
+    let mut cover: Vec<(u64, u64)> = covers
+        .iter()
+        .flatten()
+        .flat_map(|iv| iv.closed.iter().copied())
+        .collect();
+    cover.sort_unstable();
+    let cover = merged(&cover, 0);
+    let mut total = 0_u64;
+    let mut k = 0;
+    for &(a, b) in intervals {
+        let mut at = a;
+        while k < cover.len() && cover[k].1 <= at {
+            k += 1;
+        }
+        let mut c = k;
+        while at < b {
+            match cover.get(c) {
+                Some(&(ca, cb)) if ca < b => {
+                    total += ca.saturating_sub(at).min(b - at);
+                    at = at.max(cb);
+                    c += 1;
+                }
+                _ => {
+                    total += b - at;
+                    at = b;
+                }
+            }
+        }
+    }
+    total
+}
+
 fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
@@ -150,12 +206,23 @@ fn period_px(x0: i32, x1: i32, (left, right): (i32, i32)) -> (i32, i32) {
     (x0, x1)
 }
 
-fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u64) -> Drawn {
+fn draw(
+    root: &Area<'_>,
+    rows: &[Row<'_>],
+    faults: &[FaultWindow],
+    run_end_us: u64,
+    top_px: u32,
+) -> Drawn {
     title(root, "Deployment health")?;
     if rows.is_empty() {
         return nothing(root, "no deployments");
     }
-    draw_legend(root, rows, faults)?;
+    legend_rows(
+        root,
+        (16, 44),
+        legend_right(),
+        &legend_entries(rows, faults),
+    )?;
     let labels_px = rows
         .iter()
         .map(|r| match r {
@@ -183,7 +250,7 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
     let axis = TimeAxis::for_run(run_end_us);
     let n = rows.len() as f64;
     let frame = Frame {
-        top: TOP_PX as i32 - 6,
+        top: i32::try_from(top_px).unwrap_or(0) - 6,
         right: notes_px,
         x_labels: BOTTOM_PX as i32 - 10,
         y_labels: labels_px,
@@ -218,17 +285,31 @@ fn draw(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow], run_end_us: u
     Ok(())
 }
 
-/// The three states, and the fault windows when there are any.
-fn draw_legend(root: &Area<'_>, rows: &[Row<'_>], faults: &[FaultWindow]) -> Drawn {
+/// The four states, and the fault windows when there are any.
+fn legend_entries(rows: &[Row<'_>], faults: &[FaultWindow]) -> Vec<(Swatch, String)> {
     let mut entries = vec![
         (Swatch::Box(HEALTHY, 1.0), "healthy".to_string()),
+        (
+            Swatch::Box(FAILING, 1.0),
+            "failing, not cooling".to_string(),
+        ),
         (Swatch::Box(COOLING, 1.0), cooling_legend(rows)),
         (Swatch::Box(HALF_OPEN, 1.0), "half-open".to_string()),
     ];
     if !faults.is_empty() {
         entries.push((Swatch::Box(FAULT, 0.3), "fault window".to_string()));
     }
-    legend(root, (16, 44), &entries)
+    entries
+}
+
+/// Where a legend row must end, px.
+fn legend_right() -> i32 {
+    i32::try_from(WIDTH).unwrap_or(960) - 16
+}
+
+/// The legend's rows.
+fn legend_layout(rows: &[Row<'_>], faults: &[FaultWindow]) -> Vec<Vec<(Swatch, String)>> {
+    wrap_legend(16, legend_right(), &legend_entries(rows, faults))
 }
 
 /// The chart the rows are drawn on, and what each row needs to know about it.
@@ -341,7 +422,9 @@ impl Canvas<'_, '_, '_> {
         Ok(())
     }
 
-    /// The healthy bar, with the cooling and half-open periods drawn over it.
+    /// The healthy bar, with the failing, cooling and half-open periods drawn over it (in
+    /// that order: failing shows only where the router neither cooled the deployment nor had
+    /// it half-open).
     fn lane_bar(&mut self, y0: f64, lane: &Lane<'_>) -> Drawn {
         let end = self.axis.end;
         let (b0, b1) = (y0 + BAR.0, y0 + BAR.1);
@@ -352,7 +435,11 @@ impl Canvas<'_, '_, '_> {
         // In pixels, so that a period shorter than one still gets MIN_PERIOD_PX.
         let (left, top) = self.chart.backend_coord(&(0.0, b1));
         let (right, bottom) = self.chart.backend_coord(&(end, b0));
-        for (intervals, color) in [(lane.cooling, COOLING), (lane.half_open, HALF_OPEN)] {
+        for (intervals, color) in [
+            (lane.failing, FAILING),
+            (lane.cooling, COOLING),
+            (lane.half_open, HALF_OPEN),
+        ] {
             let Some(iv) = intervals else { continue };
             for (a, b) in merged(&iv.closed, self.us_per_px) {
                 let (x0, x1) = period_px(
@@ -402,6 +489,7 @@ mod tests {
                 group: "gpt-4o",
                 cooling: Some(&cooling),
                 half_open: Some(&half_open),
+                failing: None,
             };
             let svg = render(&[lane], &[], run_end).unwrap_or_default();
             // The legend's swatch (14 px), then the period.
@@ -432,12 +520,14 @@ mod tests {
                 group: "gpt-4o",
                 cooling: Some(&east),
                 half_open: None,
+                failing: None,
             },
             Lane {
                 id: "west",
                 group: "gpt-4o",
                 cooling: Some(&west),
                 half_open: None,
+                failing: None,
             },
         ];
         let svg = render(&lanes, &[], 60_000_000).unwrap_or_default();
@@ -447,5 +537,51 @@ mod tests {
         );
         assert!(svg.contains("cooling 0 s, 2 periods, 5 sets"), "{svg}");
         assert!(svg.contains("cooling 0 s, 1 period, 1 set"), "{svg}");
+    }
+
+    #[test]
+    fn a_lane_failing_while_not_cooling_is_not_green() {
+        // The lone deployment of its group: every call fails from 10 s to 50 s and the router
+        // never cools it; a sibling cools 20..30 s while failing 15..35 s.
+        let lone_failing = intervals(vec![(10_000_000, 50_000_000)], 0);
+        let failing = intervals(vec![(15_000_000, 35_000_000)], 0);
+        let cooling = intervals(vec![(20_000_000, 30_000_000)], 1);
+        let lanes = [
+            Lane {
+                id: "lone",
+                group: "solo",
+                cooling: None,
+                half_open: None,
+                failing: Some(&lone_failing),
+            },
+            Lane {
+                id: "east",
+                group: "gpt-4o",
+                cooling: Some(&cooling),
+                half_open: None,
+                failing: Some(&failing),
+            },
+        ];
+        let svg = render(&lanes, &[], 60_000_000).unwrap_or_default();
+        assert!(svg.contains("failing, not cooling 40 s"), "{svg}");
+        // 15..20 and 30..35: the cooled part is the router's view.
+        assert!(svg.contains("failing, not cooling 10 s"), "{svg}");
+        assert!(svg.contains(">\nfailing, not cooling\n<"), "legend: {svg}");
+        // The legend swatch, then one period per lane; the lone lane's is 40/60 of the plot.
+        let failing = widths(&svg, FAILING);
+        assert_eq!(failing.len(), 3, "{failing:?}");
+        let cooling = widths(&svg, COOLING);
+        assert!(failing[1] > 3 * cooling[1], "{failing:?} vs {cooling:?}");
+    }
+
+    #[test]
+    fn uncovered_time_subtracts_every_cover() {
+        let cooling = intervals(vec![(0, 10), (20, 30)], 2);
+        let half_open = intervals(vec![(30, 35), (50, 60)], 0);
+        let covers = [Some(&cooling), Some(&half_open)];
+        assert_eq!(uncovered_us(&[(5, 45)], &covers), 10 + 10);
+        assert_eq!(uncovered_us(&[(0, 10)], &covers), 0);
+        assert_eq!(uncovered_us(&[(40, 70), (80, 90)], &covers), 10 + 10 + 10);
+        assert_eq!(uncovered_us(&[(0, 100)], &[None, None]), 100);
     }
 }

@@ -43,6 +43,19 @@ impl Intervals {
         }
     }
 
+    /// Adds `[at, until)` without counting a set: extends the open interval when it reaches
+    /// `at` (adjacent seconds make one period), else closes it and opens this one.
+    pub(crate) fn extend(&mut self, at: u64, until: u64) {
+        match self.open {
+            Some((start, end)) if at <= end => self.open = Some((start, end.max(until))),
+            Some((start, end)) => {
+                self.close(start, end);
+                self.open = Some((at, until));
+            }
+            None => self.open = Some((at, until)),
+        }
+    }
+
     /// Opens an interval that only an event ends (half-open).
     pub(crate) fn open_until_closed(&mut self, at: u64) {
         if self.open.is_none() {

@@ -1,90 +1,119 @@
-//! `latency_over_time.svg`: p50 and p99 end-to-end latency per virtual second, with the fault
-//! windows shaded — "what was p99 during the incident, and after".
+//! `latency_over_time.svg`: p50 and p99 end-to-end latency of the requests that ended in each
+//! bucket of time, with the fault windows shaded — "what was p99 during the incident, and
+//! after".
 //!
-//! The numbers are `timeseries.csv`'s `p50_ms` and `p99_ms` columns, read back from the bytes
-//! the recorder wrote (as the timeline does), so the plot and the CSV agree. Up to
-//! [`MAX_POINTS_UNBUCKETED`] seconds every second with a request end is a point; a longer run
-//! is bucketed and each point is the *highest* per-second p50 (p99) in its bucket, which the
-//! axis says (per-second percentiles cannot be merged exactly; `latency.hlog` holds the
-//! histograms for that).
+//! Why buckets and not seconds: a second holds a handful of requests, so its p50 flips between
+//! the fast ones and the timed-out ones and a ten-minute run drew as dense bars. Each bucket
+//! here is a round span ([`super::buckets`]: per second for a short run, per 10 s for ten
+//! minutes, per minute for an hour) with at most [`DRAWN_POINTS`] of them, and its percentiles
+//! are those of *all* the requests that ended in it, drawn as a level across the bucket.
+//!
+//! The recorder records every request end into a small histogram per kept bucket
+//! ([`LatencySeries`]; 1 significant digit, read at the middle of its bin, so within about
+//! 3 %); the buckets grow along the chain (neighbouring histograms added, which is exact) when
+//! the run outgrows [`MAX_KEPT_POINTS`], so memory is bounded whatever the run's length.
 
+use hdrhistogram::Histogram;
 use plotters::prelude::*;
 
 use super::axis::{Frame, GridStyle, TimeAxis, fmt_ms_tick, fmt_tick, shade};
+use super::buckets;
 use super::context::FaultWindow;
 use super::palette::{FAULT, FAULT_ALPHA, LATENCY, P99};
 use super::style::{Area, Drawn, Swatch, legend, nothing, svg, title};
 use crate::units::MICROS_PER_SECOND;
 
 const HEIGHT: u32 = 400;
-/// Up to this many seconds, every second is a point.
-const MAX_POINTS_UNBUCKETED: u64 = 2000;
-/// Points per series of a bucketed plot (about).
-const BUCKETED_POINTS: u64 = 1000;
+/// Buckets drawn at most: a level a few pixels wide or more, never per-second noise.
+pub(crate) const DRAWN_POINTS: u64 = 72;
+/// Histograms kept while the run goes on (a few kB each).
+pub(crate) const MAX_KEPT_POINTS: usize = 300;
+/// The histograms' precision: the plot needs a level, not the fourth digit.
+const SIGFIG: u8 = 1;
 
-/// Per point (bucket start second): the p50 and p99 in ms.
-#[derive(Debug, Default, PartialEq)]
+/// End-to-end latencies of the requests that ended in each bucket, µs.
+#[derive(Debug, Default)]
 pub(crate) struct LatencySeries {
-    /// Seconds per point.
+    /// Seconds per kept bucket (1 until the run outgrows the buckets).
     bucket: u64,
-    /// Seconds covered (the last row's second + 1).
-    seconds: u64,
-    /// (bucket index, p50 ms, p99 ms), buckets without a request end left out.
-    points: Vec<(u64, f64, f64)>,
+    /// Per bucket, its latencies (`None`: no request ended in it).
+    points: Vec<Option<Histogram<u64>>>,
 }
 
-/// Reads `p50_ms` and `p99_ms` of `timeseries.csv` (columns found by name; empty or bad cells
-/// are seconds without a request end).
-pub(crate) fn parse_latency(csv: &[u8]) -> LatencySeries {
-    let text = String::from_utf8_lossy(csv);
-    let mut lines = text.lines();
-    let Some(header) = lines.next() else {
-        return LatencySeries::default();
-    };
-    let names: Vec<&str> = header.split(',').collect();
-    let at = |name: &str| names.iter().position(|n| *n == name);
-    let (Some(second_i), Some(p50_i), Some(p99_i)) = (at("second"), at("p50_ms"), at("p99_ms"))
-    else {
-        return LatencySeries::default();
-    };
-    let rows = || {
-        lines.clone().filter_map(move |line| {
-            let cells: Vec<&str> = line.split(',').collect();
-            let second: u64 = cells.get(second_i)?.parse().ok()?;
-            let p = |i: usize| cells.get(i).and_then(|c| c.parse::<f64>().ok());
-            Some((second, p(p50_i).zip(p(p99_i))))
-        })
-    };
-    let Some(seconds) = rows().map(|(s, _)| s.saturating_add(1)).max() else {
-        return LatencySeries::default();
-    };
-    let bucket = bucket_seconds(seconds);
-    let mut points: Vec<(u64, f64, f64)> = Vec::new();
-    for (second, p) in rows() {
-        let Some((p50, p99)) = p else { continue };
-        let index = second / bucket;
-        match points.last_mut() {
-            Some(last) if last.0 == index => {
-                last.1 = last.1.max(p50);
-                last.2 = last.2.max(p99);
+/// `b` added into `a`.
+fn merge(a: &mut Option<Histogram<u64>>, b: Option<Histogram<u64>>) {
+    match (a.as_mut(), b) {
+        (Some(a), Some(b)) => {
+            if a.add(&b).is_err() {
+                // Unreachable with auto-resizing histograms; the bucket keeps what it had.
             }
-            _ => points.push((index, p50, p99)),
+        }
+        (None, b) => *a = b,
+        (Some(_), None) => {}
+    }
+}
+
+impl LatencySeries {
+    /// A request that ended in `second` after `latency_us`.
+    pub(crate) fn record(&mut self, second: u64, latency_us: u64) {
+        self.bucket = self.bucket.max(1);
+        let mut point = usize::try_from(second / self.bucket).unwrap_or(usize::MAX);
+        while point >= MAX_KEPT_POINTS {
+            let next = buckets::next(self.bucket);
+            let group = usize::try_from(next / self.bucket).unwrap_or(usize::MAX);
+            self.points = merged(std::mem::take(&mut self.points), group);
+            self.bucket = next;
+            point = usize::try_from(second / self.bucket).unwrap_or(usize::MAX);
+        }
+        if self.points.len() <= point {
+            self.points.resize_with(point + 1, || None);
+        }
+        let slot = &mut self.points[point];
+        if slot.is_none() {
+            *slot = Histogram::new(SIGFIG).ok();
+        }
+        if let Some(h) = slot
+            && h.record(latency_us).is_err()
+        {
+            h.saturating_record(latency_us);
         }
     }
-    LatencySeries {
-        bucket,
-        seconds,
-        points,
-    }
 }
 
-/// Seconds per point for a series of `n` seconds.
-fn bucket_seconds(n: u64) -> u64 {
-    if n > MAX_POINTS_UNBUCKETED {
-        n.div_ceil(BUCKETED_POINTS)
-    } else {
-        1
+/// `points` summed in groups of `group` neighbours.
+fn merged(points: Vec<Option<Histogram<u64>>>, group: usize) -> Vec<Option<Histogram<u64>>> {
+    let mut out = Vec::with_capacity(points.len() / group.max(1) + 1);
+    let mut iter = points.into_iter().peekable();
+    while iter.peek().is_some() {
+        let mut sum = None;
+        for h in iter.by_ref().take(group.max(1)) {
+            merge(&mut sum, h);
+        }
+        out.push(sum);
     }
+    out
+}
+
+/// One drawn bucket: its index and the p50 and p99 of the requests that ended in it, ms.
+type Level = (u64, f64, f64);
+
+/// The drawn buckets with a request end, and the drawn bucket size (seconds).
+fn levels(series: &LatencySeries, seconds: u64) -> (Vec<Level>, u64) {
+    let kept = series.bucket.max(1);
+    let bucket = buckets::drawn(seconds, kept, DRAWN_POINTS);
+    let group = usize::try_from(bucket / kept).unwrap_or(1).max(1);
+    let mut out = Vec::new();
+    for (i, chunk) in (0_u64..).zip(series.points.chunks(group)) {
+        let mut sum = None;
+        for h in chunk {
+            merge(&mut sum, h.clone());
+        }
+        if let Some(h) = sum.filter(|h| !h.is_empty()) {
+            let at = |q: f64| h.median_equivalent(h.value_at_quantile(q)) as f64 / 1000.0;
+            out.push((i, at(0.5), at(0.99)));
+        }
+    }
+    (out, bucket)
 }
 
 pub(crate) fn render(
@@ -96,40 +125,35 @@ pub(crate) fn render(
 }
 
 fn draw(root: &Area<'_>, series: &LatencySeries, faults: &[FaultWindow], run_end_us: u64) -> Drawn {
+    let covered = (series.points.len() as u64).saturating_mul(series.bucket.max(1));
+    let seconds = run_end_us.div_ceil(MICROS_PER_SECOND).max(covered).max(1);
+    let (points, bucket) = levels(series, seconds);
+    let per = buckets::per(bucket);
     title(
         root,
-        "Latency over time (end-to-end, by the second requests ended)",
+        &format!("Latency over time (end-to-end, of the requests that ended {per})"),
     )?;
-    if series.points.is_empty() {
+    if points.is_empty() {
         return nothing(root, "no request ended");
     }
-    let end_us = run_end_us.max(series.seconds.saturating_mul(MICROS_PER_SECOND));
+    let end_us = run_end_us.max(seconds.saturating_mul(MICROS_PER_SECOND));
     let axis = TimeAxis::for_run(end_us);
-    let bucket = series.bucket.max(1);
-    // A point sits at the middle of its bucket.
-    let x_of = |index: u64| {
-        let us = index
-            .saturating_mul(bucket)
-            .saturating_mul(MICROS_PER_SECOND);
-        axis.at(us.saturating_add(bucket * MICROS_PER_SECOND / 2))
+    let bucket_us = bucket.saturating_mul(MICROS_PER_SECOND);
+    let span = |index: u64| {
+        let from = index.saturating_mul(bucket_us);
+        (
+            axis.at(from),
+            axis.at(from.saturating_add(bucket_us).min(end_us)),
+        )
     };
-    let ymax = series
-        .points
+    let ymax = points
         .iter()
         .fold(1.0_f64, |m, (_, p50, p99)| m.max(*p50).max(*p99))
         * 1.12;
 
-    let (p50_label, p99_label) = if bucket > 1 {
-        (
-            format!("p50 (highest per-second p50 in each {bucket} s)"),
-            format!("p99 (highest per-second p99 in each {bucket} s)"),
-        )
-    } else {
-        ("p50".to_string(), "p99".to_string())
-    };
     let mut entries = vec![
-        (Swatch::Line(LATENCY), p50_label),
-        (Swatch::Line(P99), p99_label),
+        (Swatch::Line(LATENCY), format!("p50 {per}")),
+        (Swatch::Line(P99), format!("p99 {per}")),
     ];
     if !faults.is_empty() {
         entries.push((Swatch::Box(FAULT, 0.3), "fault window".into()));
@@ -153,25 +177,34 @@ fn draw(root: &Area<'_>, series: &LatencySeries, faults: &[FaultWindow], run_end
     for span in faults.iter().filter_map(|f| axis.span(f, end_us)) {
         shade(&mut chart, span, ymax, FAULT, FAULT_ALPHA)?;
     }
-    // A gap (buckets without a request end) breaks the line rather than bridging it.
+    // Each bucket a level across its span; a gap (buckets without a request end) breaks the
+    // line rather than bridging it, and a lone bucket also gets a dot.
     for (pick, color) in [(0_usize, LATENCY), (1, P99)] {
-        for run in runs(&series.points) {
+        for run in runs(&points) {
+            let level = |(_, p50, p99): &Level| if pick == 0 { *p50 } else { *p99 };
             let line: Vec<(f64, f64)> = run
                 .iter()
-                .map(|(i, p50, p99)| (x_of(*i), if pick == 0 { *p50 } else { *p99 }))
+                .flat_map(|p| {
+                    let (x0, x1) = span(p.0);
+                    [(x0, level(p)), (x1, level(p))]
+                })
                 .collect();
-            if line.len() == 1 {
-                chart.draw_series(line.iter().map(|p| Circle::new(*p, 2, color.filled())))?;
-            } else {
-                chart.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
+            if let [p] = run {
+                let (x0, x1) = span(p.0);
+                chart.draw_series(std::iter::once(Circle::new(
+                    ((x0 + x1) / 2.0, level(p)),
+                    2,
+                    color.filled(),
+                )))?;
             }
+            chart.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
         }
     }
     Ok(())
 }
 
-/// The points split where a bucket is missing.
-fn runs(points: &[(u64, f64, f64)]) -> Vec<&[(u64, f64, f64)]> {
+/// The levels split where a bucket is missing.
+fn runs(points: &[Level]) -> Vec<&[Level]> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=points.len() {
@@ -194,43 +227,88 @@ fn runs(points: &[(u64, f64, f64)]) -> Vec<&[(u64, f64, f64)]> {
 mod tests {
     use super::*;
 
-    const HEADER: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,\
-deployments_half_open,p50_ms,p90_ms,p99_ms";
+    /// The y of every vertex of the p50 lines (`<polyline>`s in [`LATENCY`] with more than the
+    /// legend swatch's two points).
+    fn p50_vertices(svg: &str) -> Vec<f64> {
+        let stroke = format!(
+            "stroke=\"#{:02X}{:02X}{:02X}\"",
+            LATENCY.0, LATENCY.1, LATENCY.2
+        );
+        svg.split("<polyline")
+            .skip(1)
+            .filter(|p| p.split("/>").next().is_some_and(|p| p.contains(&stroke)))
+            .filter_map(|p| p.split("points=\"").nth(1)?.split('"').next())
+            .filter(|points| points.split_whitespace().count() > 2)
+            .flat_map(|points| {
+                points
+                    .split_whitespace()
+                    .filter_map(|xy| xy.split(',').nth(1)?.parse().ok())
+                    .collect::<Vec<f64>>()
+            })
+            .collect()
+    }
 
     #[test]
-    fn seconds_without_a_request_end_break_the_line() {
-        let csv = format!(
-            "{HEADER}\n0,1,1,0,0,0,0,0,100.000,100.000,100.000\n1,0,0,0,0,0,0,0,,,\n\
-             2,2,2,0,0,0,0,0,100.000,300.000,300.000\n3,1,1,0,0,0,0,0,50.000,50.000,50.000\n"
-        );
-        let series = parse_latency(csv.as_bytes());
-        assert_eq!(series.bucket, 1);
-        assert_eq!(series.seconds, 4);
-        assert_eq!(
-            series.points,
-            vec![(0, 100.0, 100.0), (2, 100.0, 300.0), (3, 50.0, 50.0)]
-        );
-        assert_eq!(runs(&series.points).len(), 2);
+    fn a_ten_minute_run_draws_a_level_per_10_s_not_a_flip_per_second() {
+        // Seconds end 2 fast requests and 3 timeouts, then 4 fast and 1 timeout: the
+        // per-second p50 flips between 30 s and 40 ms; over 10 s, 30 fast and 20 timeouts.
+        let mut series = LatencySeries::default();
+        for second in 0..600_u64 {
+            let timeouts = if second % 2 == 0 { 3 } else { 1 };
+            for k in 0..5 {
+                let us = if k < timeouts { 30_000_000 } else { 40_000 };
+                series.record(second, us);
+            }
+        }
+        let (points, bucket) = levels(&series, 600);
+        assert_eq!(bucket, 10);
+        assert_eq!(points.len(), 60);
+        // Every bucket: 30 of 50 at 40 ms, so the p50 is 40 ms (within the histogram's 3 %)
+        // and the p99 a timeout.
+        for (i, p50, p99) in &points {
+            assert!((*p50 - 40.0).abs() <= 40.0 * 0.035, "bucket {i}: p50 {p50}");
+            assert!(
+                (*p99 - 30_000.0).abs() <= 30_000.0 * 0.035,
+                "bucket {i}: {p99}"
+            );
+        }
+        let svg = render(&series, &[], 600 * MICROS_PER_SECOND).unwrap_or_default();
+        assert!(svg.contains("p50 per 10 s"), "{svg}");
+        // One level per bucket: 120 vertices at one height.
+        let ys = p50_vertices(&svg);
+        assert_eq!(ys.len(), 120, "{ys:?}");
+        assert!(ys.iter().all(|y| *y == ys[0]), "{ys:?}");
+    }
+
+    #[test]
+    fn buckets_without_a_request_end_break_the_line_and_a_lone_one_is_a_dot() {
+        let mut series = LatencySeries::default();
+        for (second, ms) in [(0, 100), (1, 300), (3, 50)] {
+            series.record(second, ms * 1000);
+        }
+        let (points, bucket) = levels(&series, 4);
+        assert_eq!(bucket, 1);
+        assert_eq!(points.iter().map(|p| p.0).collect::<Vec<_>>(), [0, 1, 3]);
+        assert_eq!(runs(&points).len(), 2);
         let svg = render(&series, &[], 4 * MICROS_PER_SECOND).unwrap_or_default();
-        assert!(svg.contains("<polyline") || svg.contains("<path"), "{svg}");
+        assert!(svg.contains("<polyline"), "{svg}");
         assert!(svg.contains("<circle"), "the lone second is a dot");
     }
 
     #[test]
-    fn a_long_run_keeps_the_highest_per_second_percentiles_per_bucket() {
-        let mut csv = format!("{HEADER}\n");
-        for second in 0..4000_u64 {
-            let p99 = if second == 1001 { 9000 } else { 200 };
-            csv.push_str(&format!(
-                "{second},1,1,0,0,0,0,0,100.000,150.000,{p99}.000\n"
-            ));
+    fn a_long_run_merges_its_histograms_exactly_along_the_chain() {
+        let mut series = LatencySeries::default();
+        // A day: one 100 ms request per second and one 9 s request at 12:00.
+        for second in 0..86_400_u64 {
+            series.record(second, 100_000);
         }
-        let series = parse_latency(csv.as_bytes());
-        assert_eq!(series.bucket, 4);
-        assert_eq!(series.points.len(), 1000);
-        assert_eq!(series.points[250], (250, 100.0, 9000.0));
-        assert_eq!(series.points[251], (251, 100.0, 200.0));
-        let svg = render(&series, &[], 4000 * MICROS_PER_SECOND).unwrap_or_default();
-        assert!(svg.contains("highest per-second p99 in each 4 s"));
+        series.record(43_200, 9_000_000);
+        assert!(series.points.len() <= MAX_KEPT_POINTS);
+        assert_eq!(series.bucket, 600);
+        let total: u64 = series.points.iter().flatten().map(Histogram::len).sum();
+        assert_eq!(total, 86_401, "merging keeps every request");
+        let (points, bucket) = levels(&series, 86_400);
+        assert_eq!(bucket, 1800);
+        assert_eq!(points.len(), 48);
     }
 }

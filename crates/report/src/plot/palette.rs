@@ -22,6 +22,9 @@ pub const HEALTHY: RGBColor = RGBColor(0x9c, 0xd3, 0x9a);
 pub const COOLING: RGBColor = RGBColor(0xd9, 0x48, 0x1f);
 /// A deployment lane while half-open.
 pub const HALF_OPEN: RGBColor = RGBColor(0xf2, 0xb1, 0x1c);
+/// A deployment lane while most of its attempts fail and the router neither cools it nor has
+/// it half-open (the provider's truth where the router's view says healthy).
+pub const FAILING: RGBColor = RGBColor(0x7a, 0x10, 0x10);
 /// Fault windows: drawn translucent ([`FAULT_ALPHA`]) behind everything.
 pub const FAULT: RGBColor = RGBColor(0xc2, 0x1f, 0x5b);
 /// The opacity of a fault window's shading.

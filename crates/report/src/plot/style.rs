@@ -117,6 +117,43 @@ pub(crate) fn legend(root: &Area<'_>, (x, y): (i32, i32), entries: &[(Swatch, St
     Ok(())
 }
 
+/// Like [`legend`], wrapped: an entry that would end past `right` starts a new row 20 px
+/// lower. Returns the rows used (at least 1).
+pub(crate) fn legend_rows(
+    root: &Area<'_>,
+    (x, y): (i32, i32),
+    right: i32,
+    entries: &[(Swatch, String)],
+) -> Result<i32, DrawingAreaErrorKind<std::io::Error>> {
+    let rows = wrap_legend(x, right, entries);
+    for (r, row) in (0..).zip(&rows) {
+        legend(root, (x, y + 20 * r), row)?;
+    }
+    Ok(i32::try_from(rows.len()).unwrap_or(1))
+}
+
+/// The rows [`legend_rows`] draws `entries` in (at least one).
+pub(crate) fn wrap_legend(
+    x: i32,
+    right: i32,
+    entries: &[(Swatch, String)],
+) -> Vec<Vec<(Swatch, String)>> {
+    let mut rows: Vec<Vec<(Swatch, String)>> = vec![Vec::new()];
+    let mut at = x;
+    for entry in entries {
+        let width = 20 + estimate_width(&entry.1, 13) + 18;
+        if at + width > right && at > x {
+            rows.push(Vec::new());
+            at = x;
+        }
+        at += width;
+        if let Some(row) = rows.last_mut() {
+            row.push(entry.clone());
+        }
+    }
+    rows
+}
+
 /// A rough width of `s` at `size` px (plotters' own estimate for SVG).
 pub(crate) fn estimate_width(s: &str, size: u32) -> i32 {
     let chars = i32::try_from(s.chars().count()).unwrap_or(i32::MAX / 16);

@@ -4,13 +4,17 @@
 //! The numbers are `timeseries.csv`'s, read back from the bytes the recorder just wrote, so
 //! the plot and the CSV can never disagree and the recorder's hot path does no extra work.
 //!
+//! Two panels on one time axis, so that no series hides another: above, the requests — ok and
+//! failed stacked (what ended), arrivals as a line over them; below, on a scale of its own,
+//! what the router did about them — retries, fallbacks and continuations stacked. (Drawn as
+//! lines on one chart, `fallbacks` lay on `ok` whenever every request fell back.) Fallbacks and
+//! continuations are usually few: each bucket with one gets a marker, so a handful still shows.
+//!
 //! Readable at any length: a run longer than [`TARGET_POINTS`] seconds is averaged into
-//! buckets of a round size (10 s, 1 min, 5 min, …) chosen so that points lie a few pixels
-//! apart, and the plot says the bucket. Fallbacks and continuations are usually small next to
-//! the arrivals: they are drawn last, with a marker on every point where they are non-zero,
-//! so a handful of them still shows. Fault labels say the `Retry-After` sent and the time
-//! range; labels that would collide are stacked in rows, then shortened, then left out (the
-//! plot says how many).
+//! buckets of a round size (2 s, 5 s, 10 s, 1 min, 5 min, …) chosen so that there are at most
+//! that many, and the plot says the bucket. Fault labels say the `Retry-After` sent and the
+//! time range; labels that would collide are stacked in rows, then shortened, then left out
+//! (the plot says how many).
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
@@ -20,11 +24,13 @@ use super::context::FaultWindow;
 use super::palette::{
     ARRIVALS, CONTINUATIONS, FAILED, FALLBACKS, FAULT, FAULT_ALPHA, MUTED, OK, RETRIES,
 };
+use super::stack::stacked_steps;
 use super::style::{Area, Drawn, Swatch, estimate_width, legend, nothing, svg, text, title};
 use crate::units::MICROS_PER_SECOND;
 
-/// The timeline's most points per series: about 3 px apart on its ~860 px plot.
-pub(crate) const TARGET_POINTS: u64 = 300;
+/// The timeline's most buckets: about 6 px wide or more on its ~860 px plot, so a level
+/// reads as one.
+pub(crate) const TARGET_POINTS: u64 = 150;
 /// The timeline's bucket sizes, seconds (beyond the last: whole days).
 const ROUND_BUCKETS: [u64; 16] = [
     1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21_600, 43_200,
@@ -41,7 +47,9 @@ const COLUMNS: [&str; 6] = [
 const COLORS: [RGBColor; 6] = [ARRIVALS, OK, FAILED, RETRIES, FALLBACKS, CONTINUATIONS];
 /// The series that get a marker on every non-zero point (indexes into [`COLUMNS`]).
 const MARKED: [usize; 2] = [4, 5];
-const HEIGHT: u32 = 440;
+const HEIGHT: u32 = 500;
+/// The lower panel's height (retries, fallbacks, continuations), px.
+const ACTIONS_PX: i32 = 170;
 /// Rows of fault labels at the top of the plot.
 const LABEL_ROWS: usize = 3;
 const LABEL_PX: u32 = 12;
@@ -172,59 +180,187 @@ fn draw(root: &Area<'_>, series: &Series, faults: &[FaultWindow], run_end_us: u6
     let series_us = series.seconds.saturating_mul(MICROS_PER_SECOND);
     let end_us = run_end_us.max(series_us);
     let axis = TimeAxis::for_run(end_us);
-    let (lines, ymax) = mean_lines(series, &axis);
+    let (spans, means) = mean_values(series, &axis);
     draw_legend(root, faults)?;
-
-    let mut chart = Frame::UNDER_LEGEND.chart(root, 0.0..axis.end, 0.0..ymax)?;
     let y_desc = match &averaged {
         Some(how) => format!("per second, {how}"),
         None => "per second".to_string(),
     };
-    chart
-        .configure_mesh()
-        .house_grid()
-        .x_desc(axis.desc)
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| fmt_tick(*v))
-        .y_label_formatter(&|v| fmt_tick(*v))
-        .draw()?;
-    draw_faults(root, &mut chart, faults, &axis, end_us, ymax)?;
-    for (i, (line, color)) in lines.into_iter().zip(COLORS).enumerate() {
-        if MARKED.contains(&i) {
-            chart.draw_series(
-                line.iter()
-                    .filter(|(_, y)| *y > 0.0)
-                    .map(|&p| Circle::new(p, 3, color.filled())),
-            )?;
-        }
-        chart.draw_series(LineSeries::new(line, color.stroke_width(2)))?;
-    }
-    Ok(())
+    let height = i32::try_from(root.dim_in_pixel().1).unwrap_or(0);
+    let (upper, lower) = root.split_vertically(height - ACTIONS_PX);
+    let [arrivals, ok, failed, retries, fallbacks, continuations] = means;
+    let panels = Panels {
+        axis,
+        end_us,
+        spans,
+        faults,
+    };
+    panels.requests(&upper, y_desc, &arrivals, ok, failed)?;
+    panels.actions(&lower, [retries, fallbacks, continuations])
 }
 
-/// Per-second means over each bucket, at the bucket's first second, one line per counter;
-/// and the y axis' top (a little above the highest mean, at least 1).
-fn mean_lines(series: &Series, axis: &TimeAxis) -> ([Vec<(f64, f64)>; 6], f64) {
-    let mut lines: [Vec<(f64, f64)>; 6] = Default::default();
-    let mut ymax: f64 = 1.0;
+/// What both panels share: the time axis, the buckets' spans and the fault windows.
+struct Panels<'f> {
+    axis: TimeAxis,
+    end_us: u64,
+    spans: Vec<(f64, f64)>,
+    faults: &'f [FaultWindow],
+}
+
+impl Panels<'_> {
+    /// The requests: ok and failed stacked (what ended), arrivals as a line over them; the
+    /// fault windows shaded and labelled.
+    fn requests(
+        &self,
+        area: &Area<'_>,
+        y_desc: String,
+        arrivals: &[f64],
+        ok: Vec<f64>,
+        failed: Vec<f64>,
+    ) -> Drawn {
+        let ended: Vec<f64> = ok.iter().zip(&failed).map(|(a, b)| a + b).collect();
+        let ymax = top_of(&[arrivals, &ended]);
+        let frame = Frame {
+            x_labels: 8,
+            ..Frame::UNDER_LEGEND
+        };
+        let mut chart = frame.chart(area, 0.0..self.axis.end, 0.0..ymax)?;
+        chart
+            .configure_mesh()
+            .house_grid()
+            .y_desc(y_desc)
+            .x_label_formatter(&|_| String::new())
+            .y_label_formatter(&|v| fmt_tick(*v))
+            .draw()?;
+        draw_faults(area, &mut chart, self.faults, &self.axis, self.end_us, ymax)?;
+        let (bands, _) = stacked_steps(&self.spans, &[ok, failed]);
+        for (band, color) in bands.into_iter().zip([OK, FAILED]) {
+            if let Some(points) = band {
+                chart.draw_series(std::iter::once(Polygon::new(points, color.filled())))?;
+            }
+        }
+        let line: Vec<(f64, f64)> = self
+            .spans
+            .iter()
+            .zip(arrivals)
+            .flat_map(|(&(x0, x1), &y)| [(x0, y), (x1, y)])
+            .collect();
+        chart.draw_series(LineSeries::new(line, ARRIVALS.stroke_width(2)))?;
+        Ok(())
+    }
+
+    /// What the router did about them: retries, fallbacks and continuations stacked, on a
+    /// scale of their own so that a handful shows; a marker on each bucket with a fallback or
+    /// a continuation (usually few).
+    fn actions(&self, area: &Area<'_>, actions: [Vec<f64>; 3]) -> Drawn {
+        let ymax = top_of(&[&stacked_total(&actions)]);
+        let frame = Frame {
+            top: 18,
+            ..Frame::UNDER_LEGEND
+        };
+        let mut chart = frame.chart(area, 0.0..self.axis.end, 0.0..ymax)?;
+        chart
+            .configure_mesh()
+            .house_grid()
+            .x_desc(self.axis.desc)
+            .y_labels(4)
+            .x_label_formatter(&|v| fmt_tick(*v))
+            .y_label_formatter(&|v| fmt_tick(*v))
+            .draw()?;
+        for span in self
+            .faults
+            .iter()
+            .filter_map(|f| self.axis.span(f, self.end_us))
+        {
+            shade(&mut chart, span, ymax, FAULT, FAULT_ALPHA)?;
+        }
+        let (bands, tops) = stacked_steps(&self.spans, &actions);
+        for (k, (band, color)) in bands
+            .into_iter()
+            .zip([RETRIES, FALLBACKS, CONTINUATIONS])
+            .enumerate()
+        {
+            if let Some(points) = band {
+                chart.draw_series(std::iter::once(Polygon::new(points, color.filled())))?;
+            }
+            if MARKED.contains(&(k + 3)) {
+                chart.draw_series(
+                    self.spans
+                        .iter()
+                        .zip(&actions[k])
+                        .zip(&tops[k])
+                        .filter(|((_, v), _)| **v > 0.0)
+                        .map(|((&(x0, x1), _), &top)| {
+                            Circle::new(((x0 + x1) / 2.0, top), 3, color.filled())
+                        }),
+                )?;
+            }
+        }
+        // Above the panel's plot (the area draws in its own coordinates, the chart gives the
+        // backend's).
+        let ((x, y), (bx, by)) = (chart.backend_coord(&(0.0, ymax)), area.get_base_pixel());
+        area.draw(&Text::new(
+            "retries, fallbacks and continuations, stacked (own scale)".to_string(),
+            (x - bx + 6, y - by - 16),
+            text(12, MUTED, HPos::Left, VPos::Top),
+        ))
+    }
+}
+
+/// Each bucket's x span, and per counter its per-second mean over each bucket.
+fn mean_values(series: &Series, axis: &TimeAxis) -> (Vec<(f64, f64)>, [Vec<f64>; 6]) {
+    let mut values: [Vec<f64>; 6] = Default::default();
+    let mut spans = Vec::with_capacity(series.sums.len());
     for (i, sums) in series.sums.iter().enumerate() {
-        let x = axis.at((i as u64 * series.bucket).saturating_mul(MICROS_PER_SECOND));
+        let from = i as u64 * series.bucket;
         let len = series.bucket_len(i);
-        for (line, sum) in lines.iter_mut().zip(sums) {
-            let y = *sum as f64 / len as f64;
-            ymax = ymax.max(y);
-            line.push((x, y));
+        spans.push((
+            axis.at(from.saturating_mul(MICROS_PER_SECOND)),
+            axis.at((from + len).saturating_mul(MICROS_PER_SECOND)),
+        ));
+        for (value, sum) in values.iter_mut().zip(sums) {
+            value.push(*sum as f64 / len.max(1) as f64);
         }
     }
-    (lines, ymax * 1.12)
+    (spans, values)
 }
 
-/// One entry per counter, and the fault windows'.
+/// The sum of `series`, bucket by bucket.
+fn stacked_total(series: &[Vec<f64>]) -> Vec<f64> {
+    let mut total: Vec<f64> = Vec::new();
+    for s in series {
+        total.resize(total.len().max(s.len()), 0.0);
+        for (t, v) in total.iter_mut().zip(s) {
+            *t += v;
+        }
+    }
+    total
+}
+
+/// A y axis' top: a little above the highest value, at least 1.
+fn top_of(series: &[&[f64]]) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| s.iter())
+        .fold(1.0_f64, |m, v| m.max(*v))
+        * 1.12
+}
+
+/// One entry per counter (a line for arrivals, a box for the stacked ones), and the fault
+/// windows'.
 fn draw_legend(root: &Area<'_>, faults: &[FaultWindow]) -> Drawn {
     let mut entries: Vec<(Swatch, String)> = COLUMNS
         .iter()
         .zip(COLORS)
-        .map(|(name, color)| (Swatch::Line(color), (*name).to_string()))
+        .enumerate()
+        .map(|(i, (name, color))| {
+            let swatch = if i == 0 {
+                Swatch::Line(color)
+            } else {
+                Swatch::Box(color, 1.0)
+            };
+            (swatch, (*name).to_string())
+        })
         .collect();
     if !faults.is_empty() {
         entries.push((Swatch::Box(FAULT, 0.3), "fault window".into()));
@@ -345,7 +481,7 @@ mod tests {
     const HEADER_NOW: &str = "second,arrivals,ok,failed,retries,fallbacks,deployments_cooling,\
 deployments_half_open,p50_ms,p90_ms,p99_ms,continuations";
 
-    /// The number of points of each `<polyline>` (the series' lines).
+    /// The number of points of each `<polyline>` (the arrivals' line).
     fn polyline_points(svg: &str) -> Vec<usize> {
         svg.split("<polyline")
             .skip(1)
@@ -371,37 +507,81 @@ deployments_half_open,p50_ms,p90_ms,p99_ms,continuations";
     #[test]
     fn a_day_is_a_few_pixels_per_point_and_says_its_bucket() {
         let series = parse_series(day_csv().as_bytes());
-        assert_eq!(series.bucket, 300);
+        assert_eq!(series.bucket, 600);
         let svg = render(&series, &[], 86_400 * MICROS_PER_SECOND).unwrap_or_default();
+        // The arrivals: a level per bucket (two points each).
         let lines = polyline_points(&svg);
-        assert_eq!(lines.len(), COLUMNS.len(), "{lines:?}");
-        assert!(
-            lines.iter().all(|n| *n <= TARGET_POINTS as usize),
-            "{lines:?}"
-        );
-        assert!(svg.contains("per second, averaged per 5 min"), "{svg}");
-        assert!(svg.contains("(averaged per 5 min)"), "{svg}");
+        assert_eq!(lines, [2 * 144], "{lines:?}");
+        // Bands for what is non-zero: ok, fallbacks, continuations (no failures, no retries).
+        assert_eq!(svg.matches("<polygon").count(), 3, "{svg}");
+        assert!(svg.contains("per second, averaged per 10 min"), "{svg}");
+        assert!(svg.contains("(averaged per 10 min)"), "{svg}");
         // A short run is not averaged and says nothing of buckets.
         let short = parse_series(
-            format!("{HEADER_NOW}\n0,1,1,0,0,0,0,0,,,,0\n299,1,1,0,0,0,0,0,,,,0\n").as_bytes(),
+            format!("{HEADER_NOW}\n0,1,1,0,0,0,0,0,,,,0\n149,1,1,0,0,0,0,0,,,,0\n").as_bytes(),
         );
         assert_eq!(short.bucket, 1);
-        let svg = render(&short, &[], 300 * MICROS_PER_SECOND).unwrap_or_default();
+        let svg = render(&short, &[], 150 * MICROS_PER_SECOND).unwrap_or_default();
         assert!(!svg.contains("averaged"), "{svg}");
+    }
+
+    /// The pixel rows (lowest, highest y) the `<polygon>`s filled with `color` cover.
+    fn rows_of(svg: &str, color: RGBColor) -> Option<(i32, i32)> {
+        let fill = format!("fill=\"#{:02X}{:02X}{:02X}\"", color.0, color.1, color.2);
+        svg.split("<polygon")
+            .skip(1)
+            .filter(|p| p.split("/>").next().is_some_and(|p| p.contains(&fill)))
+            .filter_map(|p| p.split("points=\"").nth(1)?.split('"').next())
+            .flat_map(|points| {
+                points
+                    .split_whitespace()
+                    .filter_map(|xy| xy.split(',').nth(1)?.parse::<i32>().ok())
+                    .collect::<Vec<i32>>()
+            })
+            .fold(None, |acc: Option<(i32, i32)>, y| match acc {
+                Some((lo, hi)) => Some((lo.min(y), hi.max(y))),
+                None => Some((y, y)),
+            })
+    }
+
+    #[test]
+    fn ok_and_fallbacks_never_share_a_pixel_when_every_request_falls_back() {
+        // A regional outage: every request falls back, so `fallbacks` = `ok` every second.
+        let mut csv = format!("{HEADER_NOW}\n");
+        for second in 0..120_u64 {
+            let n = 5 + second % 7;
+            csv.push_str(&format!("{second},{n},{n},0,{},{n},0,0,,,,0\n", n / 2));
+        }
+        let svg =
+            render(&parse_series(csv.as_bytes()), &[], 120 * MICROS_PER_SECOND).unwrap_or_default();
+        let ok = rows_of(&svg, OK).unwrap_or_default();
+        let fallbacks = rows_of(&svg, FALLBACKS).unwrap_or_default();
+        let retries = rows_of(&svg, RETRIES).unwrap_or_default();
+        assert!(
+            ok.1 > ok.0 && fallbacks.1 > fallbacks.0,
+            "{ok:?} {fallbacks:?}"
+        );
+        // The requests panel lies above the router's panel: disjoint pixel rows.
+        assert!(
+            ok.1 < fallbacks.0,
+            "ok {ok:?} overlaps fallbacks {fallbacks:?}"
+        );
+        // Retries at the bottom of the router's panel, fallbacks stacked on them.
+        assert!(retries.1 > fallbacks.1, "{retries:?} {fallbacks:?}");
     }
 
     #[test]
     fn bucket_sizes_are_round_and_keep_to_the_target() {
         for (seconds, bucket) in [
             (1, 1),
-            (300, 1),
-            (301, 2),
-            (3600, 15),
-            (10_000, 60),
-            (86_400, 300),
-            (7 * 86_400, 3600),
+            (150, 1),
+            (151, 2),
+            (3600, 30),
+            (10_000, 120),
+            (86_400, 600),
+            (7 * 86_400, 7200),
             (30 * 86_400, 21_600),
-            (200 * 86_400, 86_400),
+            (200 * 86_400, 2 * 86_400),
         ] {
             assert_eq!(timeline_bucket(seconds), bucket, "{seconds} s");
             assert!(seconds.div_ceil(bucket) <= TARGET_POINTS, "{seconds} s");
@@ -415,7 +595,7 @@ deployments_half_open,p50_ms,p90_ms,p99_ms,continuations";
     #[test]
     fn fallbacks_and_continuations_have_a_legend_entry_and_a_marker_where_non_zero() {
         let series = parse_series(day_csv().as_bytes());
-        // One continuation per hour: 24 points with one.
+        // One continuation per hour: 24 buckets with one.
         let with_continuations = series.sums.iter().filter(|s| s[5] > 0).count();
         assert_eq!(with_continuations, 24);
         let svg = render(&series, &[], 86_400 * MICROS_PER_SECOND).unwrap_or_default();
@@ -536,10 +716,10 @@ deployments_half_open,p50_ms,p90_ms,p99_ms,continuations";
         let csv = format!("{HEADER}\n0,1,0,0,0,0,0,0\n{year},0,1,0,0,0,0,0\n");
         let series = parse_series(csv.as_bytes());
         assert_eq!(series.seconds, year + 1);
-        // Two days per point: 183 points.
-        assert_eq!(series.bucket, 2 * 86_400);
-        assert_eq!(series.sums.len(), 183);
+        // Three days per point (365 d / 150 = 2.4 d): 122 points.
+        assert_eq!(series.bucket, 3 * 86_400);
+        assert_eq!(series.sums.len(), 122);
         assert_eq!(series.sums[0], [1, 0, 0, 0, 0, 0]);
-        assert_eq!(series.sums[182], [0, 1, 0, 0, 0, 0]);
+        assert_eq!(series.sums[121], [0, 1, 0, 0, 0, 0]);
     }
 }

@@ -30,7 +30,7 @@ use super::csv::{CsvOut, write_row};
 use super::histogram::new_histogram;
 use super::quantiles::SecondSamples;
 use crate::error::ReportError;
-use crate::plot::ShareSeries;
+use crate::plot::{FailingSeconds, ServedSeries};
 use crate::units::{MICROS_PER_SECOND, Ms, second_of};
 
 /// The columns of `deployments.csv`.
@@ -92,8 +92,10 @@ pub(super) struct DeploymentSeconds {
     /// The second being filled.
     second: u64,
     deployments: BTreeMap<Arc<str>, Deployment>,
-    /// Attempts per deployment over time, for the traffic-share plot.
-    pub(super) share: ShareSeries,
+    /// Attempts and ok attempts per deployment over time, for the served plot.
+    pub(super) served: ServedSeries,
+    /// The seconds each deployment failed most of its attempts, for the lanes.
+    pub(super) failing: FailingSeconds,
     /// An empty histogram: which latencies are equivalent (see [`SecondSamples`]).
     shape: Histogram<u64>,
 }
@@ -113,7 +115,8 @@ impl DeploymentSeconds {
             out: Some(out),
             second: 0,
             deployments: BTreeMap::new(),
-            share: ShareSeries::default(),
+            served: ServedSeries::default(),
+            failing: FailingSeconds::default(),
             shape: new_histogram()?,
         })
     }
@@ -220,6 +223,7 @@ impl DeploymentSeconds {
         for d in self.deployments.values_mut() {
             reset(d);
         }
+        self.failing.finish(run_end);
         if let Some(out) = self.out.as_mut()
             && let Err(e) = std::io::Write::flush(&mut out.out)
         {
@@ -237,7 +241,8 @@ impl DeploymentSeconds {
             let cooling = d.cooled_now || d.cooling_in(from, to);
             let half_open = d.half_open_now || d.half_open;
             if d.attempts > 0 {
-                self.share.add(second, id, d.attempts);
+                self.served.add(second, id, d.attempts, d.ok);
+                self.failing.second(second, id, d.attempts, d.ok);
             }
             if d.attempts > 0 || cooling || half_open {
                 let (p50, p99) = if d.samples.is_empty() {

@@ -95,7 +95,8 @@ impl State {
             agg.ok_attempts += u64::from(r.attempts);
         }
         agg.attempts_max = agg.attempts_max.max(u64::from(r.attempts));
-        self.plots.request_end(r.attempts);
+        self.plots
+            .request_end(r.attempts, second_of(r.end_us), latency);
         agg.latency_sum_us += u128::from(latency);
         agg.latency_max_us = agg.latency_max_us.max(latency);
         record_us(&mut self.latency, latency, 1);

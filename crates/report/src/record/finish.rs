@@ -132,7 +132,8 @@ impl State {
                     ("p99", summary.streams.ttft_ms.p99, 0.99),
                 ],
             ),
-            share: &self.per_deployment.share,
+            served: &self.per_deployment.served,
+            failing: &self.per_deployment.failing,
         };
         plots.render(&self.dir, &input)
     }

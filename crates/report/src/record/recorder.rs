@@ -199,7 +199,7 @@ impl Recorder {
     }
 
     /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm`, `ttft.hgrm`,
-    /// `inter_token.hgrm`, `summary.json` and the four SVG plots (unless
+    /// `inter_token.hgrm`, `summary.json` and the six SVG plots (unless
     /// [`without_plots`](Self::without_plots)), and returns the summary. The first error of
     /// the whole run, if any, is returned instead.
     pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {

@@ -14,5 +14,6 @@
 mod cooldowns_and_details;
 mod plots;
 mod recorder;
+mod served;
 mod sparse_timeseries;
 mod streams;

@@ -456,7 +456,7 @@ fn a_long_run_is_bucketed_and_a_busy_lane_capped() -> TestResult {
     let timeline = read_svg(&dir, TIMELINE_SVG)?;
     let text = texts(&timeline);
     assert!(
-        text.iter().any(|t| t == "per second, averaged per 1 min"),
+        text.iter().any(|t| t == "per second, averaged per 2 min"),
         "{text:?}"
     );
     assert!(
@@ -537,6 +537,7 @@ fn the_page_inlines_every_plot_and_the_expectations() -> TestResult {
             .iter()
             .map(|f| (*f, fs::read_to_string(dir.join(f)).ok()))
             .collect::<Vec<_>>(),
+        fs::read(dir.join("deployments.csv")).ok().as_deref(),
     );
     assert!(again == page);
 
@@ -587,7 +588,7 @@ fn the_over_time_plots_draw_lines_bands_and_fault_windows() -> TestResult {
 
     let latency = read_svg(&dir, LATENCY_OVER_TIME_SVG)?;
     let words = texts(&latency);
-    for label in ["p50", "p99", "fault window"] {
+    for label in ["p50 per second", "p99 per second", "fault window"] {
         assert!(words.iter().any(|t| t == label), "{label} in {words:?}");
     }
     // Seconds 1 and 2 are a line; second 4 (after a gap) a dot; the fault window a box.
@@ -600,17 +601,19 @@ fn the_over_time_plots_draw_lines_bands_and_fault_windows() -> TestResult {
 
     let share = read_svg(&dir, TRAFFIC_SHARE_SVG)?;
     let words = texts(&share);
-    for label in ["a", "c", "fault window"] {
+    // `a`: one of its two attempts ok; `c`: both.
+    for label in ["a: served 1 of 2", "c: served 2 of 2", "fault window"] {
         assert!(words.iter().any(|t| t == label), "{label} in {words:?}");
     }
     assert!(
-        !words.iter().any(|t| t == "b"),
+        !words.iter().any(|t| t.starts_with("b")),
         "b had no attempts: no band"
     );
     assert_eq!(
         share.matches("<polygon").count(),
-        2,
-        "one band per deployment"
+        3,
+        "one served band per deployment with an ok attempt, one failed band per deployment \
+         with a failure (a)"
     );
 
     // Both are on the page.

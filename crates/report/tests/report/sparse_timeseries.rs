@@ -161,10 +161,11 @@ fn a_year_between_two_requests_writes_only_the_busy_seconds() -> TestResult {
              {last},1,1,0,0,0,0,0,0.000,0.000,0.000,0\n"
         ),
     );
-    // The timeline is bucketed over the whole year (two days a point), not per second.
+    // The timeline is bucketed over the whole year (three days a point: at most 150), not per
+    // second.
     let svg = fs::read_to_string(dir.join(TIMELINE_SVG))?;
     assert!(
-        svg.contains("per second, averaged per 2 d"),
+        svg.contains("per second, averaged per 3 d"),
         "{}",
         &svg[..svg.len().min(2000)]
     );

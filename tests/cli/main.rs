@@ -30,6 +30,7 @@ mod fleet_agreement;
 mod fleet_calibration;
 mod limits;
 mod litellm_proxy;
+mod live_metrics;
 mod loads;
 mod proxy;
 mod proxy_redis;

@@ -62,6 +62,7 @@ mod options;
 mod raw;
 mod router;
 mod set;
+mod stages;
 mod traffic;
 mod validated;
 mod values;

@@ -189,6 +189,7 @@ fn the_example_parses_into_exact_values() {
                     tags: vec!["eu".into()],
                     ..template("gpt-4o")
                 },
+                ramp: None,
             }),
             TrafficSpec::Stream(TrafficStream {
                 rate_per_sec: 0.5,
@@ -202,6 +203,7 @@ fn the_example_parses_into_exact_values() {
                     max_tokens: Some(256),
                     ..template("smart")
                 },
+                ramp: None,
             }),
             TrafficSpec::Request(ExplicitRequest {
                 at: ms(1500),

@@ -48,6 +48,9 @@ pub enum CliError {
     /// `drive` could not run or write its report.
     #[error("{0}")]
     Drive(#[from] routersim_live::drive::DriveError),
+    /// `init` would overwrite a file, or could not write one.
+    #[error("{0}")]
+    Init(String),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

@@ -5,6 +5,7 @@ pub mod check;
 pub mod diff;
 pub mod drive;
 pub mod explore;
+pub mod init;
 pub mod proxy;
 pub mod run;
 pub mod serve;

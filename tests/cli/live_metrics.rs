@@ -202,5 +202,5 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
     serve.stop();
     let calls = std::fs::read_to_string(out.join("provider_calls.csv")).unwrap();
     assert_eq!(attempts, calls.lines().count() as u64 - 1, "{calls}");
-    assert!(attempts >= sent + 1, "hot was called twice: {attempts}");
+    assert!(attempts > sent, "hot was called twice: {attempts}");
 }

@@ -51,6 +51,9 @@ pub enum CliError {
     /// `import` could not read the log or write its folder.
     #[error("{0}")]
     Import(#[from] routersim_import::ImportError),
+    /// `init` would overwrite a file, or could not write one.
+    #[error("{0}")]
+    Init(String),
     /// A command-line combination the argument parser cannot refuse by itself.
     #[error("{0}")]
     Usage(&'static str),

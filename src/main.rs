@@ -27,6 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Write a commented template to start from: incident, ci or sweep.
+    Init(commands::init::InitArgs),
     /// Run one scenario and write its report.
     Run(commands::run::RunArgs),
     /// Measure simulated requests per wall-second against a pass-through floor.
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
     };
     let _ = routersim_sim::scenario::set_router_load_options(options);
     let result = match cli.command {
+        Command::Init(args) => commands::init::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Check(args) => commands::check::run(args),

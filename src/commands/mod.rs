@@ -6,6 +6,7 @@ pub mod diff;
 pub mod drive;
 pub mod explore;
 pub mod import;
+pub mod init;
 pub mod proxy;
 pub mod run;
 pub mod serve;

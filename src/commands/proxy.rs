@@ -82,6 +82,7 @@ pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
         )
         .and_then(|()| writeln!(out, "listening on http://{addr}"))
         .and_then(|()| writeln!(out, "  POST http://{addr}/v1/chat/completions"))
+        .and_then(|()| writeln!(out, "  GET  http://{addr}/metrics (Prometheus)"))
         .and_then(|()| writeln!(out, "  model groups: {}", names.join(", ")))
         .and_then(|()| out.flush())
         .map_err(|e| format!("cannot write to stdout: {e}"))

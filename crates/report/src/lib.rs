@@ -12,6 +12,8 @@
 //!   `ttft.hgrm`, `inter_token.hgrm` and `summary.json`, and the SVG plots ([`plot`]).
 //! - [`html::write_report_html`] writes `report.html`: the summary, the `expect` results and
 //!   the plots on one self-contained page.
+//! - [`live_metrics::LiveMetrics`] keeps `metrics.prom`'s counters while a real-time process
+//!   runs, for a Prometheus scrape of `GET /metrics`.
 //! - [`hgrm::write_hgrm`] prints an HdrHistogram percentile distribution (the crate has none).
 //! - [`summary::Summary`] is `summary.json`, with [`summary::Summary::metric`] for scenario
 //!   `expect` lines and [`summary::print_summary`] for the terminal.
@@ -22,6 +24,7 @@
 mod error;
 pub mod hgrm;
 pub mod html;
+pub mod live_metrics;
 pub mod plot;
 pub mod prom;
 pub mod record;

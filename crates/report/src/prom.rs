@@ -29,7 +29,7 @@ pub const LATENCY_BUCKETS_S: [f64; 16] = [
 ];
 
 /// Escapes a label value (backslash, double quote and line feed, as the format requires).
-fn label_value(text: &str) -> String {
+pub(crate) fn label_value(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -68,48 +68,186 @@ pub fn write_prom(
         label_value(&summary.scenario),
         summary.seed
     );
-    let counters: [(&str, &str, u64); 8] = [
+    let cooldowns = &summary.cooldowns.by_deployment;
+    let values = PromValues {
+        requests: summary.requests,
+        ok: summary.ok,
+        failed: summary.failed,
+        retries: summary.retries,
+        fallbacks: summary.fallbacks,
+        attempts: summary.attempts,
+        cooldowns: summary.cooldowns.total,
+        cooldown_periods: Some(summary.cooldowns.periods),
+        failed_by_kind: summary
+            .failed_by_kind
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect(),
+        deployment_cooldowns: cooldowns
+            .iter()
+            .map(|(d, s)| (d.as_str(), s.count))
+            .collect(),
+        deployment_cooldown_periods: Some(
+            cooldowns
+                .iter()
+                .map(|(d, s)| (d.as_str(), s.periods))
+                .collect(),
+        ),
+        latency: LatencyBuckets::of_hdr(latency_us, latency_sum_us),
+        clock: "virtual",
+    };
+    write_values(&values, &base, out)
+}
+
+/// What one exposition holds: a finished run's summary ([`write_prom`]) or a live process's
+/// counters so far ([`LiveMetrics`](crate::live_metrics::LiveMetrics)), written by the one
+/// writer [`write_values`] so both carry the same names.
+#[derive(Clone, Debug, Default)]
+pub struct PromValues<'a> {
+    /// `routersim_requests_total`.
+    pub requests: u64,
+    /// `routersim_ok_total`.
+    pub ok: u64,
+    /// `routersim_failed_total`.
+    pub failed: u64,
+    /// `routersim_retries_total`.
+    pub retries: u64,
+    /// `routersim_fallbacks_total`.
+    pub fallbacks: u64,
+    /// `routersim_attempts_total`.
+    pub attempts: u64,
+    /// `routersim_cooldowns_total`.
+    pub cooldowns: u64,
+    /// `routersim_cooldown_periods_total`, when known (a live process does not close periods).
+    pub cooldown_periods: Option<u64>,
+    /// `routersim_failed_by_kind_total{kind}`.
+    pub failed_by_kind: Vec<(&'a str, u64)>,
+    /// `routersim_deployment_cooldowns_total{deployment}`.
+    pub deployment_cooldowns: Vec<(&'a str, u64)>,
+    /// `routersim_deployment_cooldown_periods_total{deployment}`, when known.
+    pub deployment_cooldown_periods: Option<Vec<(&'a str, u64)>>,
+    /// `routersim_request_latency_seconds`.
+    pub latency: LatencyBuckets,
+    /// Whose seconds the latency counts (`virtual` or `wall-clock`), for its HELP line.
+    pub clock: &'static str,
+}
+
+/// The latency histogram as the format holds it: a count per [`LATENCY_BUCKETS_S`] bound
+/// (cumulative), the total count and the sum.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatencyBuckets {
+    /// Requests at or below each bound of [`LATENCY_BUCKETS_S`].
+    pub le: [u64; LATENCY_BUCKETS_S.len()],
+    /// Every request (the `+Inf` bucket).
+    pub count: u64,
+    /// The latencies' sum, µs.
+    pub sum_us: u128,
+}
+
+impl LatencyBuckets {
+    /// The buckets of an HdrHistogram of µs.
+    pub fn of_hdr(hist: &Histogram<u64>, sum_us: u128) -> Self {
+        // Each recorded value counts at the low end of its HdrHistogram bucket, so a latency
+        // of exactly a bound stays in that bound's bucket.
+        let recorded: Vec<(u64, u64)> = hist
+            .iter_recorded()
+            .map(|v| {
+                (
+                    hist.lowest_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            })
+            .collect();
+        let mut le = [0; LATENCY_BUCKETS_S.len()];
+        for (slot, bound) in le.iter_mut().zip(LATENCY_BUCKETS_S) {
+            let bound_us = bound_us(bound);
+            *slot = recorded
+                .iter()
+                .filter(|(value, _)| *value <= bound_us)
+                .map(|(_, count)| count)
+                .sum();
+        }
+        Self {
+            le,
+            count: hist.len(),
+            sum_us,
+        }
+    }
+
+    /// Adds one latency of `us` microseconds.
+    pub fn record(&mut self, us: u64) {
+        for (slot, bound) in self.le.iter_mut().zip(LATENCY_BUCKETS_S) {
+            if us <= bound_us(bound) {
+                *slot += 1;
+            }
+        }
+        self.count += 1;
+        self.sum_us += u128::from(us);
+    }
+}
+
+fn bound_us(bound_s: f64) -> u64 {
+    (bound_s * 1_000_000.0).round() as u64
+}
+
+/// A series name with its labels (`base` may be empty).
+fn series(name: &str, base: &str, extra: &str) -> String {
+    let labels = match (base.is_empty(), extra.is_empty()) {
+        (true, true) => return name.to_string(),
+        (false, true) => base.to_string(),
+        (true, false) => extra.to_string(),
+        (false, false) => format!("{base},{extra}"),
+    };
+    format!("{name}{{{labels}}}")
+}
+
+/// The one writer of routersim's Prometheus text; `base` is the labels every series carries
+/// (`scenario="…",seed="…"`, or empty).
+pub fn write_values(values: &PromValues<'_>, base: &str, out: &mut impl Write) -> io::Result<()> {
+    let mut counters: Vec<(&str, &str, u64)> = vec![
         (
             "routersim_requests_total",
             "Requests the run sent.",
-            summary.requests,
+            values.requests,
         ),
-        ("routersim_ok_total", "Requests that succeeded.", summary.ok),
+        ("routersim_ok_total", "Requests that succeeded.", values.ok),
         (
             "routersim_failed_total",
             "Requests that failed.",
-            summary.failed,
+            values.failed,
         ),
         (
             "routersim_retries_total",
             "Retries (attempts after the first on the same model group).",
-            summary.retries,
+            values.retries,
         ),
         (
             "routersim_fallbacks_total",
             "Requests that fell back to another model group.",
-            summary.fallbacks,
+            values.fallbacks,
         ),
         (
             "routersim_attempts_total",
             "Provider calls, over every request.",
-            summary.attempts,
+            values.attempts,
         ),
         (
             "routersim_cooldowns_total",
             "Cooldowns set (summary.json cooldowns.total: a re-set that extends a live cooldown counts again).",
-            summary.cooldowns.total,
-        ),
-        (
-            "routersim_cooldown_periods_total",
-            "Cooling periods (summary.json cooldowns.periods: intervals a deployment spent cooled).",
-            summary.cooldowns.periods,
+            values.cooldowns,
         ),
     ];
+    if let Some(periods) = values.cooldown_periods {
+        counters.push((
+            "routersim_cooldown_periods_total",
+            "Cooling periods (summary.json cooldowns.periods: intervals a deployment spent cooled).",
+            periods,
+        ));
+    }
     for (name, help, value) in counters {
         writeln!(out, "# HELP {name} {help}")?;
         writeln!(out, "# TYPE {name} counter")?;
-        writeln!(out, "{name}{{{base}}} {value}")?;
+        writeln!(out, "{} {value}", series(name, base, ""))?;
     }
     labelled_counter(
         out,
@@ -117,98 +255,82 @@ pub fn write_prom(
             "routersim_failed_by_kind_total",
             "Failed requests by failure kind.",
         ),
-        &base,
+        base,
         "kind",
-        summary.failed_by_kind.iter().map(|(k, v)| (k.as_str(), *v)),
+        &values.failed_by_kind,
     )?;
-    let cooldowns = &summary.cooldowns.by_deployment;
     labelled_counter(
         out,
         (
             "routersim_deployment_cooldowns_total",
             "Cooldowns set per deployment.",
         ),
-        &base,
+        base,
         "deployment",
-        cooldowns.iter().map(|(d, s)| (d.as_str(), s.count)),
+        &values.deployment_cooldowns,
     )?;
-    labelled_counter(
-        out,
-        (
-            "routersim_deployment_cooldown_periods_total",
-            "Cooling periods per deployment.",
-        ),
-        &base,
-        "deployment",
-        cooldowns.iter().map(|(d, s)| (d.as_str(), s.periods)),
-    )?;
-    write_latency(latency_us, latency_sum_us, &base, out)
+    if let Some(periods) = &values.deployment_cooldown_periods {
+        labelled_counter(
+            out,
+            (
+                "routersim_deployment_cooldown_periods_total",
+                "Cooling periods per deployment.",
+            ),
+            base,
+            "deployment",
+            periods,
+        )?;
+    }
+    write_latency(&values.latency, values.clock, base, out)
 }
 
 /// One counter family with one more label: its HELP and TYPE lines, then a sample per value.
-fn labelled_counter<'a>(
+fn labelled_counter(
     out: &mut impl Write,
     (name, help): (&str, &str),
     base: &str,
     label: &str,
-    values: impl Iterator<Item = (&'a str, u64)>,
+    values: &[(&str, u64)],
 ) -> io::Result<()> {
     writeln!(out, "# HELP {name} {help}")?;
     writeln!(out, "# TYPE {name} counter")?;
     for (key, value) in values {
-        writeln!(
-            out,
-            "{name}{{{base},{label}=\"{}\"}} {value}",
-            label_value(key)
-        )?;
+        let extra = format!("{label}=\"{}\"", label_value(key));
+        writeln!(out, "{} {value}", series(name, base, &extra))?;
     }
     Ok(())
 }
 
 fn write_latency(
-    hist: &Histogram<u64>,
-    sum_us: u128,
+    latency: &LatencyBuckets,
+    clock: &str,
     base: &str,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let name = "routersim_request_latency_seconds";
     writeln!(
         out,
-        "# HELP {name} End-to-end request latency, virtual seconds."
+        "# HELP {name} End-to-end request latency, {clock} seconds."
     )?;
     writeln!(out, "# TYPE {name} histogram")?;
-    // Each recorded value counts at the low end of its HdrHistogram bucket, so a latency of
-    // exactly a bound stays in that bound's bucket.
-    let recorded: Vec<(u64, u64)> = hist
-        .iter_recorded()
-        .map(|v| {
-            (
-                hist.lowest_equivalent(v.value_iterated_to()),
-                v.count_at_value(),
-            )
-        })
-        .collect();
-    for bound in LATENCY_BUCKETS_S {
-        let bound_us = (bound * 1_000_000.0).round() as u64;
-        let count: u64 = recorded
-            .iter()
-            .filter(|(value, _)| *value <= bound_us)
-            .map(|(_, count)| count)
-            .sum();
-        writeln!(
-            out,
-            "{name}_bucket{{{base},le=\"{}\"}} {count}",
-            number(bound)
-        )?;
+    let bucket = format!("{name}_bucket");
+    for (bound, count) in LATENCY_BUCKETS_S.iter().zip(latency.le) {
+        let le = format!("le=\"{}\"", number(*bound));
+        writeln!(out, "{} {count}", series(&bucket, base, &le))?;
     }
-    let total = hist.len();
-    writeln!(out, "{name}_bucket{{{base},le=\"+Inf\"}} {total}")?;
+    let total = latency.count;
+    writeln!(out, "{} {total}", series(&bucket, base, "le=\"+Inf\""))?;
     writeln!(
         out,
-        "{name}_sum{{{base}}} {}",
-        number(sum_us as f64 / 1_000_000.0)
+        "{} {}",
+        series(&format!("{name}_sum"), base, ""),
+        number(latency.sum_us as f64 / 1_000_000.0)
     )?;
-    writeln!(out, "{name}_count{{{base}}} {total}")
+    writeln!(
+        out,
+        "{} {total}",
+        series(&format!("{name}_count"), base, "")
+    )
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 
 pub mod events;
 pub mod frontend;
+pub mod metrics;
 pub mod render;
 pub mod shared_state;
 
@@ -54,7 +55,9 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::serve::{bind, is_loopback, terminated};
 use events::{StreamMsg, StreamRoutes};
 use frontend::{ChatRequest, parse_chat};
+use metrics::{METRICS_PATH, ProxySink, metrics_response};
 use render::{ProxyBody, Tally, json_response, plain_error, result_response, stream_response};
+use routersim_report::live_metrics::LiveMetrics;
 use shared_state::RedisTarget;
 
 /// The largest request body read (a bigger one is a 413).
@@ -175,6 +178,7 @@ type ProxyRouter = Router<HttpProvider<TcpConnector>, TokioClock>;
 pub struct ProxyServer {
     router: ProxyRouter,
     routes: Arc<StreamRoutes>,
+    metrics: Arc<LiveMetrics>,
     next_id: Cell<u64>,
     requests: Cell<u64>,
     ok: Cell<u64>,
@@ -197,15 +201,20 @@ impl ProxyServer {
     ) -> Result<Self, ConfigError> {
         let provider = HttpProvider::new(TcpConnector, &config.deployments)?;
         let routes = Arc::new(StreamRoutes::default());
+        let metrics = Arc::new(LiveMetrics::new(&[]));
         let mut builder = Router::builder(config, provider)
             .clock(TokioClock::with_epoch(epoch_unix_ms))
-            .sink(routes.clone());
+            .sink(Arc::new(ProxySink {
+                routes: routes.clone(),
+                metrics: metrics.clone(),
+            }));
         if let Some(store) = &redis {
             builder = builder.state_store(store.clone());
         }
         Ok(Self {
             router: builder.build(),
             routes,
+            metrics,
             next_id: Cell::new(FIRST_OWN_REQUEST_ID),
             requests: Cell::new(0),
             ok: Cell::new(0),
@@ -218,6 +227,11 @@ impl ProxyServer {
         if let Some(store) = &self.redis {
             store.refresh().await;
         }
+    }
+
+    /// The live counters `GET /metrics` renders.
+    pub fn metrics(&self) -> &LiveMetrics {
+        &self.metrics
     }
 
     /// The engine.
@@ -258,6 +272,7 @@ impl ProxyServer {
         let response = match (method.clone(), path) {
             (Method::POST, "/v1/chat/completions" | "/chat/completions") => self.chat(req).await,
             (Method::GET, "/v1/models" | "/models") => self.models(),
+            (Method::GET, METRICS_PATH) => metrics_response(&self.metrics),
             (Method::GET, "/health/liveliness" | "/health/liveness") => json_response(
                 StatusCode::OK,
                 serde_json::to_vec(&json!("I'm alive!")).unwrap_or_default(),
@@ -266,7 +281,7 @@ impl ProxyServer {
                 StatusCode::NOT_FOUND,
                 &format!(
                     "Unknown request URL: {method} {p}. routersim proxy serves POST \
-                     /v1/chat/completions, GET /v1/models and GET /health/liveliness."
+                     /v1/chat/completions, GET /v1/models, GET /health/liveliness and GET /metrics."
                 ),
                 Some("unknown_url"),
             ),

@@ -62,6 +62,7 @@ mod options;
 mod raw;
 mod router;
 mod set;
+mod stages;
 pub mod summary_path;
 mod traffic;
 mod validated;

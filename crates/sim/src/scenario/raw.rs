@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::contracts::RawContract;
 use super::golden::RawGolden;
+use super::stages::RawStage;
 use super::values::{Count, Fallback, Format, Rate, StreamShare};
 use crate::traffic::{ArrivalProcess, TokenRange};
 use crate::transport::Transport;
@@ -69,6 +70,7 @@ pub(super) struct RawTraffic {
     pub(super) from: Option<HumanDuration>,
     pub(super) to: Option<HumanDuration>,
     pub(super) arrival: Option<ArrivalProcess>,
+    pub(super) stages: Option<Vec<RawStage>>,
     // Both.
     pub(super) input_tokens: Option<TokenRange>,
     pub(super) max_tokens: Option<u32>,

@@ -20,9 +20,11 @@ use super::ctx::Ctx;
 use super::error::ScenarioError;
 use super::raw::RawTraffic;
 use super::router::beside;
+use super::stages::validate_stages;
 use super::values::StreamShare;
 use crate::traffic::{
-    DEFAULT_INPUT_TOKENS, ExplicitRequest, RequestTemplate, TokenRange, TrafficSpec, TrafficStream,
+    DEFAULT_INPUT_TOKENS, ExplicitRequest, Ramp, RequestTemplate, TokenRange, TrafficSpec,
+    TrafficStream,
 };
 use crate::traffic_file::TrafficFile;
 
@@ -132,16 +134,32 @@ fn validate_traffic(
         duration,
         input_tokens,
     };
+    if let Some(stages) = &raw.stages {
+        if raw.at.is_some() {
+            return Err(ctx.error(
+                &format!("{path}.stages"),
+                "`stages` belongs to a stream (a ramping rate); an explicit request has `at`",
+            ));
+        }
+        let start = raw.rate.as_ref().map_or(0.0, |r| r.0);
+        let ramp = validate_stages(ctx, &path, stages, start)?;
+        return entry
+            .stream(ramp.peak(), Some(ramp), template)
+            .map(TrafficSpec::Stream);
+    }
     match (raw.at, &raw.rate) {
         (Some(when), None) => entry.explicit(when, template).map(TrafficSpec::Request),
-        (None, Some(rate)) => entry.stream(rate.0, template).map(TrafficSpec::Stream),
+        (None, Some(rate)) => entry
+            .stream(rate.0, None, template)
+            .map(TrafficSpec::Stream),
         (Some(_), Some(_)) => Err(ctx.error(
             &path,
             "an entry is an explicit request (`at`) or a stream (`rate`), not both",
         )),
         (None, None) => Err(ctx.error(
             &path,
-            "expected `at: <time>` (an explicit request) or `rate: <n>/s` (a generated stream)",
+            "expected `at: <time>` (an explicit request), `rate: <n>/s` (a generated stream) or \
+             `stages: [{duration, target}]` (a ramping stream)",
         )),
     }
 }
@@ -300,10 +318,11 @@ impl Entry<'_> {
         })
     }
 
-    /// A generated stream (`rate`): a span within the duration.
+    /// A generated stream (`rate`, or `stages` as `ramp`): a span within the duration.
     fn stream(
         &self,
         rate_per_sec: f64,
+        ramp: Option<Ramp>,
         template: RequestTemplate,
     ) -> Result<TrafficStream, ScenarioError> {
         let raw = self.raw;
@@ -314,7 +333,32 @@ impl Entry<'_> {
             ));
         }
         let from = raw.from.map_or(Duration::ZERO, |d| d.0);
-        let to = raw.to.map_or(self.duration, |d| d.0);
+        let to = match &ramp {
+            Some(_) if raw.to.is_some() => {
+                return Err(self.error(
+                    "to",
+                    "a ramping stream ends with its last stage; `to` conflicts with `stages` \
+                     (lengthen or add a stage instead)",
+                ));
+            }
+            Some(ramp) => {
+                let end = from.saturating_add(ramp.total());
+                if end > self.duration {
+                    return Err(self.error(
+                        "stages",
+                        format!(
+                            "the stages end at {} (from {} plus their durations), after the \
+                             scenario's duration ({})",
+                            format_duration(end),
+                            format_duration(from),
+                            format_duration(self.duration)
+                        ),
+                    ));
+                }
+                end
+            }
+            None => raw.to.map_or(self.duration, |d| d.0),
+        };
         if to > self.duration {
             return Err(self.error(
                 "to",
@@ -344,6 +388,7 @@ impl Entry<'_> {
             stream: raw.stream.as_ref().map_or(0.0, |s| s.share),
             output_tokens: raw.output_tokens,
             template,
+            ramp,
         })
     }
 }

@@ -65,6 +65,8 @@ struct StreamState {
     emitted: u64,
     /// The pending arrival's offset from `from`.
     offset: Duration,
+    /// With a ramp: the pending arrival's position on the ramp's integral.
+    ramp_pos: f64,
 }
 
 /// The scenario's traffic as a lazy, time-ordered iterator.
@@ -112,6 +114,7 @@ impl Arrivals {
                     stream_rng: seeded_rng(seed, &format!("traffic/{i}/stream")),
                     emitted: 0,
                     offset: Duration::ZERO,
+                    ramp_pos: 0.0,
                 })));
             }
         }
@@ -172,8 +175,24 @@ impl Arrivals {
                     time_rng,
                     emitted,
                     offset,
+                    ramp_pos,
                     ..
                 } = &mut **stream;
+                if let Some(ramp) = &spec.ramp {
+                    *ramp_pos = match spec.arrival {
+                        ArrivalProcess::Uniform => (*emitted + 1) as f64,
+                        ArrivalProcess::Poisson => {
+                            let u: f64 = 1.0 - time_rng.random::<f64>();
+                            *ramp_pos - u.ln()
+                        }
+                    };
+                    if let Some(at) = ramp.time_at(*ramp_pos).map(|t| spec.from.saturating_add(t))
+                        && at < spec.to
+                    {
+                        self.heap.push(Reverse((at, *index, s)));
+                    }
+                    return;
+                }
                 *offset = match spec.arrival {
                     ArrivalProcess::Uniform => uniform_offset(spec.rate_per_sec, *emitted),
                     ArrivalProcess::Poisson => {

@@ -15,11 +15,13 @@
 //!
 //! Layout, bottom up: `template` is an entry's [`RequestTemplate`] and the engine request
 //! built from it per arrival (why two types: see there); `spec` the validated entries;
+//! `ramp` a stream's linear `stages`;
 //! `arrivals` the generator; `in_flight` the limit on requests in flight at once. This file
 //! only declares and re-exports.
 
 mod arrivals;
 mod in_flight;
+mod ramp;
 mod spec;
 mod template;
 
@@ -29,6 +31,7 @@ pub use self::arrivals::{Arrival, Arrivals};
 pub use self::in_flight::{
     BYTES_PER_IN_FLIGHT, MAX_IN_FLIGHT, check_in_flight, in_flight_exceeded,
 };
+pub use self::ramp::{Ramp, Stage};
 pub use self::spec::{
     ArrivalProcess, DEFAULT_INPUT_TOKENS, ExplicitRequest, TrafficSpec, TrafficStream,
 };

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use routersim_mock_providers::spec::TokenRange;
 
+use super::ramp::Ramp;
 use super::template::RequestTemplate;
 
 /// `input_tokens` when the scenario sets none.
@@ -41,10 +42,11 @@ pub enum ArrivalProcess {
     Uniform,
 }
 
-/// Generated traffic: `rate` requests per second between `from` and `to` (exclusive).
+/// Generated traffic: `rate` requests per second between `from` and `to` (exclusive), or a
+/// linear [`Ramp`] from `from` (`stages:`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrafficStream {
-    /// Requests per second.
+    /// Requests per second (with a ramp: its peak).
     pub rate_per_sec: f64,
     /// First possible arrival.
     pub from: Duration,
@@ -61,6 +63,8 @@ pub struct TrafficStream {
     pub output_tokens: Option<TokenRange>,
     /// The request.
     pub template: RequestTemplate,
+    /// `stages:`: the rate ramps linearly from `from` (which `to` then ends).
+    pub ramp: Option<Ramp>,
 }
 
 /// One `traffic` entry.
@@ -86,9 +90,14 @@ impl TrafficSpec {
     pub fn expected_count(&self) -> f64 {
         match self {
             TrafficSpec::Request(r) => f64::from(r.count),
-            TrafficSpec::Stream(s) => match s.arrival {
-                ArrivalProcess::Poisson => s.rate_per_sec * (s.to - s.from).as_secs_f64(),
-                ArrivalProcess::Uniform => uniform_count(s) as f64,
+            TrafficSpec::Stream(s) => match (&s.ramp, s.arrival) {
+                (Some(ramp), ArrivalProcess::Poisson) => ramp.integral(s.to - s.from),
+                // The k-th arrival (from 1) is where the integral reaches k, before the end.
+                (Some(ramp), ArrivalProcess::Uniform) => {
+                    (ramp.integral(s.to - s.from).ceil() - 1.0).max(0.0)
+                }
+                (None, ArrivalProcess::Poisson) => s.rate_per_sec * (s.to - s.from).as_secs_f64(),
+                (None, ArrivalProcess::Uniform) => uniform_count(s) as f64,
             },
         }
     }

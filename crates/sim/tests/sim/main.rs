@@ -21,6 +21,7 @@ mod scenario_number_shapes;
 mod scenario_parse;
 mod scenario_quota;
 mod scenario_set;
+mod scenario_stages;
 mod scenario_streams;
 mod scenario_traffic;
 mod scenario_traffic_file;

@@ -189,6 +189,7 @@ fn the_example_parses_into_exact_values() {
                     tags: vec!["eu".into()],
                     ..template("gpt-4o")
                 },
+                ramp: None,
             }),
             TrafficSpec::Stream(TrafficStream {
                 rate_per_sec: 0.5,
@@ -202,6 +203,7 @@ fn the_example_parses_into_exact_values() {
                     max_tokens: Some(256),
                     ..template("smart")
                 },
+                ramp: None,
             }),
             TrafficSpec::Request(ExplicitRequest {
                 at: ms(1500),
@@ -291,7 +293,7 @@ fn an_unknown_key_at_a_nested_path() {
     check(
         "traffic:\n  - {model: gpt, rate: 20/s, colour: red}\n",
         "s.yaml:11:30: traffic[0].colour: unknown field `colour`, expected one of model, at, count, \
-         rate, from, to, arrival, input_tokens, max_tokens, num_retries, fallbacks, \
+         rate, from, to, arrival, stages, input_tokens, max_tokens, num_retries, fallbacks, \
          disable_fallbacks, allow_fallbacks, models, metadata, stream, output_tokens, \
          response_format, tools, workload",
     );
@@ -492,7 +494,7 @@ fn traffic_is_checked_against_the_router_and_the_duration() {
     );
     check(
         "traffic:\n  - model: gpt\n",
-        "s.yaml:11:5: traffic[0]: expected `at: <time>` (an explicit request) or `rate: <n>/s` (a generated stream)",
+        "s.yaml:11:5: traffic[0]: expected `at: <time>` (an explicit request), `rate: <n>/s` (a generated stream) or `stages: [{duration, target}]` (a ramping stream)",
     );
     check(
         "traffic:\n  - {model: gpt, at: 1s, rate: 1/s}\n",

@@ -28,6 +28,7 @@ fn stream(rate: f64, from: Duration, to: Duration, arrival: ArrivalProcess) -> T
         stream: 0.0,
         output_tokens: None,
         template: template("m"),
+        ramp: None,
     })
 }
 

@@ -28,6 +28,7 @@ mod explore;
 mod fleet;
 mod fleet_agreement;
 mod fleet_calibration;
+mod install;
 mod limits;
 mod litellm_proxy;
 mod loads;

@@ -10,8 +10,10 @@
 #   ROUTERSIM_SEEDS      `--seeds` (`1..5`, `1,2,7`); empty: each scenario's own seed
 #   ROUTERSIM_OUT        `--out`: where the reports and junit.xml go
 #   ROUTERSIM_ARGS       more `check` arguments, split on spaces (`--strict --tolerance 2%`)
-#   ROUTERSIM_INSTALL    what `pip install` gets: `routersim`, `routersim==0.1.0`, a wheel's
-#                        path; empty: the `routersim` already on PATH
+#   ROUTERSIM_INSTALL    what `pip install` gets: `source` (the Action's own checkout,
+#                        $GITHUB_ACTION_PATH: maturin builds the wheel with cargo, minutes),
+#                        `routersim==0.1.0` (a published wheel), a wheel's path; empty: the
+#                        `routersim` already on PATH
 #   ROUTERSIM_PYTHON     the Python that makes the venv for it (default python3)
 # Outputs: `exit-code`, `junit` and `reports` in $GITHUB_OUTPUT, the venv's bin in $GITHUB_PATH
 # (later steps find `routersim`), the check's table in $GITHUB_STEP_SUMMARY, each when set.
@@ -22,6 +24,7 @@ out=${ROUTERSIM_OUT:-reports/check}
 install=${ROUTERSIM_INSTALL:-}
 python=${ROUTERSIM_PYTHON:-python3}
 
+if [ "$install" = source ]; then install=${GITHUB_ACTION_PATH:?source installs need GITHUB_ACTION_PATH}; fi
 if [ -n "$install" ]; then
   venv="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/routersim-venv"
   echo "::group::pip install $install"

@@ -136,14 +136,8 @@ class RoutersimCase(pytest.Item):
 
 
 def failure_lines(case: dict) -> list[str]:
-    """One line per failed `expect` line and per golden difference, or the case's error."""
-    if case.get("error"):
-        return case["error"].splitlines()
-    lines = [f"FAIL {e['text']}" for e in case["expectations"] if not e["passed"]]
-    golden = case["golden"]
-    for diff in golden.get("diffs") or []:
-        lines.append(f"golden {golden.get('path') or ''} differs: {diff}")
-    return lines
+    """routersim's own lines: each failed `expect` line, the golden's differences, or the error."""
+    return list(case.get("failures") or [])
 
 
 def pytest_configure(config):

@@ -12,13 +12,12 @@ could not run (a scenario that does not load) fails with routersim's error. A di
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 
 import pytest
+
+from routersim import find_routersim_bin
 
 
 def pytest_addoption(parser):
@@ -54,21 +53,14 @@ def pytest_addoption(parser):
 
 
 def routersim_binary(config) -> str:
-    """The binary to run: `--routersim-bin`, the wheel's (beside this interpreter), PATH's."""
+    """The binary to run: `--routersim-bin`, else the wheel's (`routersim.find_routersim_bin`)."""
     explicit = config.getoption("routersim_bin")
     if explicit:
         return explicit
-    name = "routersim.exe" if os.name == "nt" else "routersim"
-    beside = Path(sysconfig.get_path("scripts")) / name
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("routersim")
-    if found:
-        return found
-    raise pytest.UsageError(
-        "--routersim: no routersim binary beside this Python or on PATH "
-        "(pip install routersim, or pass --routersim-bin)"
-    )
+    try:
+        return find_routersim_bin()
+    except FileNotFoundError as e:
+        raise pytest.UsageError(f"--routersim: {e}, or pass --routersim-bin") from None
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{repo, routersim, scratch_dir};
+use crate::common::{Killed, free_port, repo, routersim, scratch_dir};
 use serde_json::Value;
 
 /// A YAML file of the repository as JSON values.
@@ -228,4 +228,46 @@ fn version_names_routersims_version_and_the_litellm_release_its_profile_models()
             env!("CARGO_PKG_VERSION")
         )
     );
+}
+
+/// examples/compose/litellm-config.yaml is what `routersim serve` emits for the scenario the
+/// compose file serves, with every api_base at the `routersim` service on the port it listens
+/// on: LiteLLM routes to exactly the fake providers the container plays.
+#[test]
+fn the_compose_examples_litellm_config_is_what_serve_emits_for_its_scenario() {
+    let compose = yaml("examples/compose/compose.yaml");
+    let command: Vec<&str> = compose["services"]["routersim"]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(command[0], "serve");
+    let scenario = command[1].strip_prefix("/scenarios/").unwrap();
+    assert!(command.contains(&"--listen=0.0.0.0:8000"), "{command:?}");
+    let dir = scratch_dir("compose-config");
+    let emitted = dir.join("litellm.yaml");
+    let port = free_port();
+    let _serve = Killed(
+        std::process::Command::new(env!("CARGO_BIN_EXE_routersim"))
+            .arg("serve")
+            .arg(repo().join("scenarios").join(scenario))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .arg("--emit-litellm-config")
+            .arg(&emitted)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let begun = std::time::Instant::now();
+    while !emitted.exists() && begun.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Written in one go; read once it is there.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let text = std::fs::read_to_string(&emitted)
+        .unwrap()
+        .replace(&format!("127.0.0.1:{port}"), "routersim:8000");
+    let emitted: Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(yaml("examples/compose/litellm-config.yaml"), emitted);
 }

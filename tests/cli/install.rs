@@ -271,3 +271,44 @@ fn the_compose_examples_litellm_config_is_what_serve_emits_for_its_scenario() {
     let emitted: Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(yaml("examples/compose/litellm-config.yaml"), emitted);
 }
+
+/// `check --json` gives each case's failure lines as the table prints them: what the pytest
+/// plugin shows for a failed item (an `expect` line here; a golden's lines in `.ci/install-paths`).
+#[test]
+fn check_json_gives_each_cases_failure_lines() {
+    let dir = scratch_dir("install-check-json");
+    let storm = std::fs::read_to_string(repo().join("scenarios/rate-limit-storm.yaml")).unwrap();
+    let failing = dir.join("storm.yaml");
+    std::fs::write(
+        &failing,
+        storm.replace(
+            "{metric: cooldowns.east, min: 5}",
+            "{metric: cooldowns.east, max: 0}",
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let done = routersim(&[
+        "check",
+        failing.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(done.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(
+        json["cases"][0]["failures"],
+        serde_json::json!(["FAIL cooldowns.east <= 0 (measured 33)"])
+    );
+    // A passing case has none.
+    let done = routersim(&[
+        "check",
+        "scenarios/ci/rate-limit-storm.yaml",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json: Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(json["cases"][0]["failures"], serde_json::json!([]));
+}

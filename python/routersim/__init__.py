@@ -17,7 +17,10 @@ def find_routersim_bin() -> str:
     # The environment's scripts folder, then the user's (`pip install --user`).
     for scheme in (None, f"{os.name}_user"):
         try:
-            folder = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+            if scheme:
+                folder = sysconfig.get_path("scripts", scheme)
+            else:
+                folder = sysconfig.get_path("scripts")
         except KeyError:
             continue
         path = os.path.join(folder, name)

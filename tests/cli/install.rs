@@ -21,6 +21,10 @@ fn yaml(path: &str) -> Value {
 /// mapped from `${{ inputs.NAME }}`, with the value of `with` or else the input's default.
 /// `routersim` on PATH is the binary under test; GITHUB_OUTPUT and GITHUB_STEP_SUMMARY are files
 /// in `dir`.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "the script's PATH is the test's, with the binary under test first"
+)]
 fn run_action(with: &BTreeMap<&str, String>, cwd: &Path, dir: &Path) -> Output {
     let action = yaml("action.yml");
     assert_eq!(action["runs"]["using"], "composite");

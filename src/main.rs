@@ -12,7 +12,8 @@ mod out;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use routersim_engine::config::Profile;
 
 #[derive(Parser)]
 #[command(
@@ -53,8 +54,24 @@ enum Command {
     Import(commands::import::ImportArgs),
 }
 
+/// `routersim --version`: clap's `routersim X.Y.Z`, then each LiteLLM release a profile models,
+/// read from the engine's profile table (`routersim 0.1.0 (litellm-1.110 models LiteLLM
+/// 1.110.2)`), so a CI log names both versions a verdict rests on.
+fn version() -> &'static str {
+    let modelled: Vec<String> = Profile::all()
+        .filter_map(|p| {
+            p.litellm_version()
+                .map(|v| format!("{} models LiteLLM {v}", p.as_str()))
+        })
+        .collect();
+    let version = format!("{} ({})", env!("CARGO_PKG_VERSION"), modelled.join(", "));
+    // Once per process, for clap's `&'static str`.
+    Box::leak(version.into_boxed_str())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().version(version()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // The one read of the environment: LiteLLM's `ROUTER_MAX_FALLBACKS`, passed to every
     // router config load (which names it in its warnings when it is set).
     #[allow(

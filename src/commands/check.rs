@@ -227,6 +227,9 @@ fn case_json(case: &CaseResult) -> serde_json::Value {
         },
         "error": case.error,
         "warnings": case.config_lines,
+        // Why it did not pass, as the table's failure section prints it (the pytest plugin
+        // shows these lines).
+        "failures": case.failure_lines(),
     })
 }
 

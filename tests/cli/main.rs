@@ -33,6 +33,7 @@ mod grafana;
 mod import;
 mod index_html;
 mod init;
+mod install;
 mod limits;
 mod litellm_proxy;
 mod live_metrics;

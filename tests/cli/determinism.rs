@@ -129,12 +129,37 @@ fn same_seed_gives_byte_identical_reports_over_http() -> Result<(), Box<dyn std:
     Ok(())
 }
 
+/// A ramp (`stages:`, as `routersim init incident` writes it) draws its arrivals from the
+/// seeded stream too: the same seed gives the same bytes on both runtimes and over HTTP.
+#[test]
+fn a_ramp_gives_byte_identical_reports() -> Result<(), Box<dyn std::error::Error>> {
+    let scenario = repo().join("templates/init/incident.yaml");
+    for (transport, runtime) in [
+        (Transport::Memory, RuntimeKind::Virtual),
+        (Transport::Memory, RuntimeKind::Tokio),
+        (Transport::Http, RuntimeKind::Virtual),
+    ] {
+        same_bytes_twice(&scenario, "ramp", transport, runtime)?;
+    }
+    Ok(())
+}
+
 fn same_seed_same_bytes(
     name: &str,
     transport: Transport,
     runtime: RuntimeKind,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let scenario = repo().join(format!("scenarios/{name}.yaml"));
+    same_bytes_twice(&scenario, name, transport, runtime)
+}
+
+fn same_bytes_twice(
+    scenario: &Path,
+    name: &str,
+    transport: Transport,
+    runtime: RuntimeKind,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let scenario = scenario.to_path_buf();
     let base = scratch_dir(&format!(
         "determinism-{name}-{transport}-{}",
         runtime.name()

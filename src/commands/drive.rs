@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use routersim_live::drive::{DriveOptions, drive};
+use routersim_live::drive::{DriveError, DriveOptions, drive};
 use routersim_live::serve::Endpoints;
 use routersim_live::serve::litellm_config::litellm_config;
 use routersim_report::print_summary;
@@ -105,7 +105,15 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         }
         Ok(())
     };
-    let report = drive(&scenario, &options, &mut ready)?;
+    let report = match drive(&scenario, &options, &mut ready) {
+        Ok(report) => report,
+        // Nothing was sent, nothing written: the shell's code for the signal (128 + its number).
+        Err(e @ DriveError::Interrupted { signal, .. }) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(if signal == "sigterm" { 143 } else { 130 }));
+        }
+        Err(e) => return Err(e.into()),
+    };
     for note in &report.notes {
         eprintln!("note: {note}");
     }
@@ -115,7 +123,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         writeln!(
             stdout,
             "live: target {} ({} {}), stopped by {}, sent {}, unfinished {}, provider calls {} \
-             (joined by request id {}, by time {}), cooldowns inferred {}",
+             (joined by request id {}, by time {}, unjoined {}), cooldowns inferred {}",
             live.target,
             live.target_name.as_deref().unwrap_or("unnamed"),
             live.target_version.as_deref().unwrap_or("?"),
@@ -125,10 +133,21 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
             live.provider_calls,
             live.joined_by_request_id,
             live.joined_by_time,
+            live.unjoined_calls,
             live.inferred_cooldowns,
         )?;
     }
     writeln!(stdout, "report: {}", report.out_dir.display())?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(fatal) = &report.fatal {
+        eprintln!(
+            "error: {fatal}; the run tested nothing of the scenario (the report is in {})",
+            report.out_dir.display()
+        );
+        return Ok(ExitCode::from(crate::exit::EXIT_ERROR));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,14 +1,15 @@
 //! `routersim serve`: the scenario's fake providers over real HTTP, in real time.
 //!
-//! The fault timeline plays on tokio's real clock from the moment the server starts (fault
-//! windows, scripts and quotas count from then) until the scenario's `duration`, Ctrl-C or
-//! SIGTERM.
+//! The fault timeline plays on tokio's real clock from the first connection (fault windows,
+//! scripts and quotas count from then: [`first_connection`]) until the scenario's `duration`
+//! and the first client's close, Ctrl-C or SIGTERM.
 //! One listener serves every deployment under `/d/<deployment_id>/…`; with
 //! `port_per_deployment`, each deployment also gets a listener of its own at the root. Every
 //! call is logged to `provider_calls.csv` in the `--out` folder, which is all or nothing like
 //! every report (staged, renamed into place when the server stops).
 
 pub mod bench;
+pub mod first_connection;
 pub mod litellm_config;
 
 use std::net::SocketAddr;
@@ -200,14 +201,7 @@ async fn run(
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
     let bound = bind_endpoints(scenario, options)?;
     ready(&bound.endpoints).map_err(ServeError::Ready)?;
-    let running = start_serving(scenario, bound, log)?;
-    let stopped_by = tokio::select! {
-        biased;
-        _ = tokio::signal::ctrl_c() => "ctrl-c",
-        () = terminated() => "sigterm",
-        () = tokio::time::sleep_until(running.start + duration) => "duration",
-    };
-    Ok((running.stop(), stopped_by))
+    first_connection::serve_from_first_connection(scenario, bound, log, duration).await
 }
 
 /// The listeners of a server not started yet, and their addresses.

@@ -110,6 +110,14 @@ fn print_reports(
              within 1 ms"
         )?;
     }
+    for d in &diff.disagreements {
+        writeln!(
+            out,
+            "note: {}'s summary.json says {} {}, its requests.csv {}: a rate computed two ways \
+             (a report written before one definition held for live and simulated runs)",
+            d.report, d.metric, d.summary, d.requests_csv
+        )?;
+    }
     if diff.a.scenario != diff.b.scenario || diff.a.seed != diff.b.seed {
         writeln!(
             out,
@@ -264,12 +272,17 @@ fn print_diff_json(args: &DiffArgs, diff: &ReportDiff) -> std::io::Result<()> {
             })
         })
         .collect();
-    print_json(&serde_json::json!({
+    let mut doc = serde_json::json!({
         "command": "diff",
         "a": side(&args.report_a, &diff.a, &diff.sources.0),
         "b": side(&args.report_b, &diff.b, &diff.sources.1),
         "changed": diff.metrics.iter().filter(|m| m.a != m.b).count(),
         "metrics": metrics,
         "attempts": diff.attempts,
-    }))
+    });
+    // Only when a report disagrees with itself, so every other document reads as before.
+    if !diff.disagreements.is_empty() {
+        doc["rates_computed_two_ways"] = serde_json::json!(diff.disagreements);
+    }
+    print_json(&doc)
 }

@@ -191,14 +191,24 @@ pub async fn get_from(
     target: &Target,
     path: &str,
 ) -> Option<(u16, http::HeaderMap, Bytes)> {
+    get_within(client, target, path, Duration::from_secs(5)).await
+}
+
+/// `GET path` on one replica, the answer and its body each within `wait`.
+pub async fn get_within(
+    client: &Client,
+    target: &Target,
+    path: &str,
+    wait: Duration,
+) -> Option<(u16, http::HeaderMap, Bytes)> {
     let request = build(client, target, http::Method::GET, path, None, &[]).ok()?;
-    let response = tokio::time::timeout(Duration::from_secs(5), send(target.addr, request))
+    let response = tokio::time::timeout(wait, send(target.addr, request))
         .await
         .ok()?
         .ok()?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let body = tokio::time::timeout(Duration::from_secs(5), read_body(response))
+    let body = tokio::time::timeout(wait, read_body(response))
         .await
         .ok()?
         .ok()?;

@@ -112,6 +112,10 @@ pub async fn observe(
         task.abort();
         eprintln!();
     }
+    // After a signal, a router slow to say its name does not hold the report up.
+    if signal.came().is_some() && !identity.is_finished() {
+        identity.abort();
+    }
     let (target_name, target_version) = identity.await.unwrap_or((None, None));
     let run_end = start.elapsed();
     drop(held);

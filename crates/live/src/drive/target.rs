@@ -79,8 +79,11 @@ pub async fn check_routes(
     scenario: &Scenario,
     providers: Option<SocketAddr>,
 ) -> Result<Option<String>, DriveError> {
+    // A router answers its own admin route at once; one that does not within a second (or a
+    // relay to providers not started yet) is checked after the run instead.
     let path = format!("{}/v1/model/info", client.target.root);
-    let Some((200, _, body)) = load::get(client, &path).await else {
+    let probe = load::get_within(client, &client.target, &path, Duration::from_secs(1));
+    let Some((200, _, body)) = probe.await else {
         return Ok(None);
     };
     let Ok(json) = serde_json::from_slice::<Value>(&body) else {

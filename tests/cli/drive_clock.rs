@@ -82,14 +82,28 @@ fn serve_starts_its_faults_with_the_traffic_and_outlives_it() {
     assert_eq!(s["failed_by_kind"]["service_unavailable"], 3, "{s:#}");
     assert_eq!(s["ok"], 3, "{s:#}");
     assert_eq!(s["live"]["unreached"], 0, "{s:#}");
-    assert!(s["live"]["not_injected"].as_object().unwrap().is_empty(), "{s:#}");
+    assert!(
+        s["live"]["not_injected"].as_object().unwrap().is_empty(),
+        "{s:#}"
+    );
     // serve stops once drive is done (its clock connection closed), past the duration.
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).unwrap();
     assert!(serve.0.wait().unwrap().success(), "{rest}");
-    assert!(rest.contains("stopped (duration): 6 calls served"), "{rest}");
+    assert!(
+        rest.contains("stopped (duration): 6 calls served"),
+        "{rest}"
+    );
     let calls = std::fs::read_to_string(served.join("provider_calls.csv")).unwrap();
     // serve's t = 0 is drive's: the first call arrives about 100 ms in, not 2 s.
-    let first_at: f64 = calls.lines().nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    let first_at: f64 = calls
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((90.0..600.0).contains(&first_at), "{calls}");
 }

@@ -7,9 +7,9 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::{Killed, free_port, repo, scratch_dir};
@@ -240,7 +240,9 @@ fn a_drive_whose_every_connection_is_refused_fails_loudly() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(
-        stderr.contains(&format!("error: no request reached {url}: all 10 connections failed")),
+        stderr.contains(&format!(
+            "error: no request reached {url}: all 10 connections failed"
+        )),
         "{stderr}"
     );
     // What happened is still written.
@@ -357,7 +359,10 @@ fn sigint_while_waiting_for_the_router_keeps_the_previous_report() {
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert_eq!(status.code(), Some(130), "{rest}");
-    assert!(rest.contains("stopped by ctrl-c before any request was sent"), "{rest}");
+    assert!(
+        rest.contains("stopped by ctrl-c before any request was sent"),
+        "{rest}"
+    );
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
     assert!(out.join("report.complete").exists());
 }
@@ -418,7 +423,10 @@ fn sigint_while_sending_reports_what_was_answered_and_joins_no_call_elsewhere() 
     let s = assert_calls_of_unanswered_requests_join_nothing(&out);
     assert_eq!(s["live"]["stopped_by"], "ctrl-c");
     assert!(s["live"]["unfinished"].as_u64().unwrap() > 0, "{s:#}");
-    assert!(rest.contains("provider calls joined no answered request"), "{rest}");
+    assert!(
+        rest.contains("provider calls joined no answered request"),
+        "{rest}"
+    );
 }
 
 #[test]
@@ -490,7 +498,11 @@ fn sigint_while_draining_cuts_the_drain_short() {
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert!(status.success(), "{rest}");
-    assert!(begun.elapsed() < Duration::from_secs(10), "{:?}", begun.elapsed());
+    assert!(
+        begun.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        begun.elapsed()
+    );
     let s = summary(&out);
     assert_eq!(s["live"]["sent"], 10, "{s:#}");
     assert_eq!(s["live"]["unfinished"], 10, "{s:#}");

@@ -18,5 +18,6 @@ pub mod discover;
 pub mod explore;
 pub mod footprint;
 pub mod hash;
+pub mod rate_check;
 pub mod seeds;
 pub mod sweep;

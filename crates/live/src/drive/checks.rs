@@ -61,8 +61,7 @@ pub fn check(scenario: &Scenario, seen: &Seen<'_>) -> Checks {
     let mut checks = Checks::default();
     let records = seen.records;
     let target = seen.target;
-    let unreached_records: Vec<&RequestRecord> =
-        records.iter().filter(|r| unreached(r)).collect();
+    let unreached_records: Vec<&RequestRecord> = records.iter().filter(|r| unreached(r)).collect();
     checks.unreached = unreached_records.len() as u64;
     if let Some(first) = unreached_records.first() {
         let why = first.transport_error.as_deref().unwrap_or("");
@@ -85,9 +84,15 @@ pub fn check(scenario: &Scenario, seen: &Seen<'_>) -> Checks {
             continue;
         };
         let calls = seen.calls_of.get(r).map_or(&[][..], Vec::as_slice);
-        let all_calls_ok = !calls.is_empty() && calls.iter().all(|&c| seen.calls[c].outcome == "ok");
-        if !unreached(record) && (!injectable.contains(kind.as_str()) || (seen.calls_seen && all_calls_ok)) {
-            *checks.not_injected.entry(kind.as_str().to_string()).or_default() += 1;
+        let all_calls_ok =
+            !calls.is_empty() && calls.iter().all(|&c| seen.calls[c].outcome == "ok");
+        if !unreached(record)
+            && (!injectable.contains(kind.as_str()) || (seen.calls_seen && all_calls_ok))
+        {
+            *checks
+                .not_injected
+                .entry(kind.as_str().to_string())
+                .or_default() += 1;
         }
     }
     if !checks.not_injected.is_empty() {
@@ -134,12 +139,7 @@ pub fn check(scenario: &Scenario, seen: &Seen<'_>) -> Checks {
 /// Answers whose `x-litellm-model-id` is not a deployment of the scenario; fatal when every
 /// answer that names one names a foreign one.
 fn foreign_deployments(scenario: &Scenario, seen: &Seen<'_>, checks: &mut Checks) {
-    let ours: BTreeSet<&str> = scenario
-        .router
-        .deployments
-        .iter()
-        .map(|d| &*d.id)
-        .collect();
+    let ours: BTreeSet<&str> = scenario.router.deployments.iter().map(|d| &*d.id).collect();
     let named: Vec<&str> = seen
         .records
         .iter()

@@ -172,7 +172,9 @@ async fn read_body(response: Response) -> Result<Bytes, BodyError> {
         .await
         .map(http_body_util::Collected::to_bytes)
         .map_err(|e| {
-            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
                 BodyError::TooLong
             } else {
                 BodyError::Cut(e.to_string())

@@ -9,9 +9,9 @@ use std::time::{Duration, SystemTime};
 use routersim_mock_providers::wire::WireServer;
 use tokio::time::Instant;
 
-use super::DriveOptions;
 use super::error::DriveError;
 use super::load::{self, Client, Counters, RateGuard, Target};
+use super::options::DriveOptions;
 use super::providers;
 use super::record::{RequestRecord, Unfinished};
 use super::stop::Stop;
@@ -65,7 +65,10 @@ pub async fn observe(
     };
     let interrupted = |signal: &'static str| DriveError::Interrupted {
         signal,
-        out: options.out.clone().unwrap_or_else(|| super::default_out_dir(scenario)),
+        out: options
+            .out
+            .clone()
+            .unwrap_or_else(|| super::options::default_out_dir(scenario)),
     };
     if let Some(wait) = options.wait_for_target {
         tokio::select! {
@@ -83,7 +86,9 @@ pub async fn observe(
     // With a running `serve`, this connection starts its fault timeline with the traffic and
     // keeps it serving until the last request is done.
     let held = match &options.providers {
-        Some(url) => Some(hold_providers_clock(&Target::parse(url).map_err(DriveError::Url)?).await?),
+        Some(url) => {
+            Some(hold_providers_clock(&Target::parse(url).map_err(DriveError::Url)?).await?)
+        }
         None => None,
     };
     let running = match providers {
@@ -236,4 +241,3 @@ async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duratio
         let _ = err.flush();
     }
 }
-

@@ -31,8 +31,8 @@ use routersim_engine::stream::StreamStats;
 use routersim_mock_providers::wire::CallRow;
 use tokio::time::Instant;
 
-pub use super::record::Unfinished;
 use super::record::RequestRecord;
+pub use super::record::Unfinished;
 use routersim_sim::scenario::Scenario;
 
 /// A silence longer than this many usual gaps is a cooldown.
@@ -509,7 +509,10 @@ mod tests {
         // request 1 has one call already, request 0 one too: the earliest wins; the call at
         // 100 ms is in no window.
         assert_eq!(joined, vec![Some(1), Some(0), Some(0), None]);
-        assert_eq!((stats.by_request_id, stats.by_time, stats.unjoined), (1, 2, 1));
+        assert_eq!(
+            (stats.by_request_id, stats.by_time, stats.unjoined),
+            (1, 2, 1)
+        );
     }
 
     #[test]
@@ -532,7 +535,12 @@ mod tests {
         let joined = join(&records, &unfinished, &calls, &mut stats);
         assert_eq!(joined, vec![None, Some(0), None]);
         assert_eq!(
-            (stats.by_request_id, stats.by_time, stats.unjoined, stats.of_unfinished),
+            (
+                stats.by_request_id,
+                stats.by_time,
+                stats.unjoined,
+                stats.of_unfinished
+            ),
             (0, 1, 2, 2)
         );
     }

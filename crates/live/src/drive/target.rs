@@ -92,12 +92,7 @@ pub async fn check_routes(
     let Some(entries) = json.get("data").and_then(Value::as_array) else {
         return Ok(None);
     };
-    let ours: BTreeSet<&str> = scenario
-        .router
-        .deployments
-        .iter()
-        .map(|d| &*d.id)
-        .collect();
+    let ours: BTreeSet<&str> = scenario.router.deployments.iter().map(|d| &*d.id).collect();
     let ids: BTreeSet<&str> = entries
         .iter()
         .filter_map(|e| e.get("model_info")?.get("id")?.as_str())

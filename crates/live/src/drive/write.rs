@@ -12,10 +12,10 @@ use routersim_report::{LiveInfo, PageTitle, ReportError, write_report_html};
 use routersim_sim::run::{VERSION, plot_context};
 use routersim_sim::scenario::Scenario;
 
-use super::DriveOptions;
 use super::checks::{Checks, Seen, check};
 use super::error::{DriveError, file_error};
 use super::observe::Observed;
+use super::options::DriveOptions;
 use super::record::{LIVE_REQUESTS_CSV, write_live_requests};
 use super::report;
 
@@ -80,36 +80,8 @@ pub fn write_report(
     if let Some(warning) = &observed.routes_warning {
         checks.warnings.insert(0, warning.clone());
     }
-    let mut warnings = checks.warnings.clone();
-    if let Some(fatal) = &checks.fatal {
-        warnings.insert(0, fatal.clone());
-    }
     summary.source = Some("live".to_string());
-    summary.live = Some(LiveInfo {
-        target,
-        target_name: observed.target_name.clone(),
-        target_version: observed.target_version.clone(),
-        providers: options
-            .providers
-            .clone()
-            .unwrap_or_else(|| "in-process".to_string()),
-        stopped_by: observed.stopped_by.to_string(),
-        sent: observed.sent,
-        unfinished: observed.unfinished.len() as u64,
-        provider_calls: calls.len() as u64,
-        joined_by_request_id: stats.by_request_id,
-        joined_by_time: stats.by_time,
-        inferred_cooldowns: stats.cooldowns,
-        started_at: rfc3339_utc(observed.started_at),
-        wall_clock_ms: (observed.run_end.as_secs_f64() * 1e6).round() / 1e3,
-        provider_calls_seen: calls_seen,
-        unjoined_calls: stats.unjoined,
-        unjoined_calls_of_unfinished: stats.of_unfinished,
-        unreached: checks.unreached,
-        not_injected: checks.not_injected.clone(),
-        foreign_deployments: checks.foreign.clone(),
-        warnings,
-    });
+    summary.live = Some(live_info(options, observed, target, calls, stats, &checks));
     let path = dir.join(routersim_report::record::SUMMARY_JSON);
     let mut text = serde_json::to_string_pretty(&summary).map_err(|source| ReportError::Json {
         path: path.clone(),
@@ -127,6 +99,47 @@ pub fn write_report(
         },
     )?;
     Ok((summary, checks))
+}
+
+/// `summary.json`'s `live`: the target, the wall clock, how the calls were joined, what the
+/// checks found (the fatal one first among the warnings).
+fn live_info(
+    options: &DriveOptions,
+    observed: &Observed,
+    target: String,
+    calls: &[CallRow],
+    stats: report::JoinStats,
+    checks: &Checks,
+) -> LiveInfo {
+    let mut warnings = checks.warnings.clone();
+    if let Some(fatal) = &checks.fatal {
+        warnings.insert(0, fatal.clone());
+    }
+    LiveInfo {
+        target,
+        target_name: observed.target_name.clone(),
+        target_version: observed.target_version.clone(),
+        providers: options
+            .providers
+            .clone()
+            .unwrap_or_else(|| "in-process".to_string()),
+        stopped_by: observed.stopped_by.to_string(),
+        sent: observed.sent,
+        unfinished: observed.unfinished.len() as u64,
+        provider_calls: calls.len() as u64,
+        joined_by_request_id: stats.by_request_id,
+        joined_by_time: stats.by_time,
+        inferred_cooldowns: stats.cooldowns,
+        started_at: rfc3339_utc(observed.started_at),
+        wall_clock_ms: (observed.run_end.as_secs_f64() * 1e6).round() / 1e3,
+        provider_calls_seen: observed.server.is_some(),
+        unjoined_calls: stats.unjoined,
+        unjoined_calls_of_unfinished: stats.of_unfinished,
+        unreached: checks.unreached,
+        not_injected: checks.not_injected.clone(),
+        foreign_deployments: checks.foreign.clone(),
+        warnings,
+    }
 }
 
 /// `2025-01-31T12:34:56.789Z`: a wall-clock instant in RFC 3339, UTC (days to a civil date

@@ -214,9 +214,41 @@ fn garbage_answers_are_failures_of_the_right_kind_and_peer_counts_are_refused() 
     assert_eq!(kinds["api_connection"], 2, "{s:#}"); // 1 (cut), 8 (named)
     assert_eq!(kinds["router_rate_limit"], 1, "{s:#}"); // 7 (named)
     assert!(kinds.get("rate_limit").is_none() && kinds.get("internal_server").is_none());
-    // Two words, not 2^32 - 1.
+    // Two words, not 2^32 - 1; the one good stream completed, the two failed ones have no
+    // outcome (failed without a break, as a simulation records them).
     assert_eq!(s["streams"]["requests"], 3);
     assert_eq!(s["streams"]["tokens_delivered"], 2, "{s:#}");
+    let outcomes = s["streams"]["outcomes"].as_object().unwrap();
+    assert_eq!(outcomes["completed"], 1, "{s:#}");
+    assert_eq!(
+        outcomes.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+        1,
+        "{s:#}"
+    );
+    // Labelled live: in the terminal, summary.json and report.html.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "drive-hostile (seed 0): live run against {url}, started "
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("s wall clock"), "{stdout}");
+    assert!(
+        s["live"]["started_at"].as_str().unwrap().ends_with('Z'),
+        "{s:#}"
+    );
+    assert!(
+        s["live"]["wall_clock_ms"].as_f64().unwrap() >= 1200.0,
+        "{s:#}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!("<b>live run</b> against <b>{url}</b>")),
+        "{html}"
+    );
+    assert!(!html.contains("virtual run end"));
+    assert!(html.contains("warning: 7 failed requests the scenario did not inject"));
     // Said loudly, with counts: the scenario injects none of these.
     assert_eq!(s["live"]["not_injected"]["malformed_response"], 5, "{s:#}");
     assert_eq!(s["live"]["not_injected"]["api_connection"], 2, "{s:#}");

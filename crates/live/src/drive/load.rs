@@ -432,6 +432,16 @@ async fn read_stream(
     } else {
         StreamOutcome::Completed
     }));
+    // A stream that ended but said garbage on the way failed without a break: no outcome, as
+    // the simulation records such a failure.
+    if record.malformed.is_some()
+        && matches!(
+            record.stream_outcome,
+            Some(StreamOutcome::Completed | StreamOutcome::Empty)
+        )
+    {
+        record.stream_outcome = None;
+    }
     Ok(())
 }
 

@@ -213,7 +213,12 @@ pub fn events(
         }
     }
     for (r, record) in records.iter().enumerate() {
-        request_events(&mut events, start, record, &calls_of[r], calls, &group);
+        let request = RequestCalls {
+            record,
+            calls_of: &calls_of[r],
+            deployments: scenario.router.deployments.len(),
+        };
+        request_events(&mut events, start, &request, calls, &group);
     }
     stats.cooldowns = infer_cooldowns(
         &mut events,
@@ -276,14 +281,23 @@ fn attempt_events(
     });
 }
 
+/// One answered request and its calls.
+struct RequestCalls<'a> {
+    record: &'a RequestRecord,
+    calls_of: &'a [usize],
+    /// The scenario's deployments: more fallback hops than this, a router's header is not
+    /// believed.
+    deployments: usize,
+}
+
 fn request_events(
     events: &mut Vec<RoutingEvent>,
     start: Instant,
-    record: &RequestRecord,
-    calls_of: &[usize],
+    request: &RequestCalls<'_>,
     calls: &[CallRow],
     group: &dyn Fn(&str) -> Arc<str>,
 ) {
+    let (record, calls_of) = (request.record, request.calls_of);
     let id = Some(record.id);
     let (mut retries, mut fallbacks, mut depth) = (0_u32, 0_u32, 0_u32);
     let mut previous: Option<&CallRow> = None;
@@ -344,7 +358,11 @@ fn request_events(
     // differently (`x-litellm-attempted-retries` only the final group's retries): they stay in
     // `live_requests.csv`, and the fallbacks header is `attempted_fallbacks`, which is what
     // that key means.
-    let attempted_fallbacks = record.attempted_fallbacks.unwrap_or(fallbacks);
+    // A count a peer supplies is capped by what could be: no more hops than deployments.
+    let attempted_fallbacks = record
+        .attempted_fallbacks
+        .filter(|&n| usize::try_from(n).is_ok_and(|n| n <= request.deployments))
+        .unwrap_or(fallbacks);
     let attempts = u32::try_from(calls_of.len()).unwrap_or(u32::MAX);
     let failure = record.failure();
     events.push(RoutingEvent {
@@ -616,6 +634,25 @@ traffic:
         );
         // One retry event, one hop, and the request's counts are the same numbers.
         assert_eq!(retries_and_fallbacks(&t.events), (1, 1, 1, 1, 3));
+        // A header claiming 2^32 - 1 hops (three deployments) is not believed.
+        let mut liar = record(0, 0, 100);
+        liar.attempted_fallbacks = Some(u32::MAX);
+        let t = events(
+            &scenario,
+            Instant::now(),
+            &[liar],
+            &[],
+            &calls,
+            Duration::from_secs(1),
+        );
+        let attempted = t.events.iter().find_map(|e| match &e.kind {
+            EventKind::RequestEnd {
+                attempted_fallbacks,
+                ..
+            } => Some(*attempted_fallbacks),
+            _ => None,
+        });
+        assert_eq!(attempted, Some(1));
     }
     #[test]
     fn call_outcomes_map_to_failure_kinds() {

@@ -65,6 +65,15 @@ pub fn drive(
     options: &DriveOptions,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<DriveReport, DriveError> {
+    // A host name is refused before it is resolved: no DNS query leaves for a remote name.
+    if !options.allow_remote
+        && let Some(remote) = std::iter::once(&options.target)
+            .chain(&options.replicas)
+            .chain(&options.providers)
+            .find(|url| !crate::serve::is_loopback_url(url))
+    {
+        return Err(DriveError::Remote(remote.clone()));
+    }
     let target = Target::parse(&options.target).map_err(DriveError::Url)?;
     let mut replicas = vec![target.clone()];
     for url in &options.replicas {

@@ -7,16 +7,21 @@
 //! `serve` never stops while drive is still sending. Any other first client (curl, a router's
 //! pooled connection) starts the timeline the same way; the server then waits, past the
 //! scenario's duration, until that connection closes, at most [`OUTLIVE_AT_MOST`].
+//!
+//! Drive's clock connection sends nothing, so it is held, not served: the header timeout that
+//! cuts a silent client would end the shared clock. A first client that sends a byte is an
+//! ordinary client, served under the same [`ConnLimits`] as every other.
 
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
-use routersim_mock_providers::wire::{CallLog, Mount, WireServer, serve_connection_at};
+use routersim_mock_providers::wire::{CallLog, ConnLimits, Mount, WireServer, serve_client};
 use routersim_sim::scenario::Scenario;
+use tokio::sync::OwnedSemaphorePermit;
 
-use super::{Bound, ServeError, start_serving, terminated};
+use super::{Bound, ServeError, start_serving_with, terminated};
 
 /// The longest the server waits, after the scenario's duration, for its first client to close.
 pub const OUTLIVE_AT_MOST: Duration = Duration::from_secs(300);
@@ -24,11 +29,12 @@ pub const OUTLIVE_AT_MOST: Duration = Duration::from_secs(300);
 /// Waits for the first connection on any of `bound`'s listeners (or a signal), starts the
 /// fault timeline then, serves until `duration` has passed since, then until the first client
 /// closes its connection ([`OUTLIVE_AT_MOST`] at most); Ctrl-C or SIGTERM stop it at any
-/// point. Returns the server and why it stopped.
+/// point. Every client is served under `limits`. Returns the server and why it stopped.
 pub(super) async fn serve_from_first_connection(
     scenario: &Scenario,
     bound: Bound,
     log: CallLog,
+    limits: ConnLimits,
     duration: Duration,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
     let first = tokio::select! {
@@ -37,13 +43,20 @@ pub(super) async fn serve_from_first_connection(
         () = terminated() => Err("sigterm"),
         first = first_accept(&bound) => Ok(first),
     };
-    let running = start_serving(scenario, bound, log)?;
+    let running = start_serving_with(scenario, bound, log, limits)?;
     let (stream, mount) = match first {
         Ok(first) => first,
         Err(signal) => return Ok((running.stop(), signal)),
     };
-    let mut first_client =
-        tokio::task::spawn_local(serve_connection_at(running.server.clone(), stream, mount));
+    // Its permit is taken before any other listener accepts: the cap counts it.
+    let permit = running.gate.try_admit();
+    let mut first_client = tokio::task::spawn_local(first_client(
+        running.server.clone(),
+        stream,
+        mount,
+        limits,
+        permit,
+    ));
     let stopped_by = tokio::select! {
         biased;
         _ = tokio::signal::ctrl_c() => "ctrl-c",
@@ -61,6 +74,22 @@ pub(super) async fn serve_from_first_connection(
         return Ok((running.stop(), outlived));
     }
     Ok((running.stop(), stopped_by))
+}
+
+/// The first client until it closes: held while it sends nothing (drive's clock connection),
+/// served under `limits` once it sends a byte.
+async fn first_client(
+    server: Rc<WireServer>,
+    stream: tokio::net::TcpStream,
+    mount: Mount,
+    limits: ConnLimits,
+    permit: Option<OwnedSemaphorePermit>,
+) {
+    let mut byte = [0_u8; 1];
+    if let Ok(1..) = stream.peek(&mut byte).await {
+        serve_client(server, stream, mount, limits).await;
+    }
+    drop(permit);
 }
 
 /// The first connection accepted on any listener, and where (a failed accept, out of file

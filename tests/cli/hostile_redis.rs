@@ -151,6 +151,30 @@ fn cool_limited_through(proxy: &Live, redis: &Redis) {
     wait_for("the cooldown key in Redis", Duration::from_secs(5), cooling);
 }
 
+/// `GET /metrics`: each sample's value by its name.
+fn metrics(proxy: &Live) -> std::collections::BTreeMap<String, f64> {
+    let reply = exchange(
+        &proxy.addr,
+        b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .expect("the proxy answers /metrics");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(
+        reply.head.contains("text/plain; version=0.0.4"),
+        "{reply:?}"
+    );
+    reply
+        .body
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (name, value) = l.split_once(' ')?;
+            Some((name.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
 /// One chat request to `model`: its status and how long it took.
 fn chat(proxy: &Live, model: &str) -> (u16, Duration) {
     let begun = Instant::now();
@@ -196,6 +220,14 @@ fn the_proxy_falls_back_when_redis_dies_and_shares_again_when_it_returns() {
             .stderr()
             .contains("falling back to this replica's own state")
     });
+    // /metrics says it too, while it lasts.
+    let during = metrics(&proxy);
+    assert_eq!(during["routersim_proxy_redis_degraded"], 1.0, "{during:?}");
+    assert_eq!(
+        during["routersim_proxy_redis_outages_total"], 1.0,
+        "{during:?}"
+    );
+    assert!(during["routersim_proxy_redis_degraded_seconds_total"] > 0.0);
     // It comes back empty: the proxy reconnects by itself, says so, and writes back the
     // cooldown it still holds (10 s long), so the fleet learns it again.
     let redis = Redis::start(port);
@@ -216,6 +248,15 @@ fn the_proxy_falls_back_when_redis_dies_and_shares_again_when_it_returns() {
                 .is_some_and(|r| r.trim_start_matches(':').parse::<i64>().unwrap_or(-2) > 0)
         },
     );
+    let after = metrics(&proxy);
+    assert_eq!(after["routersim_proxy_redis_degraded"], 0.0, "{after:?}");
+    assert!(
+        after["routersim_proxy_redis_degraded_seconds_total"]
+            >= during["routersim_proxy_redis_degraded_seconds_total"],
+        "{after:?}"
+    );
+    // At least one request to cool `limited`, then six while Redis was away.
+    assert!(after["routersim_proxy_requests_total"] >= 7.0, "{after:?}");
     let stop = proxy.stop();
     let degraded = stop
         .lines()

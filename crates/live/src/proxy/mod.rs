@@ -259,6 +259,7 @@ impl ProxyServer {
         let response = match (method.clone(), path) {
             (Method::POST, "/v1/chat/completions" | "/chat/completions") => self.chat(req).await,
             (Method::GET, "/v1/models" | "/models") => self.models(),
+            (Method::GET, "/metrics") => self.metrics(),
             (Method::GET, "/health/liveliness" | "/health/liveness") => json_response(
                 StatusCode::OK,
                 serde_json::to_vec(&json!("I'm alive!")).unwrap_or_default(),
@@ -267,7 +268,8 @@ impl ProxyServer {
                 StatusCode::NOT_FOUND,
                 &format!(
                     "Unknown request URL: {method} {p}. routersim proxy serves POST \
-                     /v1/chat/completions, GET /v1/models and GET /health/liveliness."
+                     /v1/chat/completions, GET /v1/models, GET /health/liveliness and GET \
+                     /metrics."
                 ),
                 Some("unknown_url"),
             ),
@@ -279,6 +281,40 @@ impl ProxyServer {
             http::HeaderValue::from_static(concat!("routersim/", env!("CARGO_PKG_VERSION"))),
         );
         Ok(response)
+    }
+
+    /// What the session did so far (the stop lines' numbers), `stopped_by` its reason.
+    fn report(&self, stopped_by: &'static str) -> ProxyReport {
+        let redis = self.redis.as_ref().map(|store| RedisReport {
+            reads: store.reads(),
+            writes: store.writes(),
+            errors: store.errors(),
+            skipped: store.skipped_writes(),
+            degraded: store.degraded_time(),
+            outages: store.outages(),
+            still_degraded: store.is_degraded(),
+        });
+        ProxyReport {
+            requests: self.requests.get(),
+            ok: self.ok.get(),
+            cut: self.in_flight.get(),
+            cut_streams: self.streams_in_flight.get(),
+            stopped_by,
+            redis,
+        }
+    }
+
+    /// `GET /metrics`: [`ProxyReport::metrics_text`] now.
+    fn metrics(&self) -> Response<ProxyBody> {
+        let mut response = json_response(
+            StatusCode::OK,
+            self.report("running").metrics_text().into_bytes(),
+        );
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        response
     }
 
     fn models(&self) -> Response<ProxyBody> {
@@ -492,28 +528,9 @@ async fn run(
     for task in tasks {
         task.abort();
     }
-    let redis = match &server.redis {
-        Some(store) => {
-            // The cooldowns set last are sent before the process ends (bounded: Redis may hang).
-            let _ = tokio::time::timeout(Duration::from_secs(2), store.flush()).await;
-            Some(RedisReport {
-                reads: store.reads(),
-                writes: store.writes(),
-                errors: store.errors(),
-                skipped: store.skipped_writes(),
-                degraded: store.degraded_time(),
-                outages: store.outages(),
-                still_degraded: store.is_degraded(),
-            })
-        }
-        None => None,
-    };
-    Ok(ProxyReport {
-        requests: server.requests.get(),
-        ok: server.ok.get(),
-        cut: server.in_flight.get(),
-        cut_streams: server.streams_in_flight.get(),
-        stopped_by,
-        redis,
-    })
+    if let Some(store) = &server.redis {
+        // The cooldowns set last are sent before the process ends (bounded: Redis may hang).
+        let _ = tokio::time::timeout(Duration::from_secs(2), store.flush()).await;
+    }
+    Ok(server.report(stopped_by))
 }

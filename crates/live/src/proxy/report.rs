@@ -1,5 +1,8 @@
 //! What a proxy session did, as its stop lines say it: requests served and failed, the ones
 //! cut when it stopped, and with Redis its commands, failures and the time spent degraded.
+//! The same numbers while it runs: `GET /metrics`, in the Prometheus text exposition format
+//! (0.0.4, as `metrics.prom`), so a dashboard sees a replica routing on its own state without
+//! waiting for its stop line.
 
 use std::time::Duration;
 
@@ -82,6 +85,91 @@ impl ProxyReport {
     }
 }
 
+/// One `# HELP`, `# TYPE` and sample of a metric without labels.
+fn sample(out: &mut String, name: &str, kind: &str, help: &str, value: &str) {
+    out.push_str(&format!(
+        "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}\n"
+    ));
+}
+
+impl ProxyReport {
+    /// The session so far in the Prometheus text exposition format (0.0.4): requests, and with
+    /// Redis its commands, the time spent degraded and the outages (`GET /metrics`).
+    pub fn metrics_text(&self) -> String {
+        let mut out = String::new();
+        let count = |n: u64| n.to_string();
+        sample(
+            &mut out,
+            "routersim_proxy_requests_total",
+            "counter",
+            "Chat requests the engine finished.",
+            &count(self.requests),
+        );
+        sample(
+            &mut out,
+            "routersim_proxy_requests_failed_total",
+            "counter",
+            "Chat requests the engine finished with a failure.",
+            &count(self.requests.saturating_sub(self.ok)),
+        );
+        sample(
+            &mut out,
+            "routersim_proxy_requests_in_flight",
+            "gauge",
+            "Chat requests in the engine now.",
+            &count(self.cut),
+        );
+        sample(
+            &mut out,
+            "routersim_proxy_streams_in_flight",
+            "gauge",
+            "Streamed chat requests in the engine now.",
+            &count(self.cut_streams),
+        );
+        let Some(r) = &self.redis else {
+            return out;
+        };
+        for (name, help, n) in [
+            ("reads", "Redis read round trips sent.", r.reads),
+            ("writes", "Redis writes answered.", r.writes),
+            (
+                "failed_commands",
+                "Redis commands that failed or timed out.",
+                r.errors,
+            ),
+            (
+                "writes_skipped",
+                "Writes not sent because the store was degraded.",
+                r.skipped,
+            ),
+            ("outages", "Times the store degraded.", r.outages),
+        ] {
+            sample(
+                &mut out,
+                &format!("routersim_proxy_redis_{name}_total"),
+                "counter",
+                help,
+                &count(n),
+            );
+        }
+        sample(
+            &mut out,
+            "routersim_proxy_redis_degraded_seconds_total",
+            "counter",
+            "Time spent degraded, routing on this replica's own state (the current outage included).",
+            &format!("{:.3}", r.degraded.as_secs_f64()),
+        );
+        sample(
+            &mut out,
+            "routersim_proxy_redis_degraded",
+            "gauge",
+            "1 while the store is degraded, else 0.",
+            if r.still_degraded { "1" } else { "0" },
+        );
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +205,50 @@ mod tests {
                  writes skipped while degraded",
             ]
         );
+    }
+
+    #[test]
+    fn metrics_say_the_stop_lines_numbers_while_running() {
+        let mut report = ProxyReport {
+            requests: 21,
+            ok: 20,
+            cut: 2,
+            cut_streams: 1,
+            stopped_by: "running",
+            redis: None,
+        };
+        let text = report.metrics_text();
+        assert!(text.contains(
+            "# TYPE routersim_proxy_requests_total counter\nroutersim_proxy_requests_total 21\n"
+        ));
+        assert!(text.contains("\nroutersim_proxy_requests_failed_total 1\n"));
+        assert!(text.contains("\nroutersim_proxy_requests_in_flight 2\n"));
+        assert!(text.contains("\nroutersim_proxy_streams_in_flight 1\n"));
+        assert!(!text.contains("redis"));
+        report.redis = Some(RedisReport {
+            reads: 9,
+            writes: 3,
+            errors: 2,
+            skipped: 4,
+            degraded: Duration::from_millis(3250),
+            outages: 1,
+            still_degraded: true,
+        });
+        let text = report.metrics_text();
+        for line in [
+            "routersim_proxy_redis_reads_total 9",
+            "routersim_proxy_redis_writes_total 3",
+            "routersim_proxy_redis_failed_commands_total 2",
+            "routersim_proxy_redis_writes_skipped_total 4",
+            "routersim_proxy_redis_outages_total 1",
+            "routersim_proxy_redis_degraded_seconds_total 3.250",
+            "routersim_proxy_redis_degraded 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}: {text}");
+        }
+        // Every sample has its HELP and TYPE.
+        let samples = text.lines().filter(|l| !l.starts_with('#')).count();
+        assert_eq!(text.matches("# TYPE ").count(), samples);
+        assert_eq!(text.matches("# HELP ").count(), samples);
     }
 }

@@ -112,6 +112,14 @@ fn print_reports(
              within 1 ms"
         )?;
     }
+    for d in &diff.disagreements {
+        writeln!(
+            out,
+            "note: {}'s summary.json says {} {}, its requests.csv {}: a rate computed two ways \
+             (a report written before one definition held for live and simulated runs)",
+            d.report, d.metric, d.summary, d.requests_csv
+        )?;
+    }
     if diff.a.scenario != diff.b.scenario || diff.a.seed != diff.b.seed {
         writeln!(
             out,

@@ -2,13 +2,14 @@
 //! front of the scenario's fake providers, in real time; the same report as `run`.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use routersim_live::drive::{DriveOptions, drive};
-use routersim_live::serve::Endpoints;
+use routersim_live::drive::{DriveError, DriveOptions, drive};
+use routersim_live::serve::config_file::{check_target, write_config};
 use routersim_live::serve::litellm_config::litellm_config;
+use routersim_live::serve::{Endpoints, ServeError};
 use routersim_report::print_summary;
 use routersim_sim::scenario::load_scenario;
 
@@ -59,11 +60,18 @@ pub struct DriveArgs {
     /// Allow a non-loopback --target or --providers.
     #[arg(long)]
     pub allow_remote: bool,
+    /// Replace an existing --emit-litellm-config FILE that routersim did not write (never the
+    /// scenario or its router file).
+    #[arg(long, requires = "emit_litellm_config")]
+    pub force: bool,
 }
 
 /// Drives the scenario, prints the summary and the report's path.
 pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     let scenario = load_scenario(&args.scenario)?;
+    if let Some(file) = &args.emit_litellm_config {
+        check_target(file, &scenario, args.force).map_err(ServeError::EmitConfig)?;
+    }
     if args.allow_remote {
         eprintln!(
             "warning: --allow-remote: drive may send chaos traffic to {} (not only this machine)",
@@ -91,7 +99,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
                 .iter()
                 .map(|d| d.root.clone())
                 .collect();
-            let mut text = litellm_config(&scenario, &roots)?;
+            let mut text = litellm_config(&scenario, &roots, "drive")?;
             if text.lines().any(|l| l.starts_with("general_settings:")) {
                 eprintln!(
                     "note: the router file has general_settings: add \
@@ -100,12 +108,20 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
             } else {
                 text.push_str(FORWARD_HEADERS);
             }
-            write_atomically(file, &text)?;
+            write_config(file, &text, &scenario, args.force)?;
             eprintln!("litellm config: {}", file.display());
         }
         Ok(())
     };
-    let report = drive(&scenario, &options, &mut ready)?;
+    let report = match drive(&scenario, &options, &mut ready) {
+        Ok(report) => report,
+        // Nothing was sent, nothing written: the shell's code for the signal (128 + its number).
+        Err(e @ DriveError::Interrupted { signal, .. }) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(if signal == "sigterm" { 143 } else { 130 }));
+        }
+        Err(e) => return Err(e.into()),
+    };
     for note in &report.notes {
         eprintln!("note: {note}");
     }
@@ -115,7 +131,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         writeln!(
             stdout,
             "live: target {} ({} {}), stopped by {}, sent {}, unfinished {}, provider calls {} \
-             (joined by request id {}, by time {}), cooldowns inferred {}",
+             (joined by request id {}, by time {}, unjoined {}), cooldowns inferred {}",
             live.target,
             live.target_name.as_deref().unwrap_or("unnamed"),
             live.target_version.as_deref().unwrap_or("?"),
@@ -125,20 +141,20 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
             live.provider_calls,
             live.joined_by_request_id,
             live.joined_by_time,
+            live.unjoined_calls,
             live.inferred_cooldowns,
         )?;
     }
     writeln!(stdout, "report: {}", report.out_dir.display())?;
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(fatal) = &report.fatal {
+        eprintln!(
+            "error: {fatal}; the run tested nothing of the scenario (the report is in {})",
+            report.out_dir.display()
+        );
+        return Ok(ExitCode::from(crate::exit::EXIT_ERROR));
+    }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `text` beside `file`, then renames it into place (a router never reads half a file).
-fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
-    let tmp = file.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, file))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("{}: {e}", file.display())
-        })
 }

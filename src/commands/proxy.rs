@@ -5,11 +5,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use routersim_live::proxy::shared_state::redis_settings;
 use routersim_live::proxy::{ProxyError, ProxyOptions, config_lines, load_config, proxy};
 use routersim_live::serve::is_loopback;
 
+use crate::commands::serve::ConnArgs;
 use crate::error::CliError;
 
 /// `routersim proxy`.
@@ -25,6 +27,13 @@ pub struct ProxyArgs {
     /// Allow a non-loopback --listen address.
     #[arg(long)]
     pub allow_remote: bool,
+    /// With router_settings.redis_host: the longest a read of Redis before routing may take;
+    /// past it the request routes on this replica's own state and the proxy falls back to it
+    /// until Redis answers again.
+    #[arg(long, default_value = "50ms", value_name = "DURATION", value_parser = crate::args::parse_duration)]
+    pub redis_read_timeout: Duration,
+    #[command(flatten)]
+    pub limits: ConnArgs,
 }
 
 /// Serves until Ctrl-C or SIGTERM.
@@ -57,9 +66,9 @@ pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
         .map_err(ProxyError::Redis)?;
     match &redis {
         Some(target) => eprintln!(
-            "shared state: cooldowns and allowed-fails counters in Redis at {} \
-             (router_settings.redis_host), shared with every replica using it",
-            target.shown
+            "shared state: cooldowns and allowed-fails counters in Redis at {} ({}), shared \
+             with every replica using it",
+            target.shown, target.key
         ),
         None => eprintln!(
             "state: per process (no router_settings.redis_host): cooldowns are not shared with \
@@ -71,6 +80,8 @@ pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
         allow_remote: args.allow_remote,
         epoch_unix_ms,
         redis,
+        redis_read_timeout: args.redis_read_timeout,
+        limits: args.limits.limits(),
     };
     let file = args.config.display().to_string();
     let mut ready = |addr: SocketAddr, groups: &[Arc<str>]| -> Result<(), String> {
@@ -89,19 +100,8 @@ pub fn run(args: ProxyArgs) -> Result<ExitCode, CliError> {
     };
     let report = proxy(config, &options, &mut ready)?;
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "stopped ({}): {} requests served, {} ok, {} failed",
-        report.stopped_by,
-        report.requests,
-        report.ok,
-        report.requests - report.ok
-    )?;
-    if let Some((reads, writes, errors)) = report.redis {
-        writeln!(
-            out,
-            "redis: {reads} reads, {writes} writes, {errors} failed commands"
-        )?;
+    for line in report.stop_lines() {
+        writeln!(out, "{line}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

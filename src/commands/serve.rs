@@ -4,9 +4,13 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
+use routersim_live::serve::config_file::{check_target, write_config};
 use routersim_live::serve::litellm_config::litellm_config;
-use routersim_live::serve::{Endpoints, ServeOptions, is_loopback, serve};
+use routersim_live::serve::{Endpoints, ServeError, ServeOptions, is_loopback, serve};
+use routersim_mock_providers::wire::ConnLimits;
+use routersim_mock_providers::wire::guard;
 use routersim_sim::scenario::load_scenario;
 
 use crate::error::CliError;
@@ -31,11 +35,49 @@ pub struct ServeArgs {
     /// Allow a non-loopback --listen address (a chaos server reachable from other machines).
     #[arg(long)]
     pub allow_remote: bool,
+    /// Replace an existing --emit-litellm-config FILE that routersim did not write (never the
+    /// scenario or its router file).
+    #[arg(long, requires = "emit_litellm_config")]
+    pub force: bool,
+    #[command(flatten)]
+    pub limits: ConnArgs,
+}
+
+/// The bounds on each client of `serve` and `proxy` (docs/limits.md); the defaults are
+/// `routersim_mock_providers::wire::guard`'s.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct ConnArgs {
+    /// A request's head, then its body, must arrive within this of its first byte (a new
+    /// connection's first request: of its opening); else the connection is closed (a late
+    /// body gets a 408).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::args::parse_duration)]
+    pub header_timeout: Duration,
+    /// A connection with no request in progress, or whose client stopped reading an answer,
+    /// is closed after this.
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::args::parse_duration)]
+    pub idle_timeout: Duration,
+    /// Connections open at once; more wait in the accept queue until one closes.
+    #[arg(long, default_value_t = guard::DEFAULT_MAX_CONNECTIONS as u32, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+}
+
+impl ConnArgs {
+    /// As the servers take them.
+    pub fn limits(self) -> ConnLimits {
+        ConnLimits {
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+            max_connections: self.max_connections as usize,
+        }
+    }
 }
 
 /// Serves until the scenario's duration ends, Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
     let scenario = load_scenario(&args.scenario)?;
+    if let Some(file) = &args.emit_litellm_config {
+        check_target(file, &scenario, args.force).map_err(ServeError::EmitConfig)?;
+    }
     if args.allow_remote && !is_loopback(&args.listen) {
         eprintln!(
             "warning: serving on {} (not loopback): anything that reaches this address gets the \
@@ -57,8 +99,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
                 .iter()
                 .map(|d| d.root.clone())
                 .collect();
-            let text = litellm_config(&scenario, &roots)?;
-            write_atomically(file, &text)?;
+            let text = litellm_config(&scenario, &roots, "serve")?;
+            write_config(file, &text, &scenario, args.force)?;
         }
         print_endpoints(
             &scenario.name,
@@ -68,7 +110,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, CliError> {
         )
         .map_err(|e| format!("cannot write to stdout: {e}"))
     };
-    let report = serve(&scenario, &options, &mut ready)?;
+    let report = serve(&scenario, &options, args.limits.limits(), &mut ready)?;
     for note in &report.notes {
         eprintln!("note: {note}");
     }
@@ -117,22 +159,4 @@ fn print_endpoints(
         )?;
     }
     out.flush()
-}
-
-/// Writes `text` to a temporary name beside `file`, then renames it into place.
-fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
-    let name = file
-        .file_name()
-        .ok_or_else(|| format!("{}: not a file name", file.display()))?;
-    let tmp = file.with_file_name(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, file))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("{}: {e}", file.display())
-        })
 }

@@ -8,6 +8,10 @@
 //! binds the fake providers, writes the proxy config pointing at them and waits; the test then
 //! starts `litellm --config CFG` on the target port, and drive starts the fault timeline and
 //! the traffic together once the proxy answers.
+//!
+//! Both runs also check the live report against the provider side (every count of attempts,
+//! retries and fallbacks is the calls' own) and `diff` it against the simulation of the same
+//! file: no rate is computed two ways.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -111,6 +115,107 @@ fn summary(report: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap()).unwrap()
 }
 
+/// A CSV file's rows as maps from its header.
+fn rows_of(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The live report's counts are the provider side's: every call in `provider_calls.csv` is one
+/// attempt of the request it names (in `attempts.csv` and in its `requests.csv` row), and every
+/// call beyond a request's first is one retry or one fallback hop.
+fn assert_counts_are_the_provider_side(report: &Path, s: &Value) {
+    let calls = rows_of(&report.join("provider_calls.csv"));
+    let attempts = rows_of(&report.join("attempts.csv"));
+    let requests = rows_of(&report.join("requests.csv"));
+    assert_eq!(
+        s["live"]["provider_calls"].as_u64().unwrap(),
+        calls.len() as u64
+    );
+    assert_eq!(s["live"]["unjoined_calls"], 0, "{s:#}");
+    assert_eq!(s["attempts"].as_u64().unwrap(), calls.len() as u64, "{s:#}");
+    let key = |r: &std::collections::BTreeMap<String, String>| {
+        (
+            r["request_id"].clone(),
+            r["deployment_id"].clone(),
+            r["outcome"].clone(),
+        )
+    };
+    let mut from_calls: Vec<_> = calls.iter().map(key).collect();
+    let mut from_attempts: Vec<_> = attempts.iter().map(key).collect();
+    from_calls.sort();
+    from_attempts.sort();
+    assert_eq!(from_calls, from_attempts);
+    let number =
+        |r: &std::collections::BTreeMap<String, String>, k: &str| -> u64 { r[k].parse().unwrap() };
+    for r in &requests {
+        let of_it = calls
+            .iter()
+            .filter(|c| c["request_id"] == r["request_id"])
+            .count() as u64;
+        assert_eq!(number(r, "attempts"), of_it, "request {}", r["request_id"]);
+        if of_it > 0 {
+            assert_eq!(
+                number(r, "retries") + number(r, "fallbacks"),
+                of_it - 1,
+                "request {}",
+                r["request_id"]
+            );
+        }
+    }
+    let sum = |k: &str| requests.iter().map(|r| number(r, k)).sum::<u64>();
+    assert_eq!(s["retries"].as_u64().unwrap(), sum("retries"), "{s:#}");
+    assert_eq!(s["fallbacks"].as_u64().unwrap(), sum("fallbacks"), "{s:#}");
+    let with = |k: &str| requests.iter().filter(|r| number(r, k) > 0).count() as f64;
+    let share = |n: f64| (n / requests.len() as f64 * 1e6).round() / 1e6;
+    assert_eq!(
+        s["retry_rate"].as_f64().unwrap(),
+        share(with("retries")),
+        "{s:#}"
+    );
+    assert_eq!(
+        s["fallback_rate"].as_f64().unwrap(),
+        share(with("fallbacks")),
+        "{s:#}"
+    );
+}
+
+/// The simulation of the same file, and `diff` of the two: no rate computed two ways.
+fn assert_diff_compares_like_with_like(scenario: &str, report: &Path) {
+    let sim = report.with_file_name("sim");
+    let run = crate::common::routersim(&["run", scenario, "--out", sim.to_str().unwrap()]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let diff = crate::common::routersim(&[
+        "diff",
+        report.to_str().unwrap(),
+        sim.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        diff.status.success(),
+        "{}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
+    let json: Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert!(json.get("rates_computed_two_ways").is_none(), "{json:#}");
+    assert_eq!(json["a"]["source"], "live");
+    assert_eq!(json["b"]["source"], "sim");
+}
+
 /// What holds for both scenarios: every request answered and saved, LiteLLM named, every
 /// provider call joined to its request by the forwarded `x-routersim-request-id`.
 fn assert_common(s: &Value) {
@@ -140,6 +245,8 @@ fn litellm_proxy_429_storm_and_503_outage() {
     let report = drive_through_litellm(&bin, "scenarios/live/429-storm.yaml", "litellm-429");
     let s = summary(&report);
     assert_common(&s);
+    assert_counts_are_the_provider_side(&report, &s);
+    assert_diff_compares_like_with_like("scenarios/live/429-storm.yaml", &report);
     let rows = calls(&report);
     let a: Vec<&Call> = rows.iter().filter(|c| c.1 == "gpt-a").collect();
     for (i, c) in a.iter().enumerate() {
@@ -182,6 +289,8 @@ fn litellm_proxy_429_storm_and_503_outage() {
     let report = drive_through_litellm(&bin, "scenarios/live/503-outage.yaml", "litellm-503");
     let s = summary(&report);
     assert_common(&s);
+    assert_counts_are_the_provider_side(&report, &s);
+    assert_diff_compares_like_with_like("scenarios/live/503-outage.yaml", &report);
     let rows = calls(&report);
     let a: Vec<&Call> = rows.iter().filter(|c| c.1 == "gpt-a").collect();
     // Cooled spans: gaps of 4 s or more between gpt-a's failed calls (cooldown_time is 5 s).

@@ -22,7 +22,7 @@ use crate::plot::{
     ATTEMPTS_SVG, DEPLOYMENTS_SVG, LATENCY_OVER_TIME_SVG, LATENCY_SVG, PLOT_FILES, TIMELINE_SVG,
     TRAFFIC_SHARE_SVG,
 };
-use crate::summary::Summary;
+use crate::summary::{LiveInfo, Summary};
 
 /// The page.
 pub const REPORT_HTML: &str = "report.html";
@@ -121,14 +121,30 @@ pub fn render_report_html(
             format!(" · profile <b>{}</b> {}", esc(name), esc(rest))
         })
         .unwrap_or_default();
+    // A live run's times are the wall clock's: the page says where and when it ran instead.
+    let clock = match &summary.live {
+        Some(live) => live_meta(live),
+        None => format!(
+            "virtual run end {} s",
+            fmt_value(round3(summary.run_end_ms / 1000.0))
+        ),
+    };
     let _ = writeln!(
         page,
-        "<p class=\"meta\">scenario <b>{}</b> · seed <b>{}</b> · routersim {}{profile}{transport} · virtual run end {} s</p>",
+        "<p class=\"meta\">scenario <b>{}</b> · seed <b>{}</b> · routersim {}{profile}{transport} · {clock}</p>",
         esc(&summary.scenario),
         summary.seed,
         esc(&summary.routersim_version),
-        fmt_value(round3(summary.run_end_ms / 1000.0)),
     );
+    if let Some(live) = &summary.live {
+        for warning in &live.warnings {
+            let _ = writeln!(
+                page,
+                "<p class=\"verdict fail\">warning: {}</p>",
+                esc(warning)
+            );
+        }
+    }
 
     expectations_section(&mut page, expectations);
     headline_section(&mut page, summary, deployments_csv);
@@ -207,6 +223,21 @@ fn expectations_section(page: &mut String, expectations: &[ExpectRow]) {
         page.push_str("</table>\n");
     }
     page.push_str("</section>\n");
+}
+
+/// `live run against URL (name version) · started … · wall clock … s`, escaped.
+fn live_meta(live: &LiveInfo) -> String {
+    let name = match (&live.target_name, &live.target_version) {
+        (Some(name), Some(version)) => format!(" ({} {})", esc(name), esc(version)),
+        (Some(name), None) => format!(" ({})", esc(name)),
+        _ => String::new(),
+    };
+    format!(
+        "<b>live run</b> against <b>{}</b>{name} · started {} · wall clock {} s",
+        esc(&live.target),
+        esc(&live.started_at),
+        fmt_value(round3(live.wall_clock_ms / 1000.0)),
+    )
 }
 
 fn headline_section(page: &mut String, s: &Summary, deployments_csv: Option<&[u8]>) {

@@ -27,6 +27,12 @@
 //! A's arrival order, whose attempt sequence (deployment ids in order and outcomes) differs is
 //! shown, with both ids and arrivals. Memory grows with the requests, as above.
 //!
+//! Each report's rates are checked against its own `requests.csv` ([`rate_disagreements`]):
+//! `retry_rate` and `fallback_rate` are the shares of requests with at least one retry / hop,
+//! `retries` and `fallbacks` their sums, in a simulated and a live report alike, so a diff
+//! compares like with like; a report whose summary says otherwise (one written before the
+//! definitions were one) is named, metric by metric.
+//!
 //! Only complete reports are compared: both folders must hold the completion marker
 //! ([`COMPLETE`](routersim_sim::report_dir::COMPLETE)), which a run writes last. Without
 //! `attempts.csv` (a report written with `--trace none`) only the summaries are compared
@@ -40,6 +46,8 @@ use routersim_report::Summary;
 use routersim_report::record::{ATTEMPTS_CSV, REQUESTS_CSV};
 
 use routersim_sim::report_dir::{ReportDirError, require_complete};
+
+pub use crate::rate_check::{RateDisagreement, rate_disagreements};
 
 /// The summary file of a report.
 pub const SUMMARY_JSON: &str = "summary.json";
@@ -273,6 +281,8 @@ pub struct ReportDiff {
     pub attempts: Attempts,
     /// A's and B's `source` (`sim`, `live`).
     pub sources: (String, String),
+    /// Rates a report's `summary.json` states differently from its own `requests.csv`.
+    pub disagreements: Vec<RateDisagreement>,
 }
 
 /// Compares two report directories.
@@ -283,6 +293,8 @@ pub fn diff_reports(a: &Path, b: &Path) -> Result<ReportDiff, DiffError> {
     require_complete(b)?;
     let sources = (read_source(a)?, read_source(b)?);
     let metrics = compare_summaries(&summary_a, &summary_b);
+    let mut disagreements = rate_disagreements("A", a, &summary_a)?;
+    disagreements.extend(rate_disagreements("B", b, &summary_b)?);
     let across = sources.0 != sources.1 || sources.0 != SOURCE_SIM;
     let needed: &[&str] = if across {
         &[ATTEMPTS_CSV, REQUESTS_CSV]
@@ -307,6 +319,7 @@ pub fn diff_reports(a: &Path, b: &Path) -> Result<ReportDiff, DiffError> {
         metrics,
         attempts,
         sources,
+        disagreements,
     })
 }
 

@@ -20,5 +20,6 @@ pub mod explore;
 pub mod footprint;
 pub mod hash;
 pub mod html;
+pub mod rate_check;
 pub mod seeds;
 pub mod sweep;

@@ -19,6 +19,7 @@ use routersim_engine::request::Completion;
 use routersim_engine::stream::StreamItem;
 
 use crate::format::{MalformedEvent, WireFormat};
+use crate::limits::MAX_OUTPUT_TOKENS;
 
 /// OpenAI's API base when a deployment names none (LiteLLM's default).
 pub const DEFAULT_OPENAI_API_BASE: &str = "https://api.openai.com/v1";
@@ -206,13 +207,16 @@ pub fn wire_server_api_base(origin: &str, deployment_id: &str, format: WireForma
     }
 }
 
-/// Decodes a non-streamed 2xx body; `None` when it is not the format's shape.
+/// Decodes a non-streamed 2xx body; `None` when it is not the format's shape, or when it
+/// claims more output tokens than an answer may have
+/// ([`MAX_OUTPUT_TOKENS`](crate::limits::MAX_OUTPUT_TOKENS)).
 pub fn decode_completion(format: WireFormat, body: &[u8]) -> Option<Completion> {
     let value: Value = serde_json::from_slice(body).ok()?;
     match format {
         WireFormat::OpenAi | WireFormat::Azure => crate::openai::client::decode_completion(&value),
         WireFormat::Anthropic => crate::anthropic::client::decode_completion(&value),
     }
+    .filter(|c| c.output_tokens <= MAX_OUTPUT_TOKENS)
 }
 
 /// Decodes one SSE event into the stream items it carries (none for pings, usage-only chunks
@@ -223,12 +227,23 @@ pub fn decode_event(
     data: &str,
     out: &mut VecDeque<StreamItem>,
 ) -> Result<(), MalformedEvent> {
+    let before = out.len();
     match format {
         WireFormat::OpenAi | WireFormat::Azure => {
-            crate::openai::client::decode_event(format, data, out)
+            crate::openai::client::decode_event(format, data, out)?;
         }
-        WireFormat::Anthropic => crate::anthropic::client::decode_event(event, data, out),
+        WireFormat::Anthropic => crate::anthropic::client::decode_event(event, data, out)?,
     }
+    // A chunk claiming more tokens than an answer may have is not a chunk of one.
+    let oversized = out
+        .iter()
+        .skip(before)
+        .any(|item| matches!(item, StreamItem::Chunk(c) if c.tokens > MAX_OUTPUT_TOKENS));
+    if oversized {
+        out.truncate(before);
+        return Err(MalformedEvent);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -285,5 +300,38 @@ mod tests {
             wire_server_api_base("http://h:1", "x", WireFormat::Azure),
             "http://h:1/d/x"
         );
+    }
+
+    #[test]
+    fn counts_over_the_cap_are_not_an_answer() {
+        let body = |n: u64| {
+            format!(
+                r#"{{"choices":[{{"message":{{"content":"tok"}}}}],"usage":{{"completion_tokens":{n}}}}}"#
+            )
+        };
+        let at_cap = decode_completion(WireFormat::OpenAi, body(1_000_000).as_bytes()).unwrap();
+        assert_eq!(at_cap.output_tokens, 1_000_000);
+        assert!(decode_completion(WireFormat::OpenAi, body(4_294_967_295).as_bytes()).is_none());
+        let anthropic =
+            r#"{"content":[{"type":"text","text":"tok"}],"usage":{"output_tokens":2000000}}"#;
+        assert!(decode_completion(WireFormat::Anthropic, anthropic.as_bytes()).is_none());
+        let mut out = VecDeque::new();
+        let chunk = |n: u64| {
+            format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"content":"tok"}}}}],"x_routersim":{{"tokens":{n},"span_us":0}}}}"#
+            )
+        };
+        assert_eq!(
+            decode_event(WireFormat::OpenAi, None, &chunk(4_294_967_295), &mut out),
+            Err(MalformedEvent)
+        );
+        assert!(out.is_empty());
+        let delta = r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"tok"},"x_routersim":{"tokens":1000001,"span_us":0}}"#;
+        assert_eq!(
+            decode_event(WireFormat::Anthropic, None, delta, &mut out),
+            Err(MalformedEvent)
+        );
+        decode_event(WireFormat::OpenAi, None, &chunk(1_000_000), &mut out).unwrap();
+        assert_eq!(out.len(), 1);
     }
 }

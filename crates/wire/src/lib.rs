@@ -15,6 +15,7 @@
 //! - [`errors`]: a non-2xx answer to the engine's failure kinds (LiteLLM's rules).
 //! - [`sse`]: server-sent events, and the `x-routersim-break` comment a stream break sends.
 //! - [`headers`]: the `x-routersim-*` header names.
+//! - [`limits`]: the cap on an answer's output tokens, checked before text is made from a count.
 //! - [`client`]: [`HttpProvider`](client::HttpProvider), the engine's `Provider` over HTTP.
 
 pub mod anthropic;
@@ -23,6 +24,7 @@ pub mod endpoint;
 pub mod errors;
 pub mod format;
 pub mod headers;
+pub mod limits;
 pub mod openai;
 pub mod request;
 pub mod route;

@@ -5,12 +5,18 @@
 //! none, and the counts are estimated from the body: `input_tokens = ceil(chars of every
 //! message content / 4)` (Anthropic's `system` included), `prefill_tokens` the same of a
 //! trailing assistant message, `max_tokens` from `max_tokens` or `max_completion_tokens`.
+//!
+//! A count that sets the answer's length (`max_tokens`, `max_completion_tokens`,
+//! `x-routersim-output-tokens`) over [`MAX_OUTPUT_TOKENS`](crate::limits::MAX_OUTPUT_TOKENS)
+//! is refused (the server answers 400): its text would not fit in memory. An empty body is
+//! refused too: a chat request is a JSON object.
 
 use http::HeaderMap;
 use routersim_engine::request::{Request, ResponseFormat};
 use serde_json::Value;
 
 use crate::headers::{ATTEMPT, INPUT_TOKENS, OUTPUT_TOKENS, PREFILL_TOKENS, REQUEST_ID};
+use crate::limits::check_output_tokens;
 
 /// A request as the fake providers see it, with what the renderer needs besides.
 #[derive(Clone, Debug)]
@@ -35,11 +41,11 @@ pub fn parse_request(
     model_group: &str,
     next_id: u64,
 ) -> Result<WireRequest, String> {
-    let json: Value = if body.iter().all(u8::is_ascii_whitespace) {
-        Value::Object(serde_json::Map::new())
-    } else {
-        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?
-    };
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err("the body is empty: a chat request is a JSON object".to_string());
+    }
+    let json: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
     let Value::Object(obj) = &json else {
         return Err("the body must be a JSON object".to_string());
     };
@@ -50,10 +56,12 @@ pub fn parse_request(
             .and_then(|s| s.trim().parse().ok())
     };
     let header32 = |name: &str| header(name).map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-    let count = |key: &str| -> Option<u32> {
+    // The answer's length: capped, since the answer's text is made from it.
+    let length = |key: &str| -> Result<Option<u32>, String> {
         obj.get(key)
             .and_then(Value::as_u64)
-            .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+            .map(|n| check_output_tokens(&format!("`{key}`"), n))
+            .transpose()
     };
     let messages = obj.get("messages").and_then(Value::as_array);
     let mut chars = obj.get("system").map_or(0, content_chars);
@@ -82,8 +90,11 @@ pub fn parse_request(
     let mut request = Request::new(header(REQUEST_ID).unwrap_or(next_id), model_group);
     request.input_tokens = header32(INPUT_TOKENS).unwrap_or_else(|| tokens_of(chars));
     request.prefill_tokens = header32(PREFILL_TOKENS).unwrap_or_else(|| tokens_of(prefill_chars));
-    request.output_tokens = header32(OUTPUT_TOKENS);
-    request.max_tokens = count("max_tokens").or_else(|| count("max_completion_tokens"));
+    request.output_tokens = header(OUTPUT_TOKENS)
+        .map(|n| check_output_tokens(OUTPUT_TOKENS, n))
+        .transpose()?;
+    let max_completion_tokens = length("max_completion_tokens")?;
+    request.max_tokens = length("max_tokens")?.or(max_completion_tokens);
     request.stream = obj.get("stream").and_then(Value::as_bool).unwrap_or(false);
     request.response_format = if json_mode {
         ResponseFormat::Json
@@ -165,6 +176,23 @@ mod tests {
         assert!(!w.request.stream);
         assert_eq!(w.model, "group");
         assert!(parse_request(b"[1]", &HeaderMap::new(), "g", 1).is_err());
+        assert!(parse_request(b" \n", &HeaderMap::new(), "g", 1).is_err());
         assert!(parse_request(b"{", &HeaderMap::new(), "g", 1).is_err());
+    }
+
+    #[test]
+    fn lengths_over_the_cap_are_refused_before_any_text_is_made() {
+        let h = HeaderMap::new();
+        let refused = |body: &[u8], headers: &HeaderMap| parse_request(body, headers, "g", 1);
+        let e = refused(br#"{"max_tokens":4294967295}"#, &h).unwrap_err();
+        assert!(e.contains("`max_tokens` is 4294967295"), "{e}");
+        let e = refused(br#"{"max_completion_tokens":100000000}"#, &h).unwrap_err();
+        assert!(e.contains("`max_completion_tokens`"), "{e}");
+        let mut headers = HeaderMap::new();
+        headers.insert(OUTPUT_TOKENS, "4294967295".parse().unwrap());
+        let e = refused(b"{}", &headers).unwrap_err();
+        assert!(e.contains(OUTPUT_TOKENS), "{e}");
+        let at_cap = refused(br#"{"max_tokens":1000000}"#, &h).unwrap();
+        assert_eq!(at_cap.request.max_tokens, Some(1_000_000));
     }
 }

@@ -16,6 +16,8 @@
 //! - [`body`]: the response body, streamed from a [`FakeStream`](crate::FakeStream).
 //! - [`call_log`]: `provider_calls.csv`, one row per call as it ends.
 //! - `error`: [`WireError`], what the server and the call log fail with.
+//! - [`guard`]: what a real listener bounds for each client (header and idle timeouts, the
+//!   connection cap, the request body's size and deadline).
 //! - [`server`]: [`WireServer`], [`serve_connection`] over any byte pipe, [`listen`] on TCP.
 //!
 //! [`FakeProviders`] is `!Send` (`Cell`/`RefCell`), so the server is single-threaded: a
@@ -26,9 +28,13 @@
 pub mod body;
 pub mod call_log;
 mod error;
+pub mod guard;
 pub mod server;
 
 pub use call_log::{CallLog, CallRow};
 pub use error::WireError;
+pub use guard::{ConnGate, ConnLimits};
 pub use routersim_wire::route::{Format, Mount};
-pub use server::{WireServer, listen, serve_connection, serve_connection_at};
+pub use server::{
+    WireServer, listen, listen_with, serve_client, serve_connection, serve_connection_at,
+};

@@ -14,7 +14,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use http::{Response, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -30,6 +29,7 @@ use tokio::time::Instant;
 
 use super::body::{Frames, SseBody, StreamBreak, StreamLog, WireBody};
 use super::call_log::{CallLog, CallRow};
+use super::guard::{BodyDeadline, ConnGate, ConnLimits, read_body, serve_guarded};
 use routersim_wire::anthropic::server as anthropic;
 use routersim_wire::openai::server as openai;
 use routersim_wire::openai::server::Meta;
@@ -128,11 +128,12 @@ impl WireServer {
             Endpoint::Chat(index, format) => (index, format),
         };
         let (parts, body) = req.into_parts();
+        let deadline = parts.extensions.get::<BodyDeadline>().copied();
         let headers = parts.headers;
-        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-            Ok(collected) => collected.to_bytes(),
+        let body = match read_body(body, MAX_BODY_BYTES, deadline).await {
+            Ok(body) => body,
             Err(e) => {
-                return Ok(self.refuse(index, &path, arrived, format, 413, &e.to_string()));
+                return Ok(self.refuse(index, &path, arrived, format, e.status(), &e.to_string()));
             }
         };
         let group = self.deployments[index].model_name.clone();
@@ -445,20 +446,43 @@ where
     Ok(())
 }
 
-/// Accepts connections on `listener` forever, each served on its own local task (call it
-/// inside a `LocalSet`). A failed accept (out of file descriptors) is retried after 10 ms.
-#[allow(
-    clippy::disallowed_methods,
-    reason = "a real listener: only ever on tokio's real-time runtime, never simulated"
-)]
+/// Accepts connections on `listener` forever with the default [`ConnLimits`] and a gate of
+/// its own (call inside a `LocalSet`); see [`listen_with`].
 pub async fn listen(server: Rc<WireServer>, listener: TcpListener, mount: Mount) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                let _ = stream.set_nodelay(true);
-                tokio::task::spawn_local(serve_connection_at(server.clone(), stream, mount));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    }
+    let limits = ConnLimits::default();
+    listen_with(
+        server,
+        listener,
+        mount,
+        limits,
+        ConnGate::new(limits.max_connections),
+    )
+    .await;
+}
+
+/// Accepts connections on `listener` forever, each served on its own local task under
+/// `limits` (header and idle timeouts), at most as many at once as `gate` admits (a server's
+/// listeners share one gate). Call inside a `LocalSet`.
+pub async fn listen_with(
+    server: Rc<WireServer>,
+    listener: TcpListener,
+    mount: Mount,
+    limits: ConnLimits,
+    gate: ConnGate,
+) {
+    gate.accept(listener, |stream| {
+        serve_client(server.clone(), stream, mount, limits)
+    })
+    .await;
+}
+
+/// Serves one accepted TCP client of a listener mounted at `mount` under `limits` (header and
+/// idle timeouts), until it closes or a rule cuts it.
+pub async fn serve_client(
+    server: Rc<WireServer>,
+    stream: tokio::net::TcpStream,
+    mount: Mount,
+    limits: ConnLimits,
+) {
+    serve_guarded(stream, limits, move |req| server.clone().handle(mount, req)).await;
 }

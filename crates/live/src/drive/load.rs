@@ -23,7 +23,7 @@ use routersim_wire::sse::{SseItem, SseParser};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::record::{RequestRecord, kind_of_code};
+use super::record::{RequestRecord, Unfinished, kind_of_code, named_kind};
 use routersim_sim::run::VERSION;
 
 /// The largest non-streamed body read (a chat completion is a few KB).
@@ -155,14 +155,31 @@ async fn send(addr: SocketAddr, request: http::Request<Full<Bytes>>) -> Result<R
         .map_err(|e| e.to_string())
 }
 
+/// Why a body could not be read whole.
+#[derive(Debug)]
+enum BodyError {
+    /// Longer than [`MAX_BODY`]: not a chat completion, whatever it is.
+    TooLong,
+    /// The connection failed before the body ended.
+    Cut(String),
+}
+
 /// Reads a whole body, at most [`MAX_BODY`] bytes.
-async fn read_body(response: Response) -> Result<Bytes, String> {
+async fn read_body(response: Response) -> Result<Bytes, BodyError> {
     let limited = http_body_util::Limited::new(response.into_body(), MAX_BODY);
     limited
         .collect()
         .await
         .map(http_body_util::Collected::to_bytes)
-        .map_err(|e| e.to_string())
+        .map_err(|e| {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                BodyError::TooLong
+            } else {
+                BodyError::Cut(e.to_string())
+            }
+        })
 }
 
 /// `GET path` on the target: the status and body, if it answered.
@@ -176,14 +193,24 @@ pub async fn get_from(
     target: &Target,
     path: &str,
 ) -> Option<(u16, http::HeaderMap, Bytes)> {
+    get_within(client, target, path, Duration::from_secs(5)).await
+}
+
+/// `GET path` on one replica, the answer and its body each within `wait`.
+pub async fn get_within(
+    client: &Client,
+    target: &Target,
+    path: &str,
+    wait: Duration,
+) -> Option<(u16, http::HeaderMap, Bytes)> {
     let request = build(client, target, http::Method::GET, path, None, &[]).ok()?;
-    let response = tokio::time::timeout(Duration::from_secs(5), send(target.addr, request))
+    let response = tokio::time::timeout(wait, send(target.addr, request))
         .await
         .ok()?
         .ok()?;
     let status = response.status().as_u16();
     let headers = response.headers().clone();
-    let body = tokio::time::timeout(Duration::from_secs(5), read_body(response))
+    let body = tokio::time::timeout(wait, read_body(response))
         .await
         .ok()?
         .ok()?;
@@ -263,31 +290,59 @@ async fn exchange(
     let status = response.status().as_u16();
     record.status = Some(status);
     record.read_headers(response.headers());
-    let is_sse = response
+    let content_type = response
         .headers()
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+        .unwrap_or("")
+        .to_string();
+    let is_sse = content_type.starts_with("text/event-stream");
     if !(200..300).contains(&status) {
-        let body = read_body(response).await?;
-        record.read_error_body(&body);
+        // The status says it failed; a cut error body still counts by its status.
+        if let Ok(body) = read_body(response).await {
+            record.read_error_body(&body);
+        }
         return Ok(());
     }
-    if record.stream && is_sse {
-        return read_stream(response, record, arrival).await;
+    if record.stream {
+        if is_sse {
+            return read_stream(response, record, arrival).await;
+        }
+        record.malformed = Some(format!(
+            "a stream was asked for; the answer's content-type is `{content_type}`"
+        ));
+        return Ok(());
     }
-    let body = read_body(response).await?;
-    if let Ok(json) = serde_json::from_slice::<Value>(&body) {
-        record.tokens = completion_tokens(&json).unwrap_or(0);
+    let body = match read_body(response).await {
+        Ok(body) => body,
+        Err(BodyError::TooLong) => {
+            record.malformed = Some(format!("a body over {MAX_BODY} bytes"));
+            return Ok(());
+        }
+        Err(BodyError::Cut(e)) => return Err(e),
+    };
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(json) if json.get("choices").is_some_and(Value::is_array) => {
+            record.tokens = completion_tokens(&json, body.len()).unwrap_or(0);
+        }
+        Ok(_) => record.malformed = Some("a JSON body without `choices`".to_string()),
+        Err(_) => {
+            record.malformed = Some(format!(
+                "a body that is not JSON (content-type `{content_type}`)"
+            ));
+        }
     }
     Ok(())
 }
 
-fn completion_tokens(json: &Value) -> Option<u32> {
+/// `usage.completion_tokens`, when present and believable: a peer's count above `bytes` (what
+/// it sent: a token is at least a byte) is refused, never trusted.
+fn completion_tokens(json: &Value, bytes: usize) -> Option<u32> {
     json.get("usage")?
         .get("completion_tokens")?
         .as_u64()
-        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        .filter(|&n| n <= bytes as u64)
+        .and_then(|n| u32::try_from(n).ok())
 }
 
 /// Reads an OpenAI SSE stream frame by frame: TTFT at the first content delta; tokens from the
@@ -300,6 +355,7 @@ async fn read_stream(
     let mut body = response.into_body();
     let mut parser = SseParser::new();
     let (mut counted, mut usage, mut done) = (0_u32, None, false);
+    let mut received = 0_usize;
     let mut outcome = None;
     while outcome.is_none() {
         let Some(frame) = body.frame().await else {
@@ -316,6 +372,7 @@ async fn read_stream(
         let Some(data) = frame.data_ref() else {
             continue;
         };
+        received = received.saturating_add(data.len());
         if parser.feed(data).is_err() {
             outcome = Some(StreamOutcome::BrokenAfterContent);
             break;
@@ -329,16 +386,21 @@ async fn read_stream(
                 continue;
             }
             let Ok(json) = serde_json::from_str::<Value>(&data) else {
+                record.malformed = Some("a stream frame that is not JSON".to_string());
                 continue;
             };
             if let Some(error) = json.get("error") {
                 let code = error.get("code").and_then(Value::as_str).unwrap_or("");
                 let status = error.get("status").and_then(Value::as_u64);
-                record.stream_error = Some(kind_of_code(code).unwrap_or_else(|| {
-                    status
-                        .and_then(|s| u16::try_from(s).ok())
-                        .map_or(FailureKind::ApiConnection, FailureKind::from_status)
-                }));
+                record.stream_error = Some(
+                    named_kind(&json)
+                        .or_else(|| kind_of_code(code))
+                        .unwrap_or_else(|| {
+                            status
+                                .and_then(|s| u16::try_from(s).ok())
+                                .map_or(FailureKind::ApiConnection, FailureKind::from_status)
+                        }),
+                );
                 outcome = Some(if counted > 0 {
                     StreamOutcome::BrokenAfterContent
                 } else {
@@ -346,10 +408,10 @@ async fn read_stream(
                 });
                 break;
             }
-            if let Some(n) = completion_tokens(&json) {
+            if let Some(n) = completion_tokens(&json, received) {
                 usage = Some(n);
             }
-            let tokens = chunk_tokens(&json);
+            let tokens = chunk_tokens(&json, data.len());
             if tokens > 0 && record.ttft.is_none() {
                 record.ttft = Some(arrival.elapsed());
             }
@@ -370,17 +432,30 @@ async fn read_stream(
     } else {
         StreamOutcome::Completed
     }));
+    // A stream that ended but said garbage on the way failed without a break: no outcome, as
+    // the simulation records such a failure.
+    if record.malformed.is_some()
+        && matches!(
+            record.stream_outcome,
+            Some(StreamOutcome::Completed | StreamOutcome::Empty)
+        )
+    {
+        record.stream_outcome = None;
+    }
     Ok(())
 }
 
-/// Tokens of one chunk: the wire server's exact count when it rides along, else words.
-fn chunk_tokens(json: &Value) -> u32 {
+/// Tokens of one chunk: the wire server's exact count when it rides along and is believable
+/// (at most the frame's `bytes`: a count above what was sent is refused), else words.
+fn chunk_tokens(json: &Value, bytes: usize) -> u32 {
     if let Some(n) = json
         .get("x_routersim")
         .and_then(|x| x.get("tokens"))
         .and_then(Value::as_u64)
+        .filter(|&n| n <= bytes as u64)
+        .and_then(|n| u32::try_from(n).ok())
     {
-        return u32::try_from(n).unwrap_or(u32::MAX);
+        return n;
     }
     json.get("choices")
         .and_then(Value::as_array)
@@ -397,6 +472,8 @@ fn chunk_tokens(json: &Value) -> u32 {
 pub struct Counters {
     /// The finished records.
     pub records: RefCell<Vec<Option<RequestRecord>>>,
+    /// Each slot's request (its id and scheduled arrival), finished or not.
+    pub slots: RefCell<Vec<Unfinished>>,
     /// Notified when a request finishes.
     pub done: tokio::sync::Notify,
     /// Requests sent.
@@ -455,6 +532,22 @@ mod tests {
         );
         assert!(t.is_loopback());
         assert!(Target::parse("https://127.0.0.1:4000").is_err());
+    }
+
+    #[test]
+    fn token_counts_above_what_was_sent_are_refused() {
+        let chunk = json!({"choices": [{"delta": {"content": "tok tok"}}],
+                           "x_routersim": {"tokens": 4_294_967_295_u64}});
+        let bytes = chunk.to_string().len();
+        // The claim is refused: the words are counted instead.
+        assert_eq!(chunk_tokens(&chunk, bytes), 2);
+        let honest = json!({"choices": [{"delta": {"content": "tok tok"}}],
+                            "x_routersim": {"tokens": 2}});
+        assert_eq!(chunk_tokens(&honest, bytes), 2);
+        let usage = json!({"usage": {"completion_tokens": 4_294_967_295_u64}});
+        assert_eq!(completion_tokens(&usage, 1_000), None);
+        let usage = json!({"usage": {"completion_tokens": 7}});
+        assert_eq!(completion_tokens(&usage, 1_000), Some(7));
     }
 
     #[test]

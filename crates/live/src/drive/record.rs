@@ -15,6 +15,15 @@ use serde_json::Value;
 /// `live_requests.csv` in the report folder.
 pub const LIVE_REQUESTS_CSV: &str = "live_requests.csv";
 
+/// A request sent but never answered (the run ended first): its calls join nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unfinished {
+    /// Its id (`x-routersim-request-id`).
+    pub id: u64,
+    /// Its scheduled arrival, since the run started.
+    pub arrival: Duration,
+}
+
 /// One request as the client saw it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RequestRecord {
@@ -54,6 +63,13 @@ pub struct RequestRecord {
     pub model_group: Option<String>,
     /// `x-litellm-call-id`.
     pub call_id: Option<String>,
+    /// The failure kind the error body names in routersim's extension
+    /// (`error.x_routersim.kind`, as `routersim proxy` answers): it wins over codes and status.
+    pub named_kind: Option<FailureKind>,
+    /// Why a 2xx answer was not a usable one (not JSON, no `choices`, over the body limit, a
+    /// stream request answered without a stream, a stream frame that is not JSON): the request
+    /// failed with `malformed_response`.
+    pub malformed: Option<String>,
 }
 
 impl RequestRecord {
@@ -87,25 +103,52 @@ impl RequestRecord {
         };
         self.error_type = field("type");
         self.error_code = field("code");
+        self.named_kind = named_kind(&json);
     }
 
-    /// The failure the caller received, `None` for a success.
+    /// The failure the caller received, `None` for a success. A 2xx is a success only when
+    /// its whole answer arrived and reads as one: a body cut by the connection is an
+    /// `api_connection` failure, an answer that is not a chat completion (or not the stream
+    /// asked for) a `malformed_response`.
     pub fn failure(&self) -> Option<FailureKind> {
         let Some(status) = self.status else {
             return Some(FailureKind::ApiConnection);
         };
         if (200..300).contains(&status) {
+            if let Some(kind) = self.stream_error {
+                return Some(kind);
+            }
+            if self.transport_error.is_some() {
+                return Some(FailureKind::ApiConnection);
+            }
+            if self.malformed.is_some() {
+                return Some(FailureKind::MalformedResponse);
+            }
             return match self.stream_outcome {
                 None | Some(StreamOutcome::Completed | StreamOutcome::Empty) => None,
-                Some(_) => Some(self.stream_error.unwrap_or(FailureKind::ApiConnection)),
+                Some(_) => Some(FailureKind::ApiConnection),
             };
         }
         let named = [self.error_code.as_deref(), self.error_type.as_deref()]
             .into_iter()
             .flatten()
             .find_map(kind_of_code);
-        Some(named.unwrap_or(FailureKind::from_status(status)))
+        Some(
+            self.named_kind
+                .or(named)
+                .unwrap_or(FailureKind::from_status(status)),
+        )
     }
+}
+
+/// `x_routersim.kind` of an error body or frame (inside `error`, or beside it), when it names
+/// a failure kind.
+pub fn named_kind(json: &Value) -> Option<FailureKind> {
+    [json.get("error"), Some(json)]
+        .into_iter()
+        .flatten()
+        .find_map(|v| v.get("x_routersim")?.get("kind")?.as_str())
+        .and_then(FailureKind::from_name)
 }
 
 /// An error code or type that names one failure kind whatever the status (the wire contract's
@@ -141,6 +184,8 @@ pub fn write_live_requests(out: impl Write, records: &[RequestRecord]) -> Result
         "model_id",
         "model_group",
         "call_id",
+        "failure",
+        "malformed",
     ])?;
     let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1000.0);
     let opt = |v: Option<String>| v.unwrap_or_default();
@@ -163,6 +208,8 @@ pub fn write_live_requests(out: impl Write, records: &[RequestRecord]) -> Result
             opt(r.model_id.clone()),
             opt(r.model_group.clone()),
             opt(r.call_id.clone()),
+            opt(r.failure().map(|k| k.as_str().to_string())),
+            opt(r.malformed.clone()),
         ])?;
     }
     w.flush()?;
@@ -207,5 +254,46 @@ mod tests {
         assert_eq!(ok.failure(), None);
         let none = RequestRecord::default();
         assert_eq!(none.failure(), Some(FailureKind::ApiConnection));
+    }
+
+    #[test]
+    fn a_broken_2xx_is_a_failure() {
+        let ok = |f: fn(&mut RequestRecord)| {
+            let mut r = RequestRecord {
+                status: Some(200),
+                ..RequestRecord::default()
+            };
+            f(&mut r);
+            r.failure()
+        };
+        assert_eq!(ok(|_| {}), None);
+        assert_eq!(
+            ok(|r| r.transport_error = Some("connection closed before message completed".into())),
+            Some(FailureKind::ApiConnection)
+        );
+        assert_eq!(
+            ok(|r| r.malformed = Some("a body that is not JSON".into())),
+            Some(FailureKind::MalformedResponse)
+        );
+    }
+
+    #[test]
+    fn the_kind_routersim_proxy_names_wins() {
+        let mut r = RequestRecord {
+            status: Some(429),
+            ..RequestRecord::default()
+        };
+        r.read_error_body(
+            br#"{"error":{"type":"rate_limit_error","code":"429","x_routersim":{"kind":"router_rate_limit","attempts":0}}}"#,
+        );
+        assert_eq!(r.failure(), Some(FailureKind::RouterRateLimit));
+        let mut r = RequestRecord {
+            status: Some(500),
+            ..RequestRecord::default()
+        };
+        r.read_error_body(
+            br#"{"error":{"type":"api_error","code":"500","x_routersim":{"kind":"api_connection","attempts":3}}}"#,
+        );
+        assert_eq!(r.failure(), Some(FailureKind::ApiConnection));
     }
 }

@@ -19,7 +19,7 @@
 //!   next call (or the run's end). The reason is `rate_limit_in_group` after a 429, else
 //!   `allowed_fails_exceeded`; the source is `retry_after` when the failure carried one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +32,7 @@ use routersim_mock_providers::wire::CallRow;
 use tokio::time::Instant;
 
 use super::record::RequestRecord;
+pub use super::record::Unfinished;
 use routersim_sim::scenario::Scenario;
 
 /// A silence longer than this many usual gaps is a cooldown.
@@ -48,6 +49,13 @@ pub struct JoinStats {
     pub by_request_id: u64,
     /// By time order.
     pub by_time: u64,
+    /// Joined to no finished request (left out of the report's attempts, as their requests
+    /// are): calls of requests still unanswered when the run ended, and calls no request can
+    /// be found for.
+    pub unjoined: u64,
+    /// Of those, calls that name (by their id) or can only belong to (by time) a request still
+    /// unanswered when the run ended.
+    pub of_unfinished: u64,
     /// Cooldowns inferred.
     pub cooldowns: u64,
 }
@@ -66,12 +74,53 @@ fn call_failure(call: &CallRow) -> Option<FailureKind> {
     }))
 }
 
-/// Which request each call belongs to (`None`: none found), in `calls` order.
-fn join(records: &[RequestRecord], calls: &[CallRow], stats: &mut JoinStats) -> Vec<Option<usize>> {
+/// A request a call may belong to: a finished one (its index in `records`) or an unfinished
+/// one (in flight until the end).
+#[derive(Clone, Copy)]
+struct Candidate {
+    arrival: Duration,
+    id: u64,
+    end: Option<Duration>,
+    record: Option<usize>,
+}
+
+/// Which finished request each call belongs to (`None`: none), in `calls` order. A call that
+/// carries a request id belongs to that request or to none; one without an id joins, by time,
+/// the request in flight over the whole call (arrived before it started, answered after it
+/// ended) with the fewest calls so far, the earliest on a tie — and none when that request is
+/// one still unanswered at the end.
+fn join(
+    records: &[RequestRecord],
+    unfinished: &[Unfinished],
+    calls: &[CallRow],
+    stats: &mut JoinStats,
+) -> Vec<Option<usize>> {
     let by_id: BTreeMap<u64, usize> = records.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-    let mut order: Vec<usize> = (0..records.len()).collect();
-    order.sort_by_key(|&i| (records[i].arrival, records[i].id));
-    let mut counts = vec![0_u32; records.len()];
+    let pending: BTreeSet<u64> = unfinished.iter().map(|u| u.id).collect();
+    let mut candidates: Vec<Candidate> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Candidate {
+            arrival: r.arrival,
+            id: r.id,
+            end: Some(r.end),
+            record: Some(i),
+        })
+        .chain(unfinished.iter().map(|u| Candidate {
+            arrival: u.arrival,
+            id: u.id,
+            end: None,
+            record: None,
+        }))
+        .collect();
+    candidates.sort_by_key(|c| (c.arrival, c.id));
+    let mut candidate_of = vec![0; records.len()];
+    for (k, c) in candidates.iter().enumerate() {
+        if let Some(r) = c.record {
+            candidate_of[r] = k;
+        }
+    }
+    let mut counts = vec![0_u32; candidates.len()];
     let mut joined = vec![None; calls.len()];
     // Calls by their start, so the open window moves forward only.
     let mut by_start: Vec<usize> = (0..calls.len()).collect();
@@ -79,37 +128,72 @@ fn join(records: &[RequestRecord], calls: &[CallRow], stats: &mut JoinStats) -> 
     let (mut next, mut open) = (0, Vec::<usize>::new());
     for c in by_start {
         let call = &calls[c];
-        if let Some(&r) = call.request_id.and_then(|id| by_id.get(&id)) {
-            joined[c] = Some(r);
-            counts[r] += 1;
-            stats.by_request_id += 1;
+        if let Some(id) = call.request_id {
+            match by_id.get(&id) {
+                Some(&r) => {
+                    joined[c] = Some(r);
+                    counts[candidate_of[r]] += 1;
+                    stats.by_request_id += 1;
+                }
+                None => {
+                    stats.unjoined += 1;
+                    stats.of_unfinished += u64::from(pending.contains(&id));
+                }
+            }
             continue;
         }
-        while next < order.len() && records[order[next]].arrival <= call.at {
-            open.push(order[next]);
+        while next < candidates.len() && candidates[next].arrival <= call.at {
+            open.push(next);
             next += 1;
         }
-        open.retain(|&r| records[r].end >= call.at);
-        if let Some(&r) = open
+        open.retain(|&k| candidates[k].end.is_none_or(|end| end >= call.at));
+        let call_end = call.at + call.latency;
+        let pick = open
             .iter()
-            .min_by_key(|&&r| (counts[r], records[r].arrival, records[r].id))
-        {
-            joined[c] = Some(r);
-            counts[r] += 1;
-            stats.by_time += 1;
+            .copied()
+            .filter(|&k| candidates[k].end.is_none_or(|end| end >= call_end))
+            .min_by_key(|&k| (counts[k], candidates[k].arrival, candidates[k].id));
+        match pick {
+            Some(k) => {
+                counts[k] += 1;
+                match candidates[k].record {
+                    Some(r) => {
+                        joined[c] = Some(r);
+                        stats.by_time += 1;
+                    }
+                    None => {
+                        stats.unjoined += 1;
+                        stats.of_unfinished += 1;
+                    }
+                }
+            }
+            None => stats.unjoined += 1,
         }
     }
     joined
 }
 
-/// The events of a live run, in time order.
+/// A live run's events, and what they were made of.
+#[derive(Debug)]
+pub struct Translated {
+    /// The events, in time order.
+    pub events: Vec<RoutingEvent>,
+    /// How the calls were joined.
+    pub stats: JoinStats,
+    /// Each finished request's calls (indices into the calls), by their start.
+    pub calls_of: Vec<Vec<usize>>,
+}
+
+/// The events of a live run, in time order. Calls joined to no finished request make no
+/// event (their requests are left out too); the provider-side log keeps them.
 pub fn events(
     scenario: &Scenario,
     start: Instant,
     records: &[RequestRecord],
+    unfinished: &[Unfinished],
     calls: &[CallRow],
     run_end: Duration,
-) -> (Vec<RoutingEvent>, JoinStats) {
+) -> Translated {
     let group_of: BTreeMap<&str, Arc<str>> = scenario
         .router
         .deployments
@@ -118,28 +202,23 @@ pub fn events(
         .collect();
     let group = |id: &str| group_of.get(id).cloned().unwrap_or_else(|| Arc::from(id));
     let mut stats = JoinStats::default();
-    let joined = join(records, calls, &mut stats);
-    let mut per_request: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
+    let joined = join(records, unfinished, calls, &mut stats);
+    let mut calls_of: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
     let mut by_start: Vec<usize> = (0..calls.len()).collect();
     by_start.sort_by_key(|&c| calls[c].at);
     let mut events = Vec::new();
     for &c in &by_start {
-        match joined[c] {
-            Some(r) => per_request[r].push(c),
-            None => attempt_events(
-                &mut events,
-                start,
-                None,
-                1,
-                &calls[c],
-                &group,
-                0,
-                Duration::ZERO,
-            ),
+        if let Some(r) = joined[c] {
+            calls_of[r].push(c);
         }
     }
     for (r, record) in records.iter().enumerate() {
-        request_events(&mut events, start, record, &per_request[r], calls, &group);
+        let request = RequestCalls {
+            record,
+            calls_of: &calls_of[r],
+            deployments: scenario.router.deployments.len(),
+        };
+        request_events(&mut events, start, &request, calls, &group);
     }
     stats.cooldowns = infer_cooldowns(
         &mut events,
@@ -153,7 +232,11 @@ pub fn events(
     // Stable: events of one instant keep the order they were made in (a request's attempt
     // before its end).
     events.sort_by_key(|e| e.at);
-    (events, stats)
+    Translated {
+        events,
+        stats,
+        calls_of,
+    }
 }
 
 #[allow(clippy::too_many_arguments, reason = "one attempt's fields")]
@@ -198,14 +281,23 @@ fn attempt_events(
     });
 }
 
+/// One answered request and its calls.
+struct RequestCalls<'a> {
+    record: &'a RequestRecord,
+    calls_of: &'a [usize],
+    /// The scenario's deployments: more fallback hops than this, a router's header is not
+    /// believed.
+    deployments: usize,
+}
+
 fn request_events(
     events: &mut Vec<RoutingEvent>,
     start: Instant,
-    record: &RequestRecord,
-    calls_of: &[usize],
+    request: &RequestCalls<'_>,
     calls: &[CallRow],
     group: &dyn Fn(&str) -> Arc<str>,
 ) {
+    let (record, calls_of) = (request.record, request.calls_of);
     let id = Some(record.id);
     let (mut retries, mut fallbacks, mut depth) = (0_u32, 0_u32, 0_u32);
     let mut previous: Option<&CallRow> = None;
@@ -261,14 +353,17 @@ fn request_events(
         .map(Arc::from)
         .or_else(|| last.map(|c| group(&c.deployment_id)))
         .unwrap_or_else(|| Arc::from(record.model.as_str()));
-    let retries = record.attempted_retries.unwrap_or(retries);
-    let fallbacks = record.attempted_fallbacks.unwrap_or(fallbacks);
-    // A live router's header is LiteLLM's own count; without it, the hops seen.
-    let attempted_fallbacks = fallbacks;
-    let attempts = match calls_of.len() {
-        0 if record.status.is_some_and(|s| s < 300) => 1 + retries + fallbacks,
-        n => u32::try_from(n).unwrap_or(u32::MAX),
-    };
+    // One definition with the simulation: a request's retries and fallbacks are the `retry`
+    // and `fallback` events above, made from the calls seen. LiteLLM's own headers count
+    // differently (`x-litellm-attempted-retries` only the final group's retries): they stay in
+    // `live_requests.csv`, and the fallbacks header is `attempted_fallbacks`, which is what
+    // that key means.
+    // A count a peer supplies is capped by what could be: no more hops than deployments.
+    let attempted_fallbacks = record
+        .attempted_fallbacks
+        .filter(|&n| usize::try_from(n).is_ok_and(|n| n <= request.deployments))
+        .unwrap_or(fallbacks);
+    let attempts = u32::try_from(calls_of.len()).unwrap_or(u32::MAX);
     let failure = record.failure();
     events.push(RoutingEvent {
         at: start + record.end,
@@ -427,14 +522,138 @@ mod tests {
             call(100, "b", "ok", 200, None),
         ];
         let mut stats = JoinStats::default();
-        let joined = join(&records, &calls, &mut stats);
+        let joined = join(&records, &[], &calls, &mut stats);
         // The id wins; the call at 5 ms can only be request 0's; at 20 ms both are open and
         // request 1 has one call already, request 0 one too: the earliest wins; the call at
         // 100 ms is in no window.
         assert_eq!(joined, vec![Some(1), Some(0), Some(0), None]);
-        assert_eq!((stats.by_request_id, stats.by_time), (1, 2));
+        assert_eq!(
+            (stats.by_request_id, stats.by_time, stats.unjoined),
+            (1, 2, 1)
+        );
     }
 
+    #[test]
+    fn calls_of_unfinished_requests_join_no_other_request() {
+        // Request 0 answered (0–50 ms); request 1 sent at 10 ms and never answered.
+        let records = [record(0, 0, 50)];
+        let unfinished = [Unfinished {
+            id: 1,
+            arrival: Duration::from_millis(10),
+        }];
+        let calls = [
+            // Names request 1: its own, unanswered: joins nothing (not request 0 by time).
+            call(12, "a", "ok", 200, Some(1)),
+            // No id: request 0 (no calls yet, the earliest) takes it.
+            call(15, "a", "ok", 200, None),
+            // No id: request 1 has fewer calls, and it is unanswered: nobody's.
+            call(16, "a", "ok", 200, None),
+        ];
+        let mut stats = JoinStats::default();
+        let joined = join(&records, &unfinished, &calls, &mut stats);
+        assert_eq!(joined, vec![None, Some(0), None]);
+        assert_eq!(
+            (
+                stats.by_request_id,
+                stats.by_time,
+                stats.unjoined,
+                stats.of_unfinished
+            ),
+            (0, 1, 2, 2)
+        );
+    }
+
+    #[test]
+    fn a_call_running_past_a_request_end_is_not_its_attempt() {
+        let records = [record(0, 0, 50)];
+        let mut late = call(40, "a", "ok", 200, None);
+        late.latency = Duration::from_millis(20);
+        let mut stats = JoinStats::default();
+        assert_eq!(join(&records, &[], &[late], &mut stats), vec![None]);
+        assert_eq!(stats.unjoined, 1);
+    }
+
+    const SCENARIO: &str = "
+name: t
+duration: 1s
+router:
+  model_list:
+    - {model_name: g, litellm_params: {model: openai/x}, model_info: {id: a}}
+    - {model_name: g, litellm_params: {model: openai/y}, model_info: {id: b}}
+    - {model_name: h, litellm_params: {model: openai/z}, model_info: {id: c}}
+traffic:
+  - {at: 0s, model: g}
+";
+
+    fn retries_and_fallbacks(events: &[RoutingEvent]) -> (usize, usize, u32, u32, u32) {
+        let retries = events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Retry { .. }))
+            .count();
+        let hops = events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Fallback { .. }))
+            .count();
+        let end = events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::RequestEnd {
+                    retries,
+                    fallbacks,
+                    attempts,
+                    ..
+                } => Some((*retries, *fallbacks, *attempts)),
+                _ => None,
+            })
+            .unwrap();
+        (retries, hops, end.0, end.1, end.2)
+    }
+
+    #[test]
+    fn a_request_counts_the_retries_its_events_say_whatever_the_router_headers_say() {
+        let scenario =
+            routersim_sim::scenario::parse_scenario(SCENARIO, std::path::Path::new("t.yaml"))
+                .unwrap();
+        // Two failures in group g, then a hop to h; LiteLLM's header says 0 retries (its count
+        // restarts after a fallback) and 1 fallback.
+        let mut r = record(0, 0, 100);
+        r.attempted_retries = Some(0);
+        r.attempted_fallbacks = Some(1);
+        let calls = [
+            call(1, "a", "rate_limit", 429, Some(0)),
+            call(5, "b", "rate_limit", 429, Some(0)),
+            call(9, "c", "ok", 200, Some(0)),
+        ];
+        let t = events(
+            &scenario,
+            Instant::now(),
+            &[r],
+            &[],
+            &calls,
+            Duration::from_secs(1),
+        );
+        // One retry event, one hop, and the request's counts are the same numbers.
+        assert_eq!(retries_and_fallbacks(&t.events), (1, 1, 1, 1, 3));
+        // A header claiming 2^32 - 1 hops (three deployments) is not believed.
+        let mut liar = record(0, 0, 100);
+        liar.attempted_fallbacks = Some(u32::MAX);
+        let t = events(
+            &scenario,
+            Instant::now(),
+            &[liar],
+            &[],
+            &calls,
+            Duration::from_secs(1),
+        );
+        let attempted = t.events.iter().find_map(|e| match &e.kind {
+            EventKind::RequestEnd {
+                attempted_fallbacks,
+                ..
+            } => Some(*attempted_fallbacks),
+            _ => None,
+        });
+        assert_eq!(attempted, Some(1));
+    }
     #[test]
     fn call_outcomes_map_to_failure_kinds() {
         assert_eq!(call_failure(&call(0, "a", "ok", 200, None)), None);

@@ -33,9 +33,11 @@ impl EventSink for ProxySink {
     }
 }
 
-/// The scrape's answer.
-pub fn metrics_response(metrics: &LiveMetrics) -> Response<ProxyBody> {
-    let mut response = json_response(StatusCode::OK, metrics.render().into_bytes());
+/// The scrape's answer: `metrics`, then the proxy's own families (`more`).
+pub fn metrics_response(metrics: &LiveMetrics, more: &str) -> Response<ProxyBody> {
+    let mut text = metrics.render();
+    text.push_str(more);
+    let mut response = json_response(StatusCode::OK, text.into_bytes());
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static(PROM_CONTENT_TYPE),

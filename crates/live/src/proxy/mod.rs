@@ -17,14 +17,18 @@
 //! on the same Redis: each request first refreshes the store's memory tier from Redis (the
 //! keys not cooling here and not read within the last second, as LiteLLM 1.110.2 reads).
 //!
+//! Each client is bounded as `serve`'s are (header and idle timeouts, a connection cap:
+//! `routersim_mock_providers::wire::guard`).
+//!
 //! Concerns: [`frontend`] reads the caller's request, [`events`] routes a stream's engine
 //! events to its response, [`render`] writes the answers, [`shared_state`] reads the Redis
-//! settings.
+//! settings and connects the store, [`report`] is what the stop lines say.
 
 pub mod events;
 pub mod frontend;
 pub mod metrics;
 pub mod render;
+pub mod report;
 pub mod shared_state;
 
 use std::cell::Cell;
@@ -35,30 +39,30 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::redis::{RedisOptions, RedisState};
+use crate::redis::RedisState;
 use http::{Method, Response, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use routersim_config::ConfigError;
 use routersim_config::load::load_router_config_file_with;
 use routersim_engine::Router;
 use routersim_engine::clock::{Clock, TokioClock};
 use routersim_engine::config::RouterConfig;
 use routersim_engine::request::CompletionResult;
+use routersim_mock_providers::wire::guard::{BodyDeadline, read_body, serve_guarded};
+use routersim_mock_providers::wire::{ConnGate, ConnLimits};
 use routersim_wire::client::{HttpProvider, TcpConnector};
 use routersim_wire::openai::server::Meta;
 use serde_json::json;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 use crate::serve::{bind, is_loopback, terminated};
 use events::{StreamMsg, StreamRoutes};
 use frontend::{ChatRequest, parse_chat};
 use metrics::{METRICS_PATH, ProxySink, metrics_response};
 use render::{ProxyBody, Tally, json_response, plain_error, result_response, stream_response};
+pub use report::{ProxyReport, RedisReport};
 use routersim_report::live_metrics::LiveMetrics;
-use shared_state::RedisTarget;
+use shared_state::{RedisTarget, connect_store};
 
 /// The largest request body read (a bigger one is a 413).
 pub const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -79,6 +83,11 @@ pub struct ProxyOptions {
     pub epoch_unix_ms: i64,
     /// Keep cooldowns and allowed-fails counters in this Redis (from `router_settings`).
     pub redis: Option<RedisTarget>,
+    /// How long a read of that Redis before routing may take
+    /// ([`READ_TIMEOUT`](crate::redis::READ_TIMEOUT) by default).
+    pub redis_read_timeout: Duration,
+    /// The bounds on each client.
+    pub limits: ConnLimits,
 }
 
 /// Why the proxy could not serve.
@@ -107,19 +116,6 @@ pub enum ProxyError {
     /// The Redis of `router_settings` could not be reached.
     #[error("{0}")]
     Redis(String),
-}
-
-/// What a proxy session did.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ProxyReport {
-    /// Chat requests the engine served.
-    pub requests: u64,
-    /// Of which succeeded.
-    pub ok: u64,
-    /// Why it stopped.
-    pub stopped_by: &'static str,
-    /// With Redis: read round trips, writes answered, commands failed.
-    pub redis: Option<(u64, u64, u64)>,
 }
 
 /// Loads a LiteLLM proxy config (or routersim router file) with the load options every
@@ -182,6 +178,9 @@ pub struct ProxyServer {
     next_id: Cell<u64>,
     requests: Cell<u64>,
     ok: Cell<u64>,
+    /// Requests (and of them streams) in the engine now: cut if the proxy stops.
+    in_flight: Cell<u64>,
+    streams_in_flight: Cell<u64>,
     /// The router's state store when it is Redis (refreshed before each request).
     redis: Option<RedisState>,
 }
@@ -218,6 +217,8 @@ impl ProxyServer {
             next_id: Cell::new(FIRST_OWN_REQUEST_ID),
             requests: Cell::new(0),
             ok: Cell::new(0),
+            in_flight: Cell::new(0),
+            streams_in_flight: Cell::new(0),
             redis,
         })
     }
@@ -272,7 +273,7 @@ impl ProxyServer {
         let response = match (method.clone(), path) {
             (Method::POST, "/v1/chat/completions" | "/chat/completions") => self.chat(req).await,
             (Method::GET, "/v1/models" | "/models") => self.models(),
-            (Method::GET, METRICS_PATH) => metrics_response(&self.metrics),
+            (Method::GET, METRICS_PATH) => self.metrics_page(),
             (Method::GET, "/health/liveliness" | "/health/liveness") => json_response(
                 StatusCode::OK,
                 serde_json::to_vec(&json!("I'm alive!")).unwrap_or_default(),
@@ -295,6 +296,33 @@ impl ProxyServer {
         Ok(response)
     }
 
+    /// What the session did so far (the stop lines' numbers), `stopped_by` its reason.
+    fn report(&self, stopped_by: &'static str) -> ProxyReport {
+        let redis = self.redis.as_ref().map(|store| RedisReport {
+            reads: store.reads(),
+            writes: store.writes(),
+            errors: store.errors(),
+            skipped: store.skipped_writes(),
+            degraded: store.degraded_time(),
+            outages: store.outages(),
+            still_degraded: store.is_degraded(),
+        });
+        ProxyReport {
+            requests: self.requests.get(),
+            ok: self.ok.get(),
+            cut: self.in_flight.get(),
+            cut_streams: self.streams_in_flight.get(),
+            stopped_by,
+            redis,
+        }
+    }
+
+    /// `GET /metrics`: the engine's counters under `metrics.prom`'s names, then the proxy's
+    /// own ([`ProxyReport::metrics_text`]: in flight, Redis) now.
+    fn metrics_page(&self) -> Response<ProxyBody> {
+        metrics_response(&self.metrics, &self.report("running").metrics_text())
+    }
+
     fn models(&self) -> Response<ProxyBody> {
         let data: Vec<_> = self
             .model_groups()
@@ -309,14 +337,12 @@ impl ProxyServer {
 
     async fn chat(self: Rc<Self>, req: http::Request<Incoming>) -> Response<ProxyBody> {
         let (parts, body) = req.into_parts();
-        let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-            Ok(collected) => collected.to_bytes(),
+        let deadline = parts.extensions.get::<BodyDeadline>().copied();
+        let body = match read_body(body, MAX_BODY_BYTES, deadline).await {
+            Ok(body) => body,
             Err(e) => {
-                return plain_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    &format!("the request body could not be read: {e}"),
-                    None,
-                );
+                let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+                return plain_error(status, &e.to_string(), None);
             }
         };
         let mut chat = match parse_chat(&body, &parts.headers, 0) {
@@ -339,9 +365,10 @@ impl ProxyServer {
         } else {
             let (tx, rx) = tokio::sync::oneshot::channel();
             let server = self.clone();
+            server.begin(false);
             tokio::task::spawn_local(async move {
                 let result = server.router.completion(chat.request).await;
-                server.count(&result);
+                server.count(&result, false);
                 let _ = tx.send(result);
             });
             match rx.await {
@@ -355,7 +382,21 @@ impl ProxyServer {
         }
     }
 
-    fn count(&self, result: &CompletionResult) {
+    /// A request enters the engine.
+    fn begin(&self, stream: bool) {
+        self.in_flight.set(self.in_flight.get() + 1);
+        if stream {
+            self.streams_in_flight.set(self.streams_in_flight.get() + 1);
+        }
+    }
+
+    /// A request leaves the engine with `result`.
+    fn count(&self, result: &CompletionResult, stream: bool) {
+        self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        if stream {
+            self.streams_in_flight
+                .set(self.streams_in_flight.get().saturating_sub(1));
+        }
         self.requests.set(self.requests.get() + 1);
         if result.outcome.is_ok() {
             self.ok.set(self.ok.get() + 1);
@@ -374,10 +415,11 @@ impl ProxyServer {
             );
         };
         let server = self.clone();
+        server.begin(true);
         tokio::task::spawn_local(async move {
             let result = server.router.completion(chat.request).await;
             server.routes.close(id);
-            server.count(&result);
+            server.count(&result, true);
             let _ = tx.send(StreamMsg::End(Box::new(result)));
         });
         let mut tally = Tally::default();
@@ -415,26 +457,14 @@ impl ProxyServer {
     }
 }
 
-/// Serves HTTP/1.1 on one connection until the client closes it.
-async fn serve_connection(server: Rc<ProxyServer>, stream: TcpStream) {
-    let service = service_fn(move |req| server.clone().handle(req));
-    let _ = hyper::server::conn::http1::Builder::new()
-        .serve_connection(TokioIo::new(stream), service)
+/// Accepts connections forever, each on its own local task, bounded by `limits`.
+async fn listen(server: Rc<ProxyServer>, listener: TcpListener, limits: ConnLimits) {
+    ConnGate::new(limits.max_connections)
+        .accept(listener, |stream| {
+            let server = server.clone();
+            serve_guarded(stream, limits, move |req| server.clone().handle(req))
+        })
         .await;
-}
-
-/// Accepts connections forever, each on its own local task.
-async fn listen(server: Rc<ProxyServer>, listener: TcpListener) {
-    loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                let _ = stream.set_nodelay(true);
-                tokio::task::spawn_local(serve_connection(server.clone(), stream));
-            }
-            // Out of file descriptors: try again shortly.
-            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-        }
-    }
 }
 
 /// Serves `config` until Ctrl-C or SIGTERM; `ready` is called with the bound address and the
@@ -473,12 +503,9 @@ async fn run(
                 .iter()
                 .map(|d| d.id.to_string())
                 .collect();
-            let store = RedisState::connect(RedisOptions::new(target.url.clone(), ids))
+            let store = connect_store(target, ids, options.redis_read_timeout)
                 .await
-                .map_err(|e| {
-                    let why = e.to_string().replace(&target.url, &target.shown);
-                    ProxyError::Redis(format!("router_settings.redis_host: {why}"))
-                })?;
+                .map_err(ProxyError::Redis)?;
             Some(store)
         }
         None => None,
@@ -489,7 +516,7 @@ async fn run(
     let addr = listener.local_addr()?;
     ready(addr, &server.model_groups()).map_err(ProxyError::Ready)?;
     let tasks = [
-        tokio::task::spawn_local(listen(server.clone(), listener)),
+        tokio::task::spawn_local(listen(server.clone(), listener, options.limits)),
         tokio::task::spawn_local({
             let server = server.clone();
             async move { server.router.run_cooldown_sweeper().await }
@@ -507,18 +534,9 @@ async fn run(
     for task in tasks {
         task.abort();
     }
-    let redis = match &server.redis {
-        Some(store) => {
-            // The cooldowns set last are sent before the process ends (bounded: Redis may hang).
-            let _ = tokio::time::timeout(Duration::from_secs(2), store.flush()).await;
-            Some((store.reads(), store.writes(), store.errors()))
-        }
-        None => None,
-    };
-    Ok(ProxyReport {
-        requests: server.requests.get(),
-        ok: server.ok.get(),
-        stopped_by,
-        redis,
-    })
+    if let Some(store) = &server.redis {
+        // The cooldowns set last are sent before the process ends (bounded: Redis may hang).
+        let _ = tokio::time::timeout(Duration::from_secs(2), store.flush()).await;
+    }
+    Ok(server.report(stopped_by))
 }

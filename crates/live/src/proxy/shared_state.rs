@@ -5,12 +5,17 @@
 //!
 //! The engine's loader lists these keys as not modelled and never resolves values; the proxy
 //! reads them from the config's tree here. `os.environ/NAME` values are resolved by the caller
-//! (only the CLI reads the environment).
+//! (only the CLI reads the environment). [`connect_store`] connects the store and says on
+//! stderr when it falls back to this replica's own state and when Redis answers again.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use routersim_config::load::parse_yaml;
 use serde_json::Value;
+
+use crate::redis::{HealthEvent, RedisOptions, RedisState};
 
 /// The keys this module gives meaning to (dropped from the proxy's "not modelled" note).
 pub const REDIS_KEYS: &[&str] = &[
@@ -43,6 +48,9 @@ pub struct RedisTarget {
     pub url: String,
     /// The URL as it may be printed (password hidden).
     pub shown: String,
+    /// The key it came from (`router_settings.redis_url` or `router_settings.redis_host`), for
+    /// messages.
+    pub key: &'static str,
 }
 
 fn scalar(v: &Value) -> Option<String> {
@@ -91,7 +99,11 @@ impl RedisSettings {
             |key: &str, v: &Option<String>| v.as_deref().map(|v| resolve(key, v, env)).transpose();
         if let Some(url) = opt("redis_url", &self.url)? {
             let shown = hide_password(&url);
-            return Ok(RedisTarget { url, shown });
+            return Ok(RedisTarget {
+                url,
+                shown,
+                key: "router_settings.redis_url",
+            });
         }
         let host = opt("redis_host", &self.host)?.unwrap_or_default();
         let port = opt("redis_port", &self.port)?.unwrap_or_else(|| "6379".into());
@@ -112,7 +124,44 @@ impl RedisSettings {
                 "redis://{}{host}:{port}{db}",
                 if auth.is_empty() { "" } else { "***@" }
             ),
+            key: "router_settings.redis_host",
         })
+    }
+}
+
+/// Connects the store for `deployment_ids` at `target` (a PING within 5 s, or an error naming
+/// the settings key), its reads waiting at most `read_timeout`; its health changes are
+/// printed on stderr.
+pub async fn connect_store(
+    target: &RedisTarget,
+    deployment_ids: Vec<String>,
+    read_timeout: Duration,
+) -> Result<RedisState, String> {
+    let mut options = RedisOptions::new(target.url.clone(), deployment_ids);
+    options.read_timeout = read_timeout;
+    let (shown, key) = (target.shown.clone(), target.key);
+    options.on_health = Some(Arc::new(move |event: &HealthEvent| {
+        eprintln!("{}", health_line(&shown, key, event));
+    }));
+    RedisState::connect(options).await.map_err(|e| {
+        let why = e.to_string().replace(&target.url, &target.shown);
+        format!("{}: {why}", target.key)
+    })
+}
+
+/// The stderr line of a health change.
+pub fn health_line(shown: &str, key: &str, event: &HealthEvent) -> String {
+    match event {
+        HealthEvent::Degraded { why } => format!(
+            "warning: redis at {shown} ({key}) failed ({why}): falling back to this replica's \
+             own state (cooldowns and allowed-fails counts not shared) until it answers again"
+        ),
+        HealthEvent::Recovered { after, resent } => format!(
+            "redis at {shown} answers again after {:.3} s degraded: state shared again ({resent} \
+             live cooldown{} written back)",
+            after.as_secs_f64(),
+            if *resent == 1 { "" } else { "s" }
+        ),
     }
 }
 
@@ -169,5 +218,15 @@ mod tests {
         assert!(s.target(&|_| None).unwrap_err().contains("redis_port"));
         let s = redis_settings_of(&json!({"router_settings": {"redis_host": "h"}})).unwrap();
         assert_eq!(s.target(&|_| None).unwrap().url, "redis://h:6379");
+        assert_eq!(
+            s.target(&|_| None).unwrap().key,
+            "router_settings.redis_host"
+        );
+        let s =
+            redis_settings_of(&json!({"router_settings": {"redis_url": "redis://h:1"}})).unwrap();
+        assert_eq!(
+            s.target(&|_| None).unwrap().key,
+            "router_settings.redis_url"
+        );
     }
 }

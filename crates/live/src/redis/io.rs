@@ -58,56 +58,78 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
-/// Sends the queued writes in order until every sender is gone.
+/// Sends the queued writes in order until every sender is gone, each answered within
+/// `timeout` or counted failed (the store then degrades). While the store is degraded writes
+/// are skipped (counted): the memory tier has them, and recovery re-sends the live cooldowns.
 pub(crate) async fn write_loop(
     shared: Arc<Shared>,
-    mut conn: MultiplexedConnection,
     mut rx: mpsc::UnboundedReceiver<Write>,
+    timeout: Duration,
 ) {
     let script = Script::new(INCREMENT_FAILS);
     while let Some(write) = rx.recv().await {
-        let result: RedisResult<()> = match write {
-            Write::Cooldown { deployment, ttl } => {
-                redis::cmd("SET")
-                    .arg(&shared.cooldown_keys[deployment])
-                    .arg(cooldown_value(ttl))
-                    .arg("PX")
-                    .arg(millis(ttl))
-                    .query_async(&mut conn)
-                    .await
-            }
-            Write::Clear { deployment } => {
-                redis::cmd("DEL")
-                    .arg(&shared.cooldown_keys[deployment])
-                    .query_async(&mut conn)
-                    .await
-            }
-            Write::ResetFails { deployment } => {
-                redis::cmd("DEL")
-                    .arg(&shared.fail_keys[deployment])
-                    .query_async(&mut conn)
-                    .await
-            }
-            Write::Fail { deployment, ttl } => script
-                .key(&shared.fail_keys[deployment])
-                .arg(millis(ttl))
-                .invoke_async::<(u64, i64)>(&mut conn)
-                .await
-                .map(|(count, ttl_ms)| {
-                    let left = Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(0));
-                    let count = u32::try_from(count).unwrap_or(u32::MAX);
-                    note_remote(&shared, deployment, count, Instant::now() + left);
-                }),
-            Write::Flush(done) => {
-                let _ = done.send(());
-                continue;
-            }
-        };
-        match result {
-            Ok(()) => {
+        if let Write::Flush(done) = write {
+            let _ = done.send(());
+            continue;
+        }
+        if shared.is_degraded() {
+            shared.skipped.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let mut conn = shared.connection();
+        let sent = tokio::time::timeout(timeout, send(&shared, &script, &mut conn, write)).await;
+        match sent {
+            Ok(Ok(())) => {
                 shared.writes.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) => shared.failed("write", &e),
+            Ok(Err(e)) => shared.failed("write", &e.to_string()),
+            Err(_) => shared.failed("write", &format!("no answer within {timeout:?}")),
+        }
+    }
+}
+
+/// One write's command.
+async fn send(
+    shared: &Shared,
+    script: &Script,
+    conn: &mut MultiplexedConnection,
+    write: Write,
+) -> RedisResult<()> {
+    match write {
+        Write::Cooldown { deployment, ttl } => {
+            redis::cmd("SET")
+                .arg(&shared.cooldown_keys[deployment])
+                .arg(cooldown_value(ttl))
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async(conn)
+                .await
+        }
+        Write::Clear { deployment } => {
+            redis::cmd("DEL")
+                .arg(&shared.cooldown_keys[deployment])
+                .query_async(conn)
+                .await
+        }
+        Write::ResetFails { deployment } => {
+            redis::cmd("DEL")
+                .arg(&shared.fail_keys[deployment])
+                .query_async(conn)
+                .await
+        }
+        Write::Fail { deployment, ttl } => script
+            .key(&shared.fail_keys[deployment])
+            .arg(millis(ttl))
+            .invoke_async::<(u64, i64)>(conn)
+            .await
+            .map(|(count, ttl_ms)| {
+                let left = Duration::from_millis(u64::try_from(ttl_ms).unwrap_or(0));
+                let count = u32::try_from(count).unwrap_or(u32::MAX);
+                note_remote(shared, deployment, count, Instant::now() + left);
+            }),
+        Write::Flush(done) => {
+            let _ = done.send(());
+            Ok(())
         }
     }
 }

@@ -13,19 +13,29 @@
 //!   [`READ_THROTTLE`] (1 s, LiteLLM's observed throttle) are read in one round trip; a key
 //!   found live becomes a local cooldown until `now + PTTL`.
 //!
-//! Redis failing is fail-open: the memory tier keeps routing on what this process knows; the
-//! failures are counted ([`RedisState::errors`]).
+//! Redis failing is fail-open ([`health`]): a command that fails, or a read that takes longer
+//! than [`READ_TIMEOUT`] (50 ms), degrades the store — the memory tier routes on what this
+//! process knows, reads and writes are skipped (no request waits on a Redis that is gone or
+//! frozen), a task reconnects with backoff, and recovery writes the live cooldowns back. The
+//! failures, skipped writes, outages and the time degraded are counted
+//! ([`RedisState::errors`], [`RedisState::degraded_time`]).
 //!
 //! It lives in live mode rather than the engine because it reads the real clock (a Redis
 //! TTL is wall time) and does network I/O, both of which the engine forbids itself
 //! (crates/engine/clippy.toml), and so the simulator never links it.
 
 mod error;
+pub mod health;
 mod io;
 mod keys;
+mod reconnect;
 mod shared;
 mod store;
 
 pub use error::RedisStateError;
+pub use health::{HealthEvent, HealthSink};
 pub use keys::{allowed_fails_key, cooldown_key};
-pub use store::{READ_THROTTLE, RedisOptions, RedisState};
+pub use store::{
+    COMMAND_TIMEOUT, MAX_BACKOFF, MIN_BACKOFF, READ_THROTTLE, READ_TIMEOUT, RedisOptions,
+    RedisState,
+};

@@ -1,14 +1,18 @@
-//! What the store's clones and its writer task share: the memory tier routing reads, Redis's
-//! last counts, and the IO counters. Below both the store and its IO, so neither reaches into
-//! the other for it.
+//! What the store's clones, its writer task and its reconnect task share: the memory tier
+//! routing reads, Redis's last counts, the connection, its health, and the IO counters. Below
+//! the store and its tasks, so none of them reaches into another for it.
 
 use std::sync::Mutex;
 use std::sync::MutexGuard;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use redis::aio::MultiplexedConnection;
 use routersim_engine::state::InMemoryState;
+use tokio::sync::Notify;
 use tokio::time::Instant;
+
+use crate::redis::health::{Health, HealthEvent, HealthSink};
 
 /// A counter as Redis last answered it.
 #[derive(Clone, Copy, Debug)]
@@ -17,20 +21,28 @@ pub(crate) struct RemoteCount {
     pub expires: Instant,
 }
 
-/// What the store's clones and its writer task share.
+/// What the store's clones and its tasks share.
 pub(crate) struct Shared {
     pub cooldown_keys: Vec<String>,
     pub fail_keys: Vec<String>,
-    /// The memory tier (the engine's store is single-threaded inside; the writer task is not).
+    /// The memory tier (the engine's store is single-threaded inside; the tasks are not).
     pub memory_tier: Mutex<InMemoryState>,
     /// Each deployment's allowed-fails count as Redis last reported it.
     pub remote_fails: Mutex<Vec<Option<RemoteCount>>>,
     /// When each cooldown key was last read from Redis.
     pub last_read: Mutex<Vec<Option<Instant>>>,
     pub read_throttle: Duration,
+    /// The connection commands go out on (replaced by the reconnect task).
+    pub conn: Mutex<MultiplexedConnection>,
+    pub health: Mutex<Health>,
+    /// Wakes the reconnect task when the store degrades.
+    pub degraded: Notify,
+    pub sink: Option<HealthSink>,
     pub errors: AtomicU64,
     pub reads: AtomicU64,
     pub writes: AtomicU64,
+    /// Writes not sent because the store was degraded.
+    pub skipped: AtomicU64,
     pub last_error: Mutex<Option<String>>,
 }
 
@@ -40,9 +52,32 @@ impl Shared {
         lock(&self.memory_tier)
     }
 
-    pub(crate) fn failed(&self, what: &str, e: &redis::RedisError) {
+    /// The connection to send on.
+    pub fn connection(&self) -> MultiplexedConnection {
+        lock(&self.conn).clone()
+    }
+
+    pub fn is_degraded(&self) -> bool {
+        lock(&self.health).is_degraded()
+    }
+
+    /// A command failed (`what`: `read`, `write`): counted, and the store degrades (said
+    /// once per outage, and the reconnect task woken).
+    pub(crate) fn failed(&self, what: &str, why: &str) {
         self.errors.fetch_add(1, Ordering::Relaxed);
-        *lock(&self.last_error) = Some(format!("{what}: {e}"));
+        let why = format!("{what}: {why}");
+        *lock(&self.last_error) = Some(why.clone());
+        let began = lock(&self.health).degrade(Instant::now());
+        if began {
+            self.report(&HealthEvent::Degraded { why });
+            self.degraded.notify_one();
+        }
+    }
+
+    pub(crate) fn report(&self, event: &HealthEvent) {
+        if let Some(sink) = &self.sink {
+            sink(event);
+        }
     }
 }
 

@@ -4,14 +4,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
 use routersim_engine::state::{InMemoryState, Rewrite, StateStore};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::redis::error::RedisStateError;
+use crate::redis::health::{Health, HealthSink};
 use crate::redis::io::{Write, read_keys, write_loop};
 use crate::redis::keys::{allowed_fails_key, cooldown_key};
+use crate::redis::reconnect::{Probe, connect, reconnect_loop};
 use crate::redis::shared::{RemoteCount, Shared, lock, note_remote};
 
 /// How long a key read from Redis and found absent is trusted before it is read again: LiteLLM
@@ -19,8 +20,18 @@ use crate::redis::shared::{RemoteCount, Shared, lock, note_remote};
 /// (observed: one `MGET` per key every 1.0–1.2 s at 5 requests/s on one proxy).
 pub const READ_THROTTLE: Duration = Duration::from_secs(1);
 
+/// A read before routing waits at most this long for Redis (then the request routes on the
+/// memory tier, and the store degrades): the most a frozen Redis adds to a request.
+pub const READ_TIMEOUT: Duration = Duration::from_millis(50);
+/// A write, a reconnect and its `PING` each wait at most this long.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(1);
+/// The reconnect task's first wait after a failure, doubling to [`MAX_BACKOFF`].
+pub const MIN_BACKOFF: Duration = Duration::from_millis(50);
+/// The longest wait between two reconnect probes.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
 /// How to reach Redis and what to name.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RedisOptions {
     /// `redis://[:password@]host:port[/db]`.
     pub url: String,
@@ -29,18 +40,41 @@ pub struct RedisOptions {
     pub deployment_ids: Vec<String>,
     /// See [`READ_THROTTLE`].
     pub read_throttle: Duration,
-    /// The longest a connect may take.
+    /// The longest the first connect may take (a store that cannot connect is not built).
     pub connect_timeout: Duration,
+    /// See [`READ_TIMEOUT`].
+    pub read_timeout: Duration,
+    /// See [`COMMAND_TIMEOUT`].
+    pub command_timeout: Duration,
+    /// The reconnect backoff: first wait, longest wait.
+    pub backoff: (Duration, Duration),
+    /// Hears the store degrade and recover.
+    pub on_health: Option<HealthSink>,
+}
+
+impl std::fmt::Debug for RedisOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisOptions")
+            .field("url", &redact(&self.url))
+            .field("deployment_ids", &self.deployment_ids)
+            .field("read_timeout", &self.read_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RedisOptions {
-    /// Options with LiteLLM's read throttle and a 5 s connect timeout.
+    /// Options with LiteLLM's read throttle, a 5 s first connect, and the timeouts and backoff
+    /// above.
     pub fn new(url: impl Into<String>, deployment_ids: Vec<String>) -> Self {
         Self {
             url: url.into(),
             deployment_ids,
             read_throttle: READ_THROTTLE,
             connect_timeout: Duration::from_secs(5),
+            read_timeout: READ_TIMEOUT,
+            command_timeout: COMMAND_TIMEOUT,
+            backoff: (MIN_BACKOFF, MAX_BACKOFF),
+            on_health: None,
         }
     }
 }
@@ -50,8 +84,8 @@ impl RedisOptions {
 #[derive(Clone)]
 pub struct RedisState {
     shared: Arc<Shared>,
-    conn: MultiplexedConnection,
     queue: mpsc::UnboundedSender<Write>,
+    read_timeout: Duration,
 }
 
 impl std::fmt::Debug for RedisState {
@@ -63,8 +97,8 @@ impl std::fmt::Debug for RedisState {
 }
 
 impl RedisState {
-    /// Connects (PING within the connect timeout) and spawns the writer task on the current
-    /// tokio runtime.
+    /// Connects (PING within the connect timeout) and spawns the writer and reconnect tasks
+    /// on the current tokio runtime.
     pub async fn connect(options: RedisOptions) -> Result<Self, RedisStateError> {
         let shown = redact(&options.url);
         let err = |source| RedisStateError::Connect {
@@ -72,52 +106,57 @@ impl RedisState {
             source,
         };
         let client = redis::Client::open(options.url.as_str()).map_err(err)?;
-        let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(options.connect_timeout))
-            .set_response_timeout(Some(options.connect_timeout));
-        let mut conn = client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(err)?;
-        redis::cmd("PING")
-            .query_async::<()>(&mut conn)
+        let conn = connect(&client, options.connect_timeout)
             .await
             .map_err(err)?;
         let n = options.deployment_ids.len();
+        let keys =
+            |key: fn(&str) -> String| options.deployment_ids.iter().map(|id| key(id)).collect();
         let shared = Arc::new(Shared {
-            cooldown_keys: options
-                .deployment_ids
-                .iter()
-                .map(|id| cooldown_key(id))
-                .collect(),
-            fail_keys: options
-                .deployment_ids
-                .iter()
-                .map(|id| allowed_fails_key(id))
-                .collect(),
+            cooldown_keys: keys(cooldown_key),
+            fail_keys: keys(allowed_fails_key),
             memory_tier: Mutex::new(InMemoryState::new(n)),
             remote_fails: Mutex::new(vec![None; n]),
             last_read: Mutex::new(vec![None; n]),
             read_throttle: options.read_throttle,
+            conn: Mutex::new(conn),
+            health: Mutex::new(Health::default()),
+            degraded: Notify::new(),
+            sink: options.on_health.clone(),
             errors: AtomicU64::new(0),
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
             last_error: Mutex::new(None),
         });
         let (queue, rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_loop(shared.clone(), conn.clone(), rx));
+        tokio::spawn(write_loop(shared.clone(), rx, options.command_timeout));
+        let probe = Probe {
+            timeout: options.command_timeout,
+            backoff: options.backoff,
+        };
+        tokio::spawn(reconnect_loop(
+            shared.clone(),
+            client,
+            queue.downgrade(),
+            probe,
+        ));
         Ok(Self {
             shared,
-            conn,
             queue,
+            read_timeout: options.read_timeout,
         })
     }
 
     /// Reads, in one round trip, every cooldown key that is not live in memory and was not read
     /// within the read throttle (LiteLLM's pre-routing read); a key Redis holds becomes a
     /// local cooldown until `now + PTTL`, and each read deployment's allowed-fails count is
-    /// refreshed. Redis failing leaves memory as it was.
+    /// refreshed. Fail-open: a read that fails or takes longer than the read timeout leaves
+    /// memory as it was and degrades the store; while it is degraded nothing is read.
     pub async fn refresh(&self) {
+        if self.shared.is_degraded() {
+            return;
+        }
         let now = Instant::now();
         let due: Vec<usize> = {
             let mut last = lock(&self.shared.last_read);
@@ -141,9 +180,11 @@ impl RedisState {
         if due.is_empty() {
             return;
         }
-        let mut conn = self.conn.clone();
-        match read_keys(&self.shared, &mut conn, &due).await {
-            Ok(found) => {
+        let mut conn = self.shared.connection();
+        let read =
+            tokio::time::timeout(self.read_timeout, read_keys(&self.shared, &mut conn, &due)).await;
+        let failed = match read {
+            Ok(Ok(found)) => {
                 let now = Instant::now();
                 for (i, cooldown_ms, fails) in found {
                     if cooldown_ms > 0 {
@@ -155,9 +196,19 @@ impl RedisState {
                         note_remote(&self.shared, i, count, now + Duration::from_millis(ttl_ms));
                     }
                 }
+                return;
             }
-            Err(e) => self.shared.failed("read", &e),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {:?}", self.read_timeout),
+        };
+        // Unread: due again as soon as Redis answers.
+        {
+            let mut last = lock(&self.shared.last_read);
+            for &i in &due {
+                last[i] = None;
+            }
         }
+        self.shared.failed("read", &failed);
     }
 
     /// Waits until every write queued so far has been answered by Redis (tests, shutdown).
@@ -171,6 +222,27 @@ impl RedisState {
     /// Redis commands that failed (reads and writes); the store stayed fail-open.
     pub fn errors(&self) -> u64 {
         self.shared.errors.load(Ordering::Relaxed)
+    }
+
+    /// Writes not sent because the store was degraded.
+    pub fn skipped_writes(&self) -> u64 {
+        self.shared.skipped.load(Ordering::Relaxed)
+    }
+
+    /// Whether the store is degraded now (routing on its memory tier alone).
+    pub fn is_degraded(&self) -> bool {
+        self.shared.is_degraded()
+    }
+
+    /// Time spent degraded so far (the current outage included): what the proxy's stop line
+    /// prints, and what a metrics endpoint would export.
+    pub fn degraded_time(&self) -> Duration {
+        lock(&self.shared.health).degraded_time(Instant::now())
+    }
+
+    /// Outages so far (times the store degraded).
+    pub fn outages(&self) -> u64 {
+        lock(&self.shared.health).outages()
     }
 
     /// The last Redis failure, if any.

@@ -1,5 +1,6 @@
-//! `routersim serve --emit-litellm-config FILE`: a LiteLLM proxy config that routes through the
-//! fake providers unchanged.
+//! `--emit-litellm-config FILE` (`routersim serve`, `routersim drive`): a LiteLLM proxy config
+//! that routes through the fake providers unchanged. Where it may be written:
+//! [`config_file`](super::config_file).
 //!
 //! The scenario's own router tree (inline `router:` or its `router_file`, with the scenario's
 //! `set` applied) with, for each `model_list` entry, `litellm_params.api_base` pointing at its
@@ -21,6 +22,8 @@ use routersim_config::load::parse_yaml;
 use serde_json::{Map, Value};
 
 use routersim_sim::scenario::{RouterSource, Scenario, apply_set};
+
+use super::config_file::HEADER_START;
 
 /// The dummy key every deployment gets.
 pub const DUMMY_API_KEY: &str = "sk-routersim-dummy";
@@ -57,8 +60,13 @@ fn router_tree(scenario: &Scenario) -> Result<Value, String> {
     Ok(tree)
 }
 
-/// The config's text. `roots[i]` is deployment `i`'s root URL (`http://H:P/d/<id>`).
-pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, String> {
+/// The config's text. `roots[i]` is deployment `i`'s root URL (`http://H:P/d/<id>`);
+/// `command` (`serve`, `drive`) is named in the header as the writer.
+pub fn litellm_config(
+    scenario: &Scenario,
+    roots: &[String],
+    command: &str,
+) -> Result<String, String> {
     let mut tree = router_tree(scenario)?;
     let Some(list) = tree.get_mut("model_list").and_then(Value::as_array_mut) else {
         return Err("the router config has no model_list".into());
@@ -116,7 +124,7 @@ pub fn litellm_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
     }
     let mut out = String::new();
     out.push_str(&format!(
-        "# LiteLLM proxy config written by `routersim serve` for scenario {:?}:\n\
+        "{HEADER_START}{command}` for scenario {:?}:\n\
          # every deployment's api_base points at routersim's fake provider; the key is a dummy.\n\
          # Run: litellm --config THIS_FILE\n",
         scenario.name
@@ -293,7 +301,11 @@ mod tests {
             .iter()
             .map(|id| format!("http://127.0.0.1:9/d/{id}"))
             .collect();
-        let text = litellm_config(&scenario, &roots).unwrap();
+        let text = litellm_config(&scenario, &roots, "drive").unwrap();
+        assert!(
+            text.starts_with("# LiteLLM proxy config written by `routersim drive` for scenario"),
+            "{text}"
+        );
         let tree = parse_yaml(&text).unwrap();
         let list = tree["model_list"].as_array().unwrap();
         let params = |i: usize| &list[i]["litellm_params"];

@@ -1,14 +1,16 @@
 //! `routersim serve`: the scenario's fake providers over real HTTP, in real time.
 //!
-//! The fault timeline plays on tokio's real clock from the moment the server starts (fault
-//! windows, scripts and quotas count from then) until the scenario's `duration`, Ctrl-C or
-//! SIGTERM.
+//! The fault timeline plays on tokio's real clock from the first connection (fault windows,
+//! scripts and quotas count from then: [`first_connection`]) until the scenario's `duration`
+//! and the first client's close, Ctrl-C or SIGTERM.
 //! One listener serves every deployment under `/d/<deployment_id>/…`; with
 //! `port_per_deployment`, each deployment also gets a listener of its own at the root. Every
 //! call is logged to `provider_calls.csv` in the `--out` folder, which is all or nothing like
 //! every report (staged, renamed into place when the server stops).
 
 pub mod bench;
+pub mod config_file;
+pub mod first_connection;
 pub mod litellm_config;
 
 use std::net::SocketAddr;
@@ -17,8 +19,11 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use routersim_mock_providers::wire::{CallLog, Mount, WireServer, listen};
+use routersim_mock_providers::wire::{
+    CallLog, ConnGate, ConnLimits, Mount, WireServer, listen_with,
+};
 use routersim_mock_providers::{FakeProviders, Pacing};
+use routersim_wire::limits::MAX_OUTPUT_TOKENS;
 use routersim_wire::route::percent_encode;
 use tokio::net::TcpListener;
 use tokio::time::Instant;
@@ -104,6 +109,9 @@ pub enum ServeError {
     /// The caller's ready hook failed (writing the LiteLLM config).
     #[error("{0}")]
     Ready(String),
+    /// `--emit-litellm-config FILE` may not be written (the scenario, a file of the user's).
+    #[error("{0}")]
+    EmitConfig(String),
     /// `bench --serve` could not run.
     #[error("bench --serve: {0}")]
     Bench(String),
@@ -111,16 +119,20 @@ pub enum ServeError {
 
 /// A listener on `addr` with a deep accept queue (4096, the kernel's usual `somaxconn`): a
 /// test that opens thousands of connections at once must not see refused or delayed SYNs.
-/// Call inside a runtime.
+/// Call inside a runtime. An error names the address (`--listen 127.0.0.1:4000: Address
+/// already in use`).
 pub fn bind(addr: SocketAddr) -> std::io::Result<TcpListener> {
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(4096)
+    let bound = (|| {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(4096)
+    })();
+    bound.map_err(|e| std::io::Error::new(e.kind(), format!("--listen {addr}: {e}")))
 }
 
 /// Whether `addr` may be served without `allow_remote`.
@@ -128,16 +140,68 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
 
-/// Serves `scenario` until its duration (or `options.duration`) ends or Ctrl-C; `ready` is
-/// called once every listener is bound (print the addresses, write the LiteLLM config).
+/// Whether a URL's host (`127.0.0.1`, `[::1]`, `localhost`, `example.com`) is loopback without
+/// resolving it: a literal loopback address or `localhost` (RFC 6761: it is loopback). Any
+/// other name is not: a name is refused before any DNS lookup (unless `--allow-remote`), so
+/// a typo never sends chaos traffic, or even a query, off the machine.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+/// Whether an `http://host[:port][/path]` URL names a loopback host, by
+/// [`is_loopback_host`] (nothing is resolved). A URL without `http://` is judged by its
+/// parser elsewhere: `true` here.
+pub fn is_loopback_url(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return true;
+    };
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = match authority.strip_prefix('[') {
+        // `[::1]:8000`
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host),
+    };
+    is_loopback_host(host)
+}
+
+/// Refuses a scenario whose fake providers would write answers longer than the wire's cap
+/// ([`MAX_OUTPUT_TOKENS`]): their text would not fit in memory.
+fn check_answer_lengths(scenario: &Scenario) -> Result<(), ServeError> {
+    for (id, spec) in &scenario.providers {
+        if let Some(range) = spec.output_tokens
+            && range.max > MAX_OUTPUT_TOKENS
+        {
+            return Err(ServeError::Providers(format!(
+                "{}: providers.{id}.output_tokens: up to {} tokens, more than the \
+                 {MAX_OUTPUT_TOKENS} routersim serves in one answer (one word a token); the \
+                 simulator runs it, a server cannot",
+                scenario.file.display(),
+                range.max
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Serves `scenario` until its duration (or `options.duration`) ends or Ctrl-C, each client
+/// under `limits`; `ready` is called once every listener is bound (print the addresses, write
+/// the LiteLLM config).
 pub fn serve(
     scenario: &Scenario,
     options: &ServeOptions,
+    limits: ConnLimits,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<ServeReport, ServeError> {
     if !options.allow_remote && !is_loopback(&options.listen) {
         return Err(ServeError::Remote(options.listen));
     }
+    check_answer_lengths(scenario)?;
     let staged = match &options.out {
         Some(out) => Some(ReportDir::begin(out)?),
         None => None,
@@ -157,8 +221,10 @@ pub fn serve(
         .build()?;
     let local = tokio::task::LocalSet::new();
     let duration = options.duration.unwrap_or(scenario.duration);
-    let (server, stopped_by) =
-        local.block_on(&runtime, run(scenario, options, log, duration, ready))?;
+    let (server, stopped_by) = local.block_on(
+        &runtime,
+        run(scenario, options, limits, log, duration, ready),
+    )?;
     // Cut the streams still open (their rows say so), then close the log.
     drop(local);
     let calls = server.call_log().finish()?;
@@ -194,20 +260,14 @@ pub(crate) async fn terminated() {
 async fn run(
     scenario: &Scenario,
     options: &ServeOptions,
+    limits: ConnLimits,
     log: CallLog,
     duration: Duration,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
     let bound = bind_endpoints(scenario, options)?;
     ready(&bound.endpoints).map_err(ServeError::Ready)?;
-    let running = start_serving(scenario, bound, log)?;
-    let stopped_by = tokio::select! {
-        biased;
-        _ = tokio::signal::ctrl_c() => "ctrl-c",
-        () = terminated() => "sigterm",
-        () = tokio::time::sleep_until(running.start + duration) => "duration",
-    };
-    Ok((running.stop(), stopped_by))
+    first_connection::serve_from_first_connection(scenario, bound, log, limits, duration).await
 }
 
 /// The listeners of a server not started yet, and their addresses.
@@ -225,6 +285,7 @@ pub fn bind_endpoints(scenario: &Scenario, options: &ServeOptions) -> Result<Bou
     if !options.allow_remote && !is_loopback(&options.listen) {
         return Err(ServeError::Remote(options.listen));
     }
+    check_answer_lengths(scenario)?;
     let shared = bind(options.listen)?;
     let addr = shared.local_addr()?;
     let mut own = Vec::new();
@@ -263,6 +324,8 @@ pub struct Running {
     pub server: Rc<WireServer>,
     /// When the fault timeline started.
     pub start: Instant,
+    /// The connection cap its listeners share.
+    pub gate: ConnGate,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -276,12 +339,22 @@ impl Running {
     }
 }
 
-/// Starts the fault timeline now and serves `bound`'s listeners (local tasks: call inside a
-/// `LocalSet`).
+/// Starts the fault timeline now and serves `bound`'s listeners with the default
+/// [`ConnLimits`] (local tasks: call inside a `LocalSet`).
 pub fn start_serving(
     scenario: &Scenario,
     bound: Bound,
     log: CallLog,
+) -> Result<Running, ServeError> {
+    start_serving_with(scenario, bound, log, ConnLimits::default())
+}
+
+/// [`start_serving`], each client under `limits` (every listener shares one connection cap).
+pub fn start_serving_with(
+    scenario: &Scenario,
+    bound: Bound,
+    log: CallLog,
+    limits: ConnLimits,
 ) -> Result<Running, ServeError> {
     let start = Instant::now();
     let epoch_unix_ms = std::time::SystemTime::now()
@@ -305,16 +378,21 @@ pub fn start_serving(
         start,
         epoch_unix_ms,
     ));
-    let mut tasks = vec![tokio::task::spawn_local(listen(
+    let gate = ConnGate::new(limits.max_connections);
+    let mut tasks = vec![tokio::task::spawn_local(listen_with(
         server.clone(),
         bound.shared,
         Mount::Shared,
+        limits,
+        gate.clone(),
     ))];
     for (i, listener) in bound.own.into_iter().enumerate() {
-        tasks.push(tokio::task::spawn_local(listen(
+        tasks.push(tokio::task::spawn_local(listen_with(
             server.clone(),
             listener,
             Mount::Deployment(i),
+            limits,
+            gate.clone(),
         )));
     }
     // Rows reach the file at least once a second, so it can be tailed while serving.
@@ -330,6 +408,34 @@ pub fn start_serving(
     Ok(Running {
         server,
         start,
+        gate,
         tasks,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_name_other_than_localhost_is_not_loopback_and_is_not_resolved() {
+        for url in [
+            "http://127.0.0.1:4000",
+            "http://127.9.9.9/v1",
+            "http://localhost:4000/v1",
+            "http://[::1]:4000",
+            "http://LOCALHOST",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "http://10.0.0.1:4000",
+            "http://example.invalid:4000",
+            "http://router/v1",
+            "http://[2001:db8::1]:80",
+            "http://localhost.example.com",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
+    }
 }

@@ -4,6 +4,8 @@
 //! Why apart from the numbers: these say how to read the summary (which keys a profile
 //! writes, what a header names), not what happened.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// What a live run (`routersim drive`) drove and how its events were obtained.
@@ -32,6 +34,39 @@ pub struct LiveInfo {
     pub joined_by_time: u64,
     /// Cooldowns inferred from gaps in a deployment's calls (see the README).
     pub inferred_cooldowns: u64,
+    /// When the run's t = 0 was on the wall clock (RFC 3339, UTC, milliseconds): a live run's
+    /// times are real seconds from then.
+    #[serde(default)]
+    pub started_at: String,
+    /// How long the run took on the wall clock, t = 0 to its end (the drain included), ms.
+    #[serde(default)]
+    pub wall_clock_ms: f64,
+    /// Whether drive saw the provider calls (its in-process providers; not with `--providers`):
+    /// without them, attempts, retries and fallbacks are not counted.
+    #[serde(default)]
+    pub provider_calls_seen: bool,
+    /// Provider calls joined to no finished request (left out of the attempts, as their
+    /// requests are): `joined_by_request_id + joined_by_time + unjoined_calls =
+    /// provider_calls`.
+    #[serde(default)]
+    pub unjoined_calls: u64,
+    /// Of those, calls of requests still unanswered when the run ended.
+    #[serde(default)]
+    pub unjoined_calls_of_unfinished: u64,
+    /// Requests that never reached the target (the connection failed before any answer).
+    #[serde(default)]
+    pub unreached: u64,
+    /// Failed requests the scenario did not inject, by kind: a kind its providers and faults
+    /// cannot produce, or (provider calls seen) every call of the request succeeded.
+    #[serde(default)]
+    pub not_injected: BTreeMap<String, u64>,
+    /// Answers naming (`x-litellm-model-id`) a deployment the scenario does not have, by id.
+    #[serde(default)]
+    pub foreign_deployments: BTreeMap<String, u64>,
+    /// What makes this report doubtful, one sentence each (also printed, and shown at the top
+    /// of `report.html`).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// Which rules routersim's router followed in a run (`summary.json`'s `router_profile`).

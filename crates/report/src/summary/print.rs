@@ -12,18 +12,31 @@ use crate::windows::WindowStats;
 /// A short human summary for the terminal.
 pub fn print_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
     let s = summary;
-    writeln!(
-        out,
-        "{} (seed {}): {} requests in {:.3} s virtual{}",
-        s.scenario,
-        s.seed,
-        s.requests,
-        s.duration_ms / 1000.0,
-        s.transport
-            .as_deref()
-            .map(|t| format!(", transport {t}"))
-            .unwrap_or_default()
-    )?;
+    match &s.live {
+        // A live run's times are the wall clock's: said so, with where and when it ran.
+        Some(live) => writeln!(
+            out,
+            "{} (seed {}): live run against {}, started {}, {} requests in {:.3} s wall clock",
+            s.scenario,
+            s.seed,
+            live.target,
+            live.started_at,
+            s.requests,
+            live.wall_clock_ms / 1000.0,
+        )?,
+        None => writeln!(
+            out,
+            "{} (seed {}): {} requests in {:.3} s virtual{}",
+            s.scenario,
+            s.seed,
+            s.requests,
+            s.duration_ms / 1000.0,
+            s.transport
+                .as_deref()
+                .map(|t| format!(", transport {t}"))
+                .unwrap_or_default()
+        )?,
+    }
     write!(out, "  ok {}, failed {}", s.ok, s.failed)?;
     if !s.failed_by_kind.is_empty() {
         let kinds: Vec<String> = s

@@ -210,7 +210,7 @@ impl SseFrames {
             }
         };
         let text = more_words(self.block_words, chunk.tokens);
-        self.block_words += chunk.tokens;
+        self.block_words = self.block_words.saturating_add(chunk.tokens);
         let delta = match wanted {
             "thinking" => json!({"type": "thinking_delta", "thinking": text}),
             "tool_use" => json!({"type": "input_json_delta", "partial_json": "{}"}),

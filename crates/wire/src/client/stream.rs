@@ -8,9 +8,10 @@
 //! - an error object (`data: {"error": …}`, Anthropic's `event: error`) → `ErrorFrame`;
 //! - a body or connection error → `Some(Err(failure))`: `api_connection` with no status,
 //!   unless a `: x-routersim-break kind=… status=…` comment came before it (the wire contract's
-//!   hint that the fake provider broke the stream with another kind); an undecodable event or
-//!   an overlong line count as a broken connection too (LiteLLM maps a stream it cannot read to
-//!   `APIConnectionError`);
+//!   hint that the fake provider broke the stream with another kind); an undecodable event, an
+//!   overlong line, or chunks claiming more than
+//!   [`MAX_OUTPUT_TOKENS`](crate::limits::MAX_OUTPUT_TOKENS) in all count as a broken
+//!   connection too (LiteLLM maps a stream it cannot read to `APIConnectionError`);
 //! - a clean end of body without any of these → `None` (truncated).
 //!
 //! A failure's `tokens_delivered` counts the tokens this stream handed out. After the end,
@@ -27,6 +28,7 @@ use routersim_engine::stream::{ProviderStream, StreamItem};
 
 use crate::endpoint::decode_event;
 use crate::format::WireFormat;
+use crate::limits::MAX_OUTPUT_TOKENS;
 use crate::sse::{SseItem, SseParser, parse_break_comment};
 
 /// An open streamed response.
@@ -124,6 +126,12 @@ impl ProviderStream for HttpStream {
                 return None;
             }
             if let Some(item) = self.pending.pop_front() {
+                // More tokens than one answer may have: not an answer routersim can pass on.
+                if let StreamItem::Chunk(chunk) = &item
+                    && self.tokens.saturating_add(chunk.tokens) > MAX_OUTPUT_TOKENS
+                {
+                    return Some(Err(self.broken()));
+                }
                 return Some(Ok(self.hand_out(item)));
             }
             if self.decode_ready().is_err() {

@@ -27,8 +27,11 @@ pub struct Meta {
     pub input_tokens: u32,
 }
 
-/// `n` words of text, one a token.
+/// `n` words of text, one a token. Callers check `n` against
+/// [`MAX_OUTPUT_TOKENS`](crate::limits::MAX_OUTPUT_TOKENS) where it arrives; the text stops
+/// there regardless, so no count can allocate more than 4 MB here.
 pub fn words(n: u32) -> String {
+    let n = n.min(crate::limits::MAX_OUTPUT_TOKENS);
     let mut text = String::with_capacity(n as usize * 4);
     for i in 0..n {
         if i > 0 {
@@ -273,7 +276,7 @@ impl SseFrames {
             ChunkKind::RoleOnly => json!({"role": "assistant", "content": ""}),
             ChunkKind::Text => {
                 let text = more_words(self.text_words, chunk.tokens);
-                self.text_words += chunk.tokens;
+                self.text_words = self.text_words.saturating_add(chunk.tokens);
                 json!({"content": text})
             }
             ChunkKind::ToolCall => json!({"tool_calls": [{
@@ -282,7 +285,7 @@ impl SseFrames {
             }]}),
             ChunkKind::Thinking => {
                 let text = more_words(self.thinking_words, chunk.tokens);
-                self.thinking_words += chunk.tokens;
+                self.thinking_words = self.thinking_words.saturating_add(chunk.tokens);
                 json!({"reasoning_content": text})
             }
             ChunkKind::Audio => json!({"audio": {"id": "audio_routersim", "data": "AAAA"}}),

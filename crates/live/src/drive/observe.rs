@@ -1,0 +1,243 @@
+//! The run itself: the providers bound, the router waited for and checked, the clock started,
+//! the arrivals sent in real time, the drain; what was seen, for the report.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+
+use routersim_mock_providers::wire::WireServer;
+use tokio::time::Instant;
+
+use super::error::DriveError;
+use super::load::{self, Client, Counters, RateGuard, Target};
+use super::options::DriveOptions;
+use super::providers;
+use super::record::{RequestRecord, Unfinished};
+use super::stop::Stop;
+use super::target::{check_routes, hold_providers_clock, identify, wait_for};
+use crate::serve::Endpoints;
+use routersim_sim::scenario::Scenario;
+
+/// What the generator observed.
+pub struct Observed {
+    /// The run's t = 0.
+    pub start: Instant,
+    /// The same instant on the wall clock.
+    pub started_at: SystemTime,
+    /// Every request answered, in arrival order.
+    pub records: Vec<RequestRecord>,
+    /// Every request sent but not answered when the run ended.
+    pub unfinished: Vec<Unfinished>,
+    /// Requests sent.
+    pub sent: u64,
+    /// Why sending stopped.
+    pub stopped_by: &'static str,
+    /// t = 0 to the end of the drain.
+    pub run_end: Duration,
+    /// The router's name, when it said.
+    pub target_name: Option<String>,
+    /// Its version.
+    pub target_version: Option<String>,
+    /// A warning from the check of the router's deployments.
+    pub routes_warning: Option<String>,
+    /// The in-process providers.
+    pub server: Option<Rc<WireServer>>,
+}
+
+/// Runs the traffic. Ctrl-C or SIGTERM before the first request is sent is
+/// [`DriveError::Interrupted`]: nothing was sent, so nothing is reported.
+pub async fn observe(
+    scenario: &Scenario,
+    options: &DriveOptions,
+    client: Rc<Client>,
+    dir: &Path,
+    ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
+) -> Result<Observed, DriveError> {
+    let signal = Stop::listen();
+    let providers = match options.providers {
+        Some(_) => None,
+        None => {
+            let providers = providers::Providers::bind(scenario, dir)?;
+            ready(providers.endpoints()).map_err(DriveError::Ready)?;
+            Some(providers)
+        }
+    };
+    let interrupted = |signal: &'static str| DriveError::Interrupted {
+        signal,
+        out: options
+            .out
+            .clone()
+            .unwrap_or_else(|| super::options::default_out_dir(scenario)),
+    };
+    if let Some(wait) = options.wait_for_target {
+        tokio::select! {
+            biased;
+            () = signal.notified() => return Err(interrupted(signal.name())),
+            ready = wait_for(&client, wait) => ready?,
+        }
+    }
+    let here = providers.as_ref().map(|p| p.endpoints().addr);
+    let routes_warning = tokio::select! {
+        biased;
+        () = signal.notified() => return Err(interrupted(signal.name())),
+        checked = check_routes(&client, scenario, here) => checked?,
+    };
+    // With a running `serve`, this connection starts its fault timeline with the traffic and
+    // keeps it serving until the last request is done.
+    let held = match &options.providers {
+        Some(url) => {
+            Some(hold_providers_clock(&Target::parse(url).map_err(DriveError::Url)?).await?)
+        }
+        None => None,
+    };
+    let running = match providers {
+        Some(p) => Some(p.start(scenario)?),
+        None => None,
+    };
+    let started_at = SystemTime::now();
+    // Asked beside the traffic (a router may take its time), read at the end.
+    let identity = tokio::task::spawn_local({
+        let client = client.clone();
+        async move { identify(&client).await }
+    });
+    let start = running.as_ref().map_or_else(Instant::now, |r| r.start);
+    let counters = Rc::new(Counters::default());
+    let progress = (options.progress && std::io::stderr().is_terminal()).then(|| {
+        tokio::task::spawn_local(show_progress(counters.clone(), start, scenario.duration))
+    });
+    let (sent, stopped_by) = generate(scenario, options, &client, start, &counters, &signal).await;
+    if sent == 0
+        && let Some(signal) = signal.came()
+    {
+        return Err(interrupted(signal));
+    }
+    drain(options, &counters, &signal, stopped_by).await;
+    if let Some(task) = progress {
+        task.abort();
+        eprintln!();
+    }
+    // After a signal, a router slow to say its name does not hold the report up.
+    if signal.came().is_some() && !identity.is_finished() {
+        identity.abort();
+    }
+    let (target_name, target_version) = identity.await.unwrap_or((None, None));
+    let run_end = start.elapsed();
+    drop(held);
+    let records = std::mem::take(&mut *counters.records.borrow_mut());
+    let slots = std::mem::take(&mut *counters.slots.borrow_mut());
+    let unfinished = records
+        .iter()
+        .zip(&slots)
+        .filter(|(r, _)| r.is_none())
+        .map(|(_, slot)| *slot)
+        .collect();
+    Ok(Observed {
+        start,
+        started_at,
+        records: records.into_iter().flatten().collect(),
+        unfinished,
+        sent,
+        stopped_by,
+        run_end,
+        target_name,
+        target_version,
+        routes_warning,
+        server: running.map(crate::serve::Running::stop),
+    })
+}
+
+/// Waits for the requests in flight: after a signal a second at most; otherwise the drain
+/// timeout, which a signal cuts short.
+async fn drain(options: &DriveOptions, counters: &Counters, signal: &Stop, stopped_by: &str) {
+    let signalled = matches!(stopped_by, "ctrl-c" | "sigterm");
+    let drain = if signalled {
+        Duration::from_secs(1)
+    } else {
+        options.drain
+    };
+    let deadline = Instant::now() + drain;
+    while counters.in_flight.get() > 0 && Instant::now() < deadline {
+        tokio::select! {
+            biased;
+            () = signal.notified(), if !signalled => break,
+            () = counters.done.notified() => {}
+            () = tokio::time::sleep_until(deadline) => break,
+        }
+    }
+}
+
+/// Sends every arrival at its instant until the scenario ends, a cap or a signal.
+async fn generate(
+    scenario: &Scenario,
+    options: &DriveOptions,
+    client: &Rc<Client>,
+    start: Instant,
+    counters: &Rc<Counters>,
+    signal: &Stop,
+) -> (u64, &'static str) {
+    let mut guard = options.max_rps.map(RateGuard::new);
+    let mut sent = 0_u64;
+    for arrival in scenario.arrivals_with_seed(scenario.seed) {
+        if arrival.at > scenario.duration {
+            break;
+        }
+        if options.max_requests.is_some_and(|max| sent >= max) {
+            return (sent, "max-requests");
+        }
+        let at = start + arrival.at;
+        tokio::select! {
+            biased;
+            () = signal.notified() => return (sent, signal.name()),
+            () = tokio::time::sleep_until(at) => {}
+        }
+        if let Some(guard) = guard.as_mut()
+            && !guard.admit(Instant::now())
+        {
+            return (sent, "max-rps");
+        }
+        let replica = usize::try_from(sent).unwrap_or(0);
+        sent += 1;
+        counters.sent.set(sent);
+        counters.in_flight.set(counters.in_flight.get() + 1);
+        let slot = counters.records.borrow().len();
+        counters.records.borrow_mut().push(None);
+        counters.slots.borrow_mut().push(Unfinished {
+            id: arrival.request.id,
+            arrival: at.saturating_duration_since(start),
+        });
+        let (client, counters) = (client.clone(), counters.clone());
+        tokio::task::spawn_local(async move {
+            let record = load::request(client, replica, arrival.request, start, at).await;
+            if record.failure().is_some() {
+                counters.failed.set(counters.failed.get() + 1);
+            }
+            counters.records.borrow_mut()[slot] = Some(record);
+            counters.in_flight.set(counters.in_flight.get() - 1);
+            counters.done.notify_one();
+        });
+    }
+    // Wait out the scenario's duration, so the providers' timeline and the report span it.
+    tokio::select! {
+        biased;
+        () = signal.notified() => (sent, signal.name()),
+        () = tokio::time::sleep_until(start + scenario.duration) => (sent, "duration"),
+    }
+}
+
+async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duration) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r{:>6.1}s / {:.0}s  sent {}  in flight {}  failed {}   ",
+            start.elapsed().as_secs_f64(),
+            duration.as_secs_f64(),
+            counters.sent.get(),
+            counters.in_flight.get(),
+            counters.failed.get(),
+        );
+        let _ = err.flush();
+    }
+}

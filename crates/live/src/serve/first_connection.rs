@@ -1,0 +1,127 @@
+//! One clock for `serve` and the traffic: the fault timeline starts at the first connection
+//! (t = 0 is when traffic starts, not when the server came up: a router may take 20 s to
+//! start), and the server outlives that first client.
+//!
+//! `routersim drive --providers URL` connects to the server at its own t = 0 and holds that
+//! connection open until its last request is done, so the two timelines start together and
+//! `serve` never stops while drive is still sending. Any other first client (curl, a router's
+//! pooled connection) starts the timeline the same way; the server then waits, past the
+//! scenario's duration, until that connection closes, at most [`OUTLIVE_AT_MOST`].
+//!
+//! Drive's clock connection sends nothing, so it is held, not served: the header timeout that
+//! cuts a silent client would end the shared clock. A first client that sends a byte is an
+//! ordinary client, served under the same [`ConnLimits`] as every other.
+
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::Duration;
+
+use routersim_mock_providers::wire::{CallLog, ConnLimits, Mount, WireServer, serve_client};
+use routersim_sim::scenario::Scenario;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::{Bound, ServeError, start_serving_with, terminated};
+
+/// The longest the server waits, after the scenario's duration, for its first client to close.
+pub const OUTLIVE_AT_MOST: Duration = Duration::from_secs(300);
+
+/// Waits for the first connection on any of `bound`'s listeners (or a signal), starts the
+/// fault timeline then, serves until `duration` has passed since, then until the first client
+/// closes its connection ([`OUTLIVE_AT_MOST`] at most); Ctrl-C or SIGTERM stop it at any
+/// point. Every client is served under `limits`. Returns the server and why it stopped.
+pub(super) async fn serve_from_first_connection(
+    scenario: &Scenario,
+    bound: Bound,
+    log: CallLog,
+    limits: ConnLimits,
+    duration: Duration,
+) -> Result<(Rc<WireServer>, &'static str), ServeError> {
+    let first = tokio::select! {
+        biased;
+        _ = tokio::signal::ctrl_c() => Err("ctrl-c"),
+        () = terminated() => Err("sigterm"),
+        first = first_accept(&bound) => Ok(first),
+    };
+    let running = start_serving_with(scenario, bound, log, limits)?;
+    let (stream, mount) = match first {
+        Ok(first) => first,
+        Err(signal) => return Ok((running.stop(), signal)),
+    };
+    // Its permit is taken before any other listener accepts: the cap counts it.
+    let permit = running.gate.try_admit();
+    let mut first_client = tokio::task::spawn_local(first_client(
+        running.server.clone(),
+        stream,
+        mount,
+        limits,
+        permit,
+    ));
+    let stopped_by = tokio::select! {
+        biased;
+        _ = tokio::signal::ctrl_c() => "ctrl-c",
+        () = terminated() => "sigterm",
+        () = tokio::time::sleep_until(running.start + duration) => "duration",
+    };
+    if stopped_by == "duration" {
+        let outlived = tokio::select! {
+            biased;
+            _ = tokio::signal::ctrl_c() => "ctrl-c",
+            () = terminated() => "sigterm",
+            _ = &mut first_client => "duration",
+            () = tokio::time::sleep(OUTLIVE_AT_MOST) => "duration",
+        };
+        return Ok((running.stop(), outlived));
+    }
+    Ok((running.stop(), stopped_by))
+}
+
+/// The first client until it closes: held while it sends nothing (drive's clock connection),
+/// served under `limits` once it sends a byte.
+async fn first_client(
+    server: Rc<WireServer>,
+    stream: tokio::net::TcpStream,
+    mount: Mount,
+    limits: ConnLimits,
+    permit: Option<OwnedSemaphorePermit>,
+) {
+    let mut byte = [0_u8; 1];
+    if let Ok(1..) = stream.peek(&mut byte).await {
+        serve_client(server, stream, mount, limits).await;
+    }
+    drop(permit);
+}
+
+/// The first connection accepted on any listener, and where (a failed accept, out of file
+/// descriptors, is retried after 10 ms, as [`routersim_mock_providers::wire::listen`] does).
+#[allow(
+    clippy::disallowed_methods,
+    reason = "a real listener: only ever on tokio's real-time runtime, never simulated"
+)]
+async fn first_accept(bound: &Bound) -> (tokio::net::TcpStream, Mount) {
+    loop {
+        if let Some(first) = try_accept(bound).await {
+            return first;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn try_accept(bound: &Bound) -> Option<(tokio::net::TcpStream, Mount)> {
+    poll_fn(|cx| {
+        if let Poll::Ready(accepted) = bound.shared.poll_accept(cx) {
+            return Poll::Ready(accepted.ok().map(|(s, _)| (s, Mount::Shared)));
+        }
+        for (i, listener) in bound.own.iter().enumerate() {
+            if let Poll::Ready(accepted) = listener.poll_accept(cx) {
+                return Poll::Ready(accepted.ok().map(|(s, _)| (s, Mount::Deployment(i))));
+            }
+        }
+        Poll::Pending
+    })
+    .await
+    .map(|(stream, mount)| {
+        let _ = stream.set_nodelay(true);
+        (stream, mount)
+    })
+}

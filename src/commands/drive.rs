@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use routersim_live::drive::header::ExtraHeader;
 use routersim_live::drive::{DriveOptions, drive};
 use routersim_live::serve::Endpoints;
 use routersim_live::serve::litellm_config::litellm_config;
@@ -32,6 +33,10 @@ pub struct DriveArgs {
     /// Sent as `Authorization: Bearer KEY` (LiteLLM's master key).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
+    /// A header sent on every request, 'NAME: VALUE' (repeatable): what the router needs on
+    /// each call, e.g. the Portkey gateway's `x-portkey-config`.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = ExtraHeader::parse)]
+    pub headers: Vec<ExtraHeader>,
     /// The report folder (default reports/<scenario>/live/).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -74,6 +79,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         target: args.target.first().cloned().unwrap_or_default(),
         replicas: args.target.iter().skip(1).cloned().collect(),
         api_key: args.api_key.clone(),
+        headers: args.headers.clone(),
         out: args.out.clone(),
         providers: args.providers.clone(),
         max_rps: args.max_rps,

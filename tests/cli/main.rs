@@ -24,6 +24,7 @@ mod docs;
 mod drive;
 mod drive_proxy;
 mod drive_replicas;
+mod portkey;
 mod explore;
 mod fleet;
 mod fleet_agreement;

@@ -1,6 +1,7 @@
 //! `routersim drive SCENARIO --target URL`: the scenario's traffic, in real time, against a
 //! real router in front of the scenario's fake providers; the same report as `run`.
 //!
+//! - [`header`]: `--header NAME: VALUE`, sent on every request.
 //! - [`load`]: the open-loop generator and the HTTP client (one connection per request).
 //! - [`record`]: what the client saw of each request (`live_requests.csv`).
 //! - [`providers`]: the fake providers, in-process on a loopback port as `serve` runs them
@@ -11,6 +12,7 @@
 //! and still write a complete report of what happened. Requests still unanswered when the
 //! drain ends are left out of the counts and counted in `live.unfinished`.
 
+pub mod header;
 pub mod load;
 pub mod providers;
 pub mod record;
@@ -48,6 +50,8 @@ pub struct DriveOptions {
     pub replicas: Vec<String>,
     /// Sent as `Authorization: Bearer …`.
     pub api_key: Option<String>,
+    /// Sent on every request (`--header`).
+    pub headers: Vec<header::ExtraHeader>,
     /// The report folder (default `reports/<name>/live/`).
     pub out: Option<PathBuf>,
     /// A running `routersim serve` to use instead of in-process providers.
@@ -183,6 +187,7 @@ pub fn drive(
         target,
         replicas,
         api_key: options.api_key.clone(),
+        headers: options.headers.clone(),
     });
     let observed = local.block_on(
         &runtime,

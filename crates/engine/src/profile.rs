@@ -21,6 +21,7 @@ use crate::litellm110::{
     LiteLlm110Backoff, LiteLlm110Cooldown, LiteLlm110Fallbacks, LiteLlm110RetryPolicy,
 };
 use crate::multigrid::{MultigridBackoff, MultigridRetryPolicy};
+use crate::portkey::{PortkeyBackoff, PortkeyCooldown, PortkeyRetryPolicy};
 use crate::retry::{LiteLlmRetryPolicy, RetryPolicy};
 use crate::stream_rules::{self, StreamRules};
 
@@ -103,7 +104,7 @@ const DOCUMENTED: Policies = Policies {
 };
 
 /// Every profile (none set: the first, `litellm`), in [`Profile`]'s order.
-const TABLE: [ProfileSpec; 5] = [
+const TABLE: [ProfileSpec; 6] = [
     ProfileSpec {
         profile: Profile::LiteLlm,
         names: &["litellm"],
@@ -202,6 +203,30 @@ const TABLE: [ProfileSpec; 5] = [
             retry: || Box::new(ContractRetryPolicy),
             backoff: || Box::new(MultigridBackoff),
             admission: || Box::new(ContractAdmission::default()),
+            ..DOCUMENTED
+        },
+    },
+    // The Portkey AI gateway 1.15.2 under the config `drive --emit-portkey-config` writes
+    // (`crate::portkey`): its fallback strategy is the candidate walk, a target's retries
+    // `num_retries`, its waits async-retry's, no cooldowns.
+    ProfileSpec {
+        profile: Profile::Portkey,
+        names: &["portkey", "portkey-1.15", "portkey-1.15.2"],
+        litellm_version: None,
+        rules: "portkey-1.15.2",
+        presets: Presets {
+            recovery: Recovery::Ttl,
+            classification: Classification::LiteLlm,
+            stream_recovery: StreamRecovery::Multigrid,
+            replay: Replay::Always,
+        },
+        walk: Walk::Candidates,
+        reads_attempts_per_candidate: false,
+        reads_contracts: false,
+        policies: Policies {
+            retry: || Box::new(PortkeyRetryPolicy),
+            backoff: || Box::new(PortkeyBackoff),
+            cooldown: || Box::new(PortkeyCooldown),
             ..DOCUMENTED
         },
     },
@@ -332,7 +357,7 @@ mod tests {
         }
         assert_eq!(
             Profile::choices(),
-            "litellm or deltallm or litellm-1.110 or multigrid or contract"
+            "litellm or deltallm or litellm-1.110 or multigrid or contract or portkey"
         );
         assert_eq!(
             Profile::from_name(" litellm-1.110.2 "),
@@ -344,12 +369,12 @@ mod tests {
     fn lists_of_profiles_read_as_sentences() {
         assert_eq!(
             names_where(|p| p.walk == Walk::Candidates),
-            "multigrid and contract"
+            "multigrid, contract and portkey"
         );
         assert_eq!(names_where(|p| p.reads_contracts), "contract");
         assert_eq!(
             names_where(|_| true),
-            "litellm, deltallm, litellm-1.110, multigrid and contract"
+            "litellm, deltallm, litellm-1.110, multigrid, contract and portkey"
         );
     }
 

@@ -10,6 +10,7 @@ use routersim_live::drive::header::ExtraHeader;
 use routersim_live::drive::{DriveOptions, drive};
 use routersim_live::serve::Endpoints;
 use routersim_live::serve::litellm_config::litellm_config;
+use routersim_live::serve::portkey_config::portkey_config;
 use routersim_report::print_summary;
 use routersim_sim::scenario::load_scenario;
 
@@ -57,6 +58,12 @@ pub struct DriveArgs {
     /// the run starts (with forward_client_headers_to_llm_api, so calls join their requests).
     #[arg(long, value_name = "FILE", conflicts_with = "providers")]
     pub emit_litellm_config: Option<PathBuf>,
+    /// Write the Portkey gateway config routing through the in-process providers to FILE (the
+    /// traffic's model group as fallback targets, num_retries as retry.attempts, drive's
+    /// request ids forwarded) and send it as `x-portkey-config` on every request (unless a
+    /// --header gives one).
+    #[arg(long, value_name = "FILE", conflicts_with = "providers")]
+    pub emit_portkey_config: Option<PathBuf>,
     /// Wait up to this long for the target to answer HTTP before the run starts (start the
     /// router from the emitted config meanwhile).
     #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
@@ -89,7 +96,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         wait_for_target: args.wait_for_target,
         progress: true,
     };
-    let mut ready = |endpoints: &Endpoints| -> Result<(), String> {
+    let mut ready = |endpoints: &Endpoints| -> Result<Vec<ExtraHeader>, String> {
         eprintln!("fake providers on http://{}", endpoints.addr);
         if let Some(file) = &args.emit_litellm_config {
             let roots: Vec<String> = endpoints
@@ -109,7 +116,10 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
             write_atomically(file, &text)?;
             eprintln!("litellm config: {}", file.display());
         }
-        Ok(())
+        match &args.emit_portkey_config {
+            Some(file) => portkey_header(&scenario, endpoints, file, &args.headers),
+            None => Ok(Vec::new()),
+        }
     };
     let report = drive(&scenario, &options, &mut ready)?;
     for note in &report.notes {
@@ -137,6 +147,32 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     writeln!(stdout, "report: {}", report.out_dir.display())?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// Writes the Portkey config to `file` and returns it as the `x-portkey-config` header, unless
+/// the user's `--header`s already carry one (theirs wins; the file is still written).
+fn portkey_header(
+    scenario: &routersim_sim::scenario::Scenario,
+    endpoints: &Endpoints,
+    file: &Path,
+    given: &[ExtraHeader],
+) -> Result<Vec<ExtraHeader>, String> {
+    let roots: Vec<String> = endpoints
+        .deployments
+        .iter()
+        .map(|d| d.root.clone())
+        .collect();
+    let config = portkey_config(scenario, &roots)?;
+    write_atomically(file, &format!("{config}\n"))?;
+    eprintln!("portkey config: {}", file.display());
+    if given.iter().any(|h| h.name == PORTKEY_CONFIG) {
+        eprintln!("note: --header {PORTKEY_CONFIG} is sent, not the emitted config");
+        return Ok(Vec::new());
+    }
+    Ok(vec![ExtraHeader::parse(&format!("{PORTKEY_CONFIG}: {config}"))?])
+}
+
+/// The header the Portkey gateway reads its config from.
+const PORTKEY_CONFIG: &str = "x-portkey-config";
 
 /// Writes `text` beside `file`, then renames it into place (a router never reads half a file).
 fn write_atomically(file: &Path, text: &str) -> Result<(), String> {

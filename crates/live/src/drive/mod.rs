@@ -152,11 +152,13 @@ struct Observed {
 }
 
 /// Drives `scenario` against `options.target` and writes the report. `ready` is called once
-/// the in-process providers listen (write a LiteLLM config pointing at them).
+/// the in-process providers listen (write a LiteLLM config pointing at them); the headers it
+/// returns are sent on every request besides `options.headers` (a Portkey config naming the
+/// providers' addresses).
 pub fn drive(
     scenario: &Scenario,
     options: &DriveOptions,
-    ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
+    ready: &mut dyn FnMut(&Endpoints) -> Result<Vec<header::ExtraHeader>, String>,
 ) -> Result<DriveReport, DriveError> {
     let target = Target::parse(&options.target).map_err(DriveError::Url)?;
     let mut replicas = vec![target.clone()];
@@ -187,7 +189,7 @@ pub fn drive(
         target,
         replicas,
         api_key: options.api_key.clone(),
-        headers: options.headers.clone(),
+        headers: std::cell::RefCell::new(options.headers.clone()),
     });
     let observed = local.block_on(
         &runtime,
@@ -213,14 +215,15 @@ async fn observe(
     options: &DriveOptions,
     client: Rc<Client>,
     dir: &Path,
-    ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
+    ready: &mut dyn FnMut(&Endpoints) -> Result<Vec<header::ExtraHeader>, String>,
 ) -> Result<Observed, DriveError> {
     let signal = Stop::listen();
     let providers = match options.providers {
         Some(_) => None,
         None => {
             let providers = providers::Providers::bind(scenario, dir)?;
-            ready(providers.endpoints()).map_err(DriveError::Ready)?;
+            let headers = ready(providers.endpoints()).map_err(DriveError::Ready)?;
+            client.headers.borrow_mut().extend(headers);
             Some(providers)
         }
     };

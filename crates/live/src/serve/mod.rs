@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod litellm_config;
+pub mod portkey_config;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

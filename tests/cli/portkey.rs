@@ -79,8 +79,9 @@ fn header_gate(listener: TcpListener, upstream: Arc<Mutex<Option<String>>>) -> A
     heads
 }
 
-/// Drives THREE_OK through the header gate with `headers`; (summary, request heads seen).
-fn drive_through_gate(name: &str, headers: &[&str]) -> (Value, Vec<String>) {
+/// Drives THREE_OK through the header gate with `headers` and `args`; (summary, request heads
+/// seen, the fake providers' address).
+fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Vec<String>, String) {
     let dir = scratch_dir(name);
     let scenario = dir.join("drive.yaml");
     std::fs::write(&scenario, THREE_OK).unwrap();
@@ -100,6 +101,7 @@ fn drive_through_gate(name: &str, headers: &[&str]) -> (Value, Vec<String>) {
     for header in headers {
         command.args(["--header", header]);
     }
+    command.args(args);
     let mut drive = Killed(
         command
             .current_dir(repo())
@@ -109,14 +111,14 @@ fn drive_through_gate(name: &str, headers: &[&str]) -> (Value, Vec<String>) {
             .unwrap(),
     );
     let mut stderr = BufReader::new(drive.0.stderr.take().unwrap());
-    loop {
+    let providers = loop {
         let mut line = String::new();
         assert!(stderr.read_line(&mut line).unwrap() > 0, "drive ended");
         if let Some(a) = line.trim().strip_prefix("fake providers on http://") {
             *upstream.lock().unwrap() = Some(a.to_string());
-            break;
+            break a.to_string();
         }
-    }
+    };
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert!(drive.0.wait().unwrap().success(), "{rest}");
@@ -124,20 +126,21 @@ fn drive_through_gate(name: &str, headers: &[&str]) -> (Value, Vec<String>) {
         serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap())
             .unwrap();
     let heads = heads.lock().unwrap().clone();
-    (summary, heads)
+    (summary, heads, providers)
 }
 
 /// Without `--header` a router that reads its routing from each request refuses every one;
 /// with it (given twice: both are sent) every chat request passes and is served.
 #[test]
 fn drive_header_is_sent_on_every_request() {
-    let (without, _) = drive_through_gate("portkey-no-header", &[]);
+    let (without, _, _) = drive_through_gate("portkey-no-header", &[], &[]);
     assert_eq!(without["requests"], 3, "{without:#}");
     assert_eq!(without["ok"], 0, "{without:#}");
     let config = r#"x-portkey-config: {"provider":"openai","api_key":"sk"}"#;
-    let (with, heads) = drive_through_gate(
+    let (with, heads, _) = drive_through_gate(
         "portkey-header",
         &[config, "x-portkey-trace-id: routersim"],
+        &[],
     );
     assert_eq!(with["ok"], 3, "{with:#}");
     let chats: Vec<&String> = heads
@@ -171,4 +174,48 @@ fn drive_refuses_a_malformed_header_or_one_of_routersims_own() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(why), "{stderr}");
     }
+}
+
+/// `--emit-portkey-config FILE` writes the config derived from the scenario's router (its
+/// deployment as a fallback target at the fake provider, `num_retries` as `retry.attempts`,
+/// drive's `x-routersim-*` headers forwarded) and sends it on every request.
+#[test]
+fn emit_portkey_config_writes_the_config_and_sends_it_on_every_request() {
+    let file = scratch_dir("portkey-emit-file").join("portkey.json");
+    let file_arg = file.to_str().unwrap();
+    let (summary, heads, providers) = drive_through_gate(
+        "portkey-emit",
+        &[],
+        &["--emit-portkey-config", file_arg],
+    );
+    assert_eq!(summary["ok"], 3, "{summary:#}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let config: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(config["strategy"]["mode"], "fallback", "{config:#}");
+    // THREE_OK sets no num_retries: LiteLLM's default, 2.
+    assert_eq!(config["retry"]["attempts"], 2, "{config:#}");
+    assert_eq!(
+        config["retry"]["on_status_codes"],
+        serde_json::json!([429, 500, 502, 503, 504])
+    );
+    assert_eq!(
+        config["forward_headers"],
+        serde_json::json!([
+            "x-routersim-request-id",
+            "x-routersim-input-tokens",
+            "x-routersim-output-tokens"
+        ])
+    );
+    let targets = config["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 1);
+    assert_eq!(targets[0]["provider"], "openai");
+    assert_eq!(
+        targets[0]["custom_host"],
+        format!("http://{providers}/d/gpt-a/v1")
+    );
+    assert_eq!(targets[0]["override_params"]["model"], "gpt-4o");
+    let sent = format!("x-portkey-config: {}", text.trim()).to_lowercase();
+    let chats = heads.iter().filter(|h| h.starts_with("post ")).count();
+    assert_eq!(chats, 3, "{heads:#?}");
+    assert!(heads.iter().filter(|h| h.starts_with("post ")).all(|h| h.contains(&sent)), "{heads:#?}");
 }

@@ -168,7 +168,9 @@ fn portkey_header(
         eprintln!("note: --header {PORTKEY_CONFIG} is sent, not the emitted config");
         return Ok(Vec::new());
     }
-    Ok(vec![ExtraHeader::parse(&format!("{PORTKEY_CONFIG}: {config}"))?])
+    Ok(vec![ExtraHeader::parse(&format!(
+        "{PORTKEY_CONFIG}: {config}"
+    ))?])
 }
 
 /// The header the Portkey gateway reads its config from.

@@ -28,7 +28,10 @@ impl PortkeyBackoff {
 
 impl Backoff for PortkeyBackoff {
     fn wait(&self, ctx: &WaitContext, _rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
-        (Self::wait_before(ctx.retry_index), Some(WaitReason::Backoff))
+        (
+            Self::wait_before(ctx.retry_index),
+            Some(WaitReason::Backoff),
+        )
     }
 }
 
@@ -40,7 +43,9 @@ mod tests {
     /// = `Math.round(1 * 1000 * 2 ** attempt)`, computed here independently of the rule.
     #[test]
     fn waits_are_node_retry_timeouts_without_jitter() {
-        let from_source: Vec<u64> = (0..6).map(|k| (1000.0 * 2f64.powi(k)).round() as u64).collect();
+        let from_source: Vec<u64> = (0..6)
+            .map(|k| (1000.0 * 2f64.powi(k)).round() as u64)
+            .collect();
         let ours: Vec<u64> = (0..6)
             .map(|k| PortkeyBackoff::wait_before(k).as_millis() as u64)
             .collect();

@@ -30,7 +30,10 @@ impl ExtraHeader {
                 "{name}: routersim's own header (drive sets the x-routersim-* headers itself)"
             ));
         }
-        if matches!(name.as_str(), "host" | "content-length" | "transfer-encoding") {
+        if matches!(
+            name.as_str(),
+            "host" | "content-length" | "transfer-encoding"
+        ) {
             return Err(format!("{name}: drive sets this header itself"));
         }
         let value = HeaderValue::from_str(value.trim())
@@ -45,22 +48,38 @@ mod tests {
 
     #[test]
     fn a_json_value_keeps_its_colons() {
-        let header = ExtraHeader::parse(r#"x-portkey-config: {"retry":{"attempts":3}}"#)
-            .expect("parses");
+        let header =
+            ExtraHeader::parse(r#"x-portkey-config: {"retry":{"attempts":3}}"#).expect("parses");
         assert_eq!(header.name.as_str(), "x-portkey-config");
         assert_eq!(header.value, r#"{"retry":{"attempts":3}}"#);
     }
 
     #[test]
     fn bad_headers_are_refused_with_the_reason() {
-        assert!(ExtraHeader::parse("no colon").unwrap_err().contains("NAME: VALUE"));
-        assert!(ExtraHeader::parse("bad name: v").unwrap_err().contains("header name"));
+        assert!(
+            ExtraHeader::parse("no colon")
+                .unwrap_err()
+                .contains("NAME: VALUE")
+        );
+        assert!(
+            ExtraHeader::parse("bad name: v")
+                .unwrap_err()
+                .contains("header name")
+        );
         assert!(
             ExtraHeader::parse("X-Routersim-Request-Id: 7")
                 .unwrap_err()
                 .contains("routersim's own")
         );
-        assert!(ExtraHeader::parse("host: x").unwrap_err().contains("itself"));
-        assert!(ExtraHeader::parse("a: b\nc").unwrap_err().contains("not a valid"));
+        assert!(
+            ExtraHeader::parse("host: x")
+                .unwrap_err()
+                .contains("itself")
+        );
+        assert!(
+            ExtraHeader::parse("a: b\nc")
+                .unwrap_err()
+                .contains("not a valid")
+        );
     }
 }

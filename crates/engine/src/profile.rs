@@ -84,6 +84,9 @@ pub struct ProfileSpec {
     /// How a request is walked (the candidate walk also reads `allow_fallbacks`,
     /// `request_deadline`, `stream_deadline` and a request's `models`).
     pub walk: Walk,
+    /// Whether the candidate walk has an end-to-end deadline (`request_deadline`,
+    /// `stream_deadline`, a contract's `deadline_ms`), which it then reads.
+    pub walk_deadline: bool,
     /// Whether it reads `attempts_per_candidate` (the tries each candidate route gets).
     pub reads_attempts_per_candidate: bool,
     /// Whether it reads the contract keys (`max_attempts`, `same_route_retries`, the
@@ -117,6 +120,7 @@ const TABLE: [ProfileSpec; 6] = [
             replay: Replay::Always,
         },
         walk: Walk::FallbackLists,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: DOCUMENTED,
@@ -133,6 +137,7 @@ const TABLE: [ProfileSpec; 6] = [
             replay: Replay::Always,
         },
         walk: Walk::FallbackLists,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: DOCUMENTED,
@@ -150,6 +155,7 @@ const TABLE: [ProfileSpec; 6] = [
             replay: Replay::Always,
         },
         walk: Walk::FallbackLists,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: Policies {
@@ -174,6 +180,7 @@ const TABLE: [ProfileSpec; 6] = [
             replay: Replay::Always,
         },
         walk: Walk::Candidates,
+        walk_deadline: true,
         reads_attempts_per_candidate: true,
         reads_contracts: false,
         policies: Policies {
@@ -197,6 +204,7 @@ const TABLE: [ProfileSpec; 6] = [
             replay: Replay::Dedupe,
         },
         walk: Walk::Candidates,
+        walk_deadline: true,
         reads_attempts_per_candidate: false,
         reads_contracts: true,
         policies: Policies {
@@ -221,6 +229,7 @@ const TABLE: [ProfileSpec; 6] = [
             replay: Replay::Always,
         },
         walk: Walk::Candidates,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: Policies {
@@ -316,6 +325,12 @@ impl Profile {
     /// Whether the profile reads the contract keys and validates answers.
     pub fn reads_contracts(self) -> bool {
         self.spec().reads_contracts
+    }
+
+    /// Whether the candidate walk has an end-to-end deadline (`request_deadline`,
+    /// `stream_deadline`).
+    pub fn has_walk_deadline(self) -> bool {
+        self.spec().walk_deadline
     }
 
     /// The LiteLLM release whose code the profile reproduces, when it models one.

@@ -120,3 +120,21 @@ async fn no_cooldown_every_request_pays_the_failing_target_again() {
     }
     assert_eq!(to_a1, 20 * (1 + 3));
 }
+
+/// The gateway has no end-to-end deadline: `request_deadline` (multigrid's and contract's)
+/// does not cut a Portkey walk, whose retries take 1 + 2 + 4 s here.
+#[tokio::test(start_paused = true)]
+async fn no_walk_deadline_cuts_the_retries() {
+    let provider = Scripted::new()
+        .always("a1", fail(K::ServiceUnavailable))
+        .always("a2", Step::Ok);
+    let s = RouterSettings {
+        request_deadline: std::time::Duration::from_secs(2),
+        ..settings(3)
+    };
+    let (router, _) = make_router(config(vec![dep("A", "a1"), dep("A", "a2")], s), provider);
+    let result = router.completion(Request::new(1, "A")).await;
+    assert_eq!(attempts(&result).len(), 5, "{:?}", attempts(&result));
+    assert_eq!(outcome(&result), "ok");
+    assert_eq!(starts_ms(&result)[4], 7000 + 4 * LATENCY.as_millis());
+}

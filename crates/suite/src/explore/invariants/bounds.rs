@@ -131,7 +131,7 @@ impl Bounds {
             deployments,
             walk_deadline: settings
                 .profile
-                .is_some_and(|p| p.walks_candidates())
+                .is_some_and(|p| p.has_walk_deadline())
                 .then_some(WalkDeadline {
                     request: settings.request_deadline,
                     stream: settings.stream_deadline,

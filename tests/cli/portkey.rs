@@ -393,3 +393,48 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
         );
     }
 }
+
+/// `explore`'s wait bound follows the profile: Portkey's waits double without a cap, so with
+/// `num_retries: 5` its last retry waits 16 s, which is no violation there (LiteLLM's cap,
+/// 8 s plus jitter, would call it one).
+#[test]
+fn explore_allows_portkeys_uncapped_waits() {
+    let dir = scratch_dir("portkey-explore");
+    let scenario = dir.join("pk.yaml");
+    std::fs::write(
+        &scenario,
+        "
+name: pk-explore
+seed: 1
+duration: 1m
+router:
+  model_list:
+    - {model_name: g, litellm_params: {model: openai/a}, model_info: {id: a}}
+    - {model_name: g, litellm_params: {model: openai/b}, model_info: {id: b}}
+  router_settings: {profile: portkey, num_retries: 5}
+providers:
+  a: {latency: 10ms}
+  b: {latency: 10ms}
+faults:
+  - {deployment: a, error: service_unavailable, probability: 1.0}
+traffic:
+  - {at: 1s, model: g}
+",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .arg("explore")
+        .arg(&scenario)
+        .args(["--seeds", "1..2", "--faults", "none", "--out"])
+        .arg(dir.join("explore"))
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("0 violating seed(s)"), "{text}");
+}

@@ -2,13 +2,17 @@
 //! front of the scenario's fake providers, in real time; the same report as `run`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use routersim_live::drive::header::ExtraHeader;
 use routersim_live::drive::{DriveError, DriveOptions, drive};
-use routersim_live::serve::config_file::{check_target, write_config};
+use routersim_live::serve::config_file::{
+    check_target, check_target_of, never_known, write_config,
+};
 use routersim_live::serve::litellm_config::litellm_config;
+use routersim_live::serve::portkey_config::portkey_config;
 use routersim_live::serve::{Endpoints, ServeError};
 use routersim_report::print_summary;
 use routersim_sim::scenario::load_scenario;
@@ -33,6 +37,10 @@ pub struct DriveArgs {
     /// Sent as `Authorization: Bearer KEY` (LiteLLM's master key).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
+    /// A header sent on every request, 'NAME: VALUE' (repeatable): what the router needs on
+    /// each call, e.g. the Portkey gateway's `x-portkey-config`.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE", value_parser = ExtraHeader::parse)]
+    pub headers: Vec<ExtraHeader>,
     /// The report folder (default reports/<scenario>/live/).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -53,6 +61,12 @@ pub struct DriveArgs {
     /// the run starts (with forward_client_headers_to_llm_api, so calls join their requests).
     #[arg(long, value_name = "FILE", conflicts_with = "providers")]
     pub emit_litellm_config: Option<PathBuf>,
+    /// Write the Portkey gateway config routing through the in-process providers to FILE (the
+    /// traffic's model group as fallback targets, num_retries as retry.attempts, drive's
+    /// request ids forwarded) and send it as `x-portkey-config` on every request (unless a
+    /// --header gives one).
+    #[arg(long, value_name = "FILE", conflicts_with = "providers")]
+    pub emit_portkey_config: Option<PathBuf>,
     /// Wait up to this long for the target to answer HTTP before the run starts (start the
     /// router from the emitted config meanwhile).
     #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
@@ -60,9 +74,9 @@ pub struct DriveArgs {
     /// Allow a non-loopback --target or --providers.
     #[arg(long)]
     pub allow_remote: bool,
-    /// Replace an existing --emit-litellm-config FILE that routersim did not write (never the
-    /// scenario or its router file).
-    #[arg(long, requires = "emit_litellm_config")]
+    /// Replace an existing --emit-litellm-config or --emit-portkey-config FILE that routersim
+    /// did not write (never the scenario or its router file).
+    #[arg(long)]
     pub force: bool,
 }
 
@@ -71,6 +85,17 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     let scenario = load_scenario(&args.scenario)?;
     if let Some(file) = &args.emit_litellm_config {
         check_target(file, &scenario, args.force).map_err(ServeError::EmitConfig)?;
+    }
+    if let Some(file) = &args.emit_portkey_config {
+        let not_ours = "the file exists; add --force to replace it";
+        check_target_of(
+            "--emit-portkey-config",
+            file,
+            &scenario,
+            args.force,
+            (never_known, not_ours),
+        )
+        .map_err(ServeError::EmitConfig)?;
     }
     if args.allow_remote {
         eprintln!(
@@ -82,6 +107,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         target: args.target.first().cloned().unwrap_or_default(),
         replicas: args.target.iter().skip(1).cloned().collect(),
         api_key: args.api_key.clone(),
+        headers: args.headers.clone(),
         out: args.out.clone(),
         providers: args.providers.clone(),
         max_rps: args.max_rps,
@@ -91,7 +117,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         wait_for_target: args.wait_for_target,
         progress: true,
     };
-    let mut ready = |endpoints: &Endpoints| -> Result<(), String> {
+    let mut ready = |endpoints: &Endpoints| -> Result<Vec<ExtraHeader>, String> {
         eprintln!("fake providers on http://{}", endpoints.addr);
         if let Some(file) = &args.emit_litellm_config {
             let roots: Vec<String> = endpoints
@@ -111,7 +137,10 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
             write_config(file, &text, &scenario, args.force)?;
             eprintln!("litellm config: {}", file.display());
         }
-        Ok(())
+        match &args.emit_portkey_config {
+            Some(file) => portkey_header(&scenario, endpoints, file, &args.headers),
+            None => Ok(Vec::new()),
+        }
     };
     let report = match drive(&scenario, &options, &mut ready) {
         Ok(report) => report,
@@ -158,3 +187,31 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Writes the Portkey config to `file` and returns it as the `x-portkey-config` header, unless
+/// the user's `--header`s already carry one (theirs wins; the file is still written).
+fn portkey_header(
+    scenario: &routersim_sim::scenario::Scenario,
+    endpoints: &Endpoints,
+    file: &Path,
+    given: &[ExtraHeader],
+) -> Result<Vec<ExtraHeader>, String> {
+    let roots: Vec<String> = endpoints
+        .deployments
+        .iter()
+        .map(|d| d.root.clone())
+        .collect();
+    let config = portkey_config(scenario, &roots)?;
+    write_config(file, &format!("{config}\n"), scenario, true)?;
+    eprintln!("portkey config: {}", file.display());
+    if given.iter().any(|h| h.name == PORTKEY_CONFIG) {
+        eprintln!("note: --header {PORTKEY_CONFIG} is sent, not the emitted config");
+        return Ok(Vec::new());
+    }
+    Ok(vec![ExtraHeader::parse(&format!(
+        "{PORTKEY_CONFIG}: {config}"
+    ))?])
+}
+
+/// The header the Portkey gateway reads its config from.
+const PORTKEY_CONFIG: &str = "x-portkey-config";

@@ -46,6 +46,7 @@ pub mod fallback;
 pub mod litellm110;
 pub mod multigrid;
 pub mod pattern;
+pub mod portkey;
 pub mod profile;
 pub mod provider;
 pub mod recovery;

@@ -21,6 +21,7 @@ use crate::litellm110::{
     LiteLlm110Backoff, LiteLlm110Cooldown, LiteLlm110Fallbacks, LiteLlm110RetryPolicy,
 };
 use crate::multigrid::{MultigridBackoff, MultigridRetryPolicy};
+use crate::portkey::{PortkeyBackoff, PortkeyCooldown, PortkeyRetryPolicy};
 use crate::retry::{LiteLlmRetryPolicy, RetryPolicy};
 use crate::stream_rules::{self, StreamRules};
 
@@ -83,6 +84,9 @@ pub struct ProfileSpec {
     /// How a request is walked (the candidate walk also reads `allow_fallbacks`,
     /// `request_deadline`, `stream_deadline` and a request's `models`).
     pub walk: Walk,
+    /// Whether the candidate walk has an end-to-end deadline (`request_deadline`,
+    /// `stream_deadline`, a contract's `deadline_ms`), which it then reads.
+    pub walk_deadline: bool,
     /// Whether it reads `attempts_per_candidate` (the tries each candidate route gets).
     pub reads_attempts_per_candidate: bool,
     /// Whether it reads the contract keys (`max_attempts`, `same_route_retries`, the
@@ -103,7 +107,7 @@ const DOCUMENTED: Policies = Policies {
 };
 
 /// Every profile (none set: the first, `litellm`), in [`Profile`]'s order.
-const TABLE: [ProfileSpec; 5] = [
+const TABLE: [ProfileSpec; 6] = [
     ProfileSpec {
         profile: Profile::LiteLlm,
         names: &["litellm"],
@@ -116,6 +120,7 @@ const TABLE: [ProfileSpec; 5] = [
             replay: Replay::Always,
         },
         walk: Walk::FallbackLists,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: DOCUMENTED,
@@ -132,6 +137,7 @@ const TABLE: [ProfileSpec; 5] = [
             replay: Replay::Always,
         },
         walk: Walk::FallbackLists,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: DOCUMENTED,
@@ -149,6 +155,7 @@ const TABLE: [ProfileSpec; 5] = [
             replay: Replay::Always,
         },
         walk: Walk::FallbackLists,
+        walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
         policies: Policies {
@@ -173,6 +180,7 @@ const TABLE: [ProfileSpec; 5] = [
             replay: Replay::Always,
         },
         walk: Walk::Candidates,
+        walk_deadline: true,
         reads_attempts_per_candidate: true,
         reads_contracts: false,
         policies: Policies {
@@ -196,12 +204,38 @@ const TABLE: [ProfileSpec; 5] = [
             replay: Replay::Dedupe,
         },
         walk: Walk::Candidates,
+        walk_deadline: true,
         reads_attempts_per_candidate: false,
         reads_contracts: true,
         policies: Policies {
             retry: || Box::new(ContractRetryPolicy),
             backoff: || Box::new(MultigridBackoff),
             admission: || Box::new(ContractAdmission::default()),
+            ..DOCUMENTED
+        },
+    },
+    // The Portkey AI gateway 1.15.2 under the config `drive --emit-portkey-config` writes
+    // (`crate::portkey`): its fallback strategy is the candidate walk, a target's retries
+    // `num_retries`, its waits async-retry's, no cooldowns.
+    ProfileSpec {
+        profile: Profile::Portkey,
+        names: &["portkey", "portkey-1.15", "portkey-1.15.2"],
+        litellm_version: None,
+        rules: "portkey-1.15.2",
+        presets: Presets {
+            recovery: Recovery::Ttl,
+            classification: Classification::LiteLlm,
+            stream_recovery: StreamRecovery::Multigrid,
+            replay: Replay::Always,
+        },
+        walk: Walk::Candidates,
+        walk_deadline: false,
+        reads_attempts_per_candidate: false,
+        reads_contracts: false,
+        policies: Policies {
+            retry: || Box::new(PortkeyRetryPolicy),
+            backoff: || Box::new(PortkeyBackoff),
+            cooldown: || Box::new(PortkeyCooldown),
             ..DOCUMENTED
         },
     },
@@ -293,6 +327,12 @@ impl Profile {
         self.spec().reads_contracts
     }
 
+    /// Whether the candidate walk has an end-to-end deadline (`request_deadline`,
+    /// `stream_deadline`).
+    pub fn has_walk_deadline(self) -> bool {
+        self.spec().walk_deadline
+    }
+
     /// The LiteLLM release whose code the profile reproduces, when it models one.
     pub fn litellm_version(self) -> Option<&'static str> {
         self.spec().litellm_version
@@ -332,7 +372,7 @@ mod tests {
         }
         assert_eq!(
             Profile::choices(),
-            "litellm or deltallm or litellm-1.110 or multigrid or contract"
+            "litellm or deltallm or litellm-1.110 or multigrid or contract or portkey"
         );
         assert_eq!(
             Profile::from_name(" litellm-1.110.2 "),
@@ -344,12 +384,12 @@ mod tests {
     fn lists_of_profiles_read_as_sentences() {
         assert_eq!(
             names_where(|p| p.walk == Walk::Candidates),
-            "multigrid and contract"
+            "multigrid, contract and portkey"
         );
         assert_eq!(names_where(|p| p.reads_contracts), "contract");
         assert_eq!(
             names_where(|_| true),
-            "litellm, deltallm, litellm-1.110, multigrid and contract"
+            "litellm, deltallm, litellm-1.110, multigrid, contract and portkey"
         );
     }
 

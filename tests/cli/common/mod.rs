@@ -124,6 +124,8 @@ pub enum Component {
     Chromium,
     /// A redis-server at `ROUTERSIM_REDIS_URL`.
     Redis,
+    /// The Portkey gateway 1.15.2, in `target/portkey` (`tools/portkey/install`).
+    Portkey,
 }
 
 impl Component {
@@ -136,6 +138,7 @@ impl Component {
             Component::LiteLlm => "ROUTERSIM_REQUIRE_LITELLM",
             Component::Chromium => "ROUTERSIM_REQUIRE_CHROMIUM",
             Component::Redis => "ROUTERSIM_REQUIRE_REDIS",
+            Component::Portkey => "ROUTERSIM_REQUIRE_PORTKEY",
         }
     }
 }

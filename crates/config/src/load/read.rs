@@ -90,6 +90,12 @@ impl<'a> Read<'a> {
         self.profile_key(setting, |p| p.walk == Walk::Candidates, "");
     }
 
+    /// A deadline of the candidate walk (`request_deadline`, `stream_deadline`): read by the
+    /// profiles whose walk has one.
+    pub(super) fn walk_deadline_key(&mut self, setting: &Setting) {
+        self.profile_key(setting, |p| p.walk_deadline, "");
+    }
+
     /// A key only a profile that reads contracts reads.
     pub(super) fn contract_key(&mut self, setting: &Setting) {
         self.profile_key(setting, |p| p.reads_contracts, "");

@@ -141,14 +141,14 @@ pub(crate) const ROUTER_SETTINGS: [Setting; 41] = [
     router("request_deadline", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.request_deadline = duration(v, &at)?;
-            r.candidate_walk_key(k);
+            r.walk_deadline_key(k);
         }
         Ok(())
     }),
     router("stream_deadline", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.stream_deadline = duration(v, &at)?;
-            r.candidate_walk_key(k);
+            r.walk_deadline_key(k);
         }
         Ok(())
     }),

@@ -119,6 +119,8 @@ pub enum Profile {
     Multigrid,
     /// Contract-aware routing with validation before acceptance (see [`crate::contract`]).
     Contract,
+    /// The Portkey AI gateway 1.15.2's fallback strategy and retries (see [`crate::portkey`]).
+    Portkey,
 }
 
 #[cfg(test)]

@@ -60,6 +60,9 @@ enum Check {
     Stop,
 }
 
+/// The walk's horizon when its profile sets no deadline (a year: later than any run).
+const NO_DEADLINE: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
 impl<P: Provider, C: Clock> Router<P, C> {
     /// The whole walk of one request; the last failure when every candidate failed.
     pub(super) fn walk_candidates<'a>(
@@ -120,8 +123,11 @@ impl<P: Provider, C: Clock> Router<P, C> {
             settings.request_deadline
         };
         let limit = self.admission.deadline(request).unwrap_or(limit);
-        let deadline = run.start + limit;
-        run.walk_deadline = Some(deadline);
+        // A walk without a deadline (`profile: portkey`: the gateway has none) is never out of
+        // time, and its calls are not cut.
+        let has_deadline = crate::profile::spec(settings.profile).walk_deadline;
+        let deadline = run.start + if has_deadline { limit } else { NO_DEADLINE };
+        run.walk_deadline = has_deadline.then_some(deadline);
         WalkState {
             deadline,
             max_attempts: self.admission.max_attempts(settings),

@@ -21,6 +21,7 @@ mod deltallm;
 mod litellm110;
 mod multigrid;
 mod number_shapes;
+mod portkey;
 mod replay;
 mod rules;
 mod seams;

@@ -99,6 +99,8 @@ pub struct Client {
     pub replicas: Vec<Target>,
     /// `Authorization: Bearer …`.
     pub api_key: Option<String>,
+    /// `--header`s and the ready hook's, sent on every request.
+    pub headers: std::cell::RefCell<Vec<super::header::ExtraHeader>>,
 }
 
 /// `user-agent` of every request.
@@ -126,6 +128,9 @@ fn build(
     }
     if body.is_some() {
         builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+    }
+    for header in client.headers.borrow().iter() {
+        builder = builder.header(&header.name, &header.value);
     }
     for (name, value) in extra {
         builder = builder.header(*name, value);

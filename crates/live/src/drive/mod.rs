@@ -1,6 +1,7 @@
 //! `routersim drive SCENARIO --target URL`: the scenario's traffic, in real time, against a
 //! real router in front of the scenario's fake providers; the same report as `run`.
 //!
+//! - [`header`]: `--header NAME: VALUE`, sent on every request.
 //! - [`load`]: the open-loop generator and the HTTP client (one connection per request).
 //! - [`record`]: what the client saw of each request (`live_requests.csv`).
 //! - [`providers`]: the fake providers, in-process on a loopback port as `serve` runs them
@@ -17,6 +18,7 @@
 
 pub mod checks;
 pub mod error;
+pub mod header;
 pub mod injected;
 pub mod load;
 pub mod observe;
@@ -59,11 +61,13 @@ pub struct DriveReport {
 }
 
 /// Drives `scenario` against `options.target` and writes the report. `ready` is called once
-/// the in-process providers listen (write a LiteLLM config pointing at them).
+/// the in-process providers listen (write a LiteLLM config pointing at them); the headers it
+/// returns are sent on every request besides `options.headers` (a Portkey config naming the
+/// providers' addresses).
 pub fn drive(
     scenario: &Scenario,
     options: &DriveOptions,
-    ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
+    ready: &mut dyn FnMut(&Endpoints) -> Result<Vec<header::ExtraHeader>, String>,
 ) -> Result<DriveReport, DriveError> {
     // A host name is refused before it is resolved: no DNS query leaves for a remote name.
     if !options.allow_remote
@@ -103,6 +107,7 @@ pub fn drive(
         target,
         replicas,
         api_key: options.api_key.clone(),
+        headers: std::cell::RefCell::new(options.headers.clone()),
     });
     // Interrupted before anything was sent: the staged folder is dropped, the old report kept.
     let observed = local.block_on(

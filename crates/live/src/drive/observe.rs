@@ -52,14 +52,15 @@ pub async fn observe(
     options: &DriveOptions,
     client: Rc<Client>,
     dir: &Path,
-    ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
+    ready: &mut dyn FnMut(&Endpoints) -> Result<Vec<super::header::ExtraHeader>, String>,
 ) -> Result<Observed, DriveError> {
     let signal = Stop::listen();
     let providers = match options.providers {
         Some(_) => None,
         None => {
             let providers = providers::Providers::bind(scenario, dir)?;
-            ready(providers.endpoints()).map_err(DriveError::Ready)?;
+            let headers = ready(providers.endpoints()).map_err(DriveError::Ready)?;
+            client.headers.borrow_mut().extend(headers);
             Some(providers)
         }
     };

@@ -17,6 +17,8 @@ pub struct DriveOptions {
     pub replicas: Vec<String>,
     /// Sent as `Authorization: Bearer …`.
     pub api_key: Option<String>,
+    /// Sent on every request (`--header`).
+    pub headers: Vec<super::header::ExtraHeader>,
     /// The report folder (default `reports/<name>/live/`).
     pub out: Option<PathBuf>,
     /// A running `routersim serve` to use instead of in-process providers.

@@ -44,7 +44,28 @@ fn written_by_routersim(path: &Path) -> bool {
 
 /// `Ok` when `file` may receive the config of `scenario` (see the module doc).
 pub fn check_target(file: &Path, scenario: &Scenario, force: bool) -> Result<(), String> {
-    let refuse = |why: &str| Err(format!("--emit-litellm-config {}: {why}", file.display()));
+    let not_ours = "the file exists and routersim did not write it (its first line is not a \
+                    routersim header); add --force to replace it";
+    check_target_of(
+        "--emit-litellm-config",
+        file,
+        scenario,
+        force,
+        (written_by_routersim, not_ours),
+    )
+}
+
+/// [`check_target`] for `flag`, where `ours.0` tells a file routersim wrote (a JSON config has
+/// no header line: [`never_known`], so an existing file needs `--force`) and `ours.1` says why
+/// another is refused.
+pub fn check_target_of(
+    flag: &str,
+    file: &Path,
+    scenario: &Scenario,
+    force: bool,
+    ours: (fn(&Path) -> bool, &str),
+) -> Result<(), String> {
+    let refuse = |why: &str| Err(format!("{flag} {}: {why}", file.display()));
     if same_file(file, &scenario.file) {
         return refuse("that is the scenario itself; write the config to a file of its own");
     }
@@ -59,12 +80,14 @@ pub fn check_target(file: &Path, scenario: &Scenario, force: bool) -> Result<(),
     match std::fs::metadata(file) {
         Err(_) => Ok(()),
         Ok(meta) if meta.is_dir() => refuse("that is a folder"),
-        Ok(_) if force || written_by_routersim(file) => Ok(()),
-        Ok(_) => refuse(
-            "the file exists and routersim did not write it (its first line is not a routersim \
-             header); add --force to replace it",
-        ),
+        Ok(_) if force || (ours.0)(file) => Ok(()),
+        Ok(_) => refuse(ours.1),
     }
+}
+
+/// A file whose writer cannot be told from its content.
+pub fn never_known(_: &Path) -> bool {
+    false
 }
 
 /// Writes `text` to `file` after [`check_target`]: to a temporary name beside it, then

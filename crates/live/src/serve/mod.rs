@@ -12,6 +12,7 @@ pub mod bench;
 pub mod config_file;
 pub mod first_connection;
 pub mod litellm_config;
+pub mod portkey_config;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -21,13 +21,7 @@ use crate::scenario::Scenario;
 pub fn router_profile(profile: Option<Profile>) -> RouterProfile {
     let profile = profile.unwrap_or(Profile::LiteLlm);
     let litellm_version = profile.litellm_version();
-    let rules = match (profile, litellm_version) {
-        (_, Some(version)) => format!("litellm-{version}"),
-        (Profile::DeltaLlm, None) => "deltallm-documented".to_string(),
-        (Profile::Multigrid, None) => "multigrid-documented".to_string(),
-        (Profile::Contract, None) => "contract-documented".to_string(),
-        (_, None) => "litellm-documented".to_string(),
-    };
+    let rules = profile.rules().to_string();
     RouterProfile {
         name: profile.as_str().to_string(),
         litellm_version: litellm_version.map(str::to_string),

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::backoff::{MAX_BACKOFF, MAX_JITTER, MAX_RETRY_AFTER};
-use routersim_engine::config::{FallbackTarget, KindPolicy, RouterConfig};
+use routersim_engine::config::{FallbackTarget, KindPolicy, Profile, RouterConfig};
+use routersim_engine::portkey::PortkeyBackoff;
 use routersim_engine::stream::StreamRecovery;
 
 use routersim_sim::scenario::Scenario;
@@ -125,19 +126,31 @@ impl Bounds {
             max_fallback_hops: (groups.len() as u32).saturating_sub(1),
             continuation,
             commits_at_content: settings.stream_recovery == StreamRecovery::LiteLlm,
-            backoff_cap: MAX_BACKOFF.max(settings.retry_after) + MAX_JITTER,
+            backoff_cap: MAX_BACKOFF
+                .max(settings.retry_after)
+                .max(uncapped_backoff(settings.profile, budget))
+                + MAX_JITTER,
             retry_after_cap: MAX_RETRY_AFTER,
             stall_timeout: settings.stream_stall_timeout,
             deployments,
             walk_deadline: settings
                 .profile
-                .is_some_and(|p| p.walks_candidates())
+                .is_some_and(|p| p.has_walk_deadline())
                 .then_some(WalkDeadline {
                     request: settings.request_deadline,
                     stream: settings.stream_deadline,
                 }),
             client_retries: scenario.client_retries,
         }
+    }
+}
+
+/// The longest wait of a profile whose backoff has no cap: `portkey`'s doubles from 1 s
+/// without one, so its last retry's wait is the longest (zero for every other profile).
+fn uncapped_backoff(profile: Option<Profile>, budget: u32) -> Duration {
+    match profile {
+        Some(Profile::Portkey) => PortkeyBackoff::wait_before(budget.saturating_sub(1)),
+        _ => Duration::ZERO,
     }
 }
 

@@ -1,0 +1,55 @@
+//! The gateway's wait before a retry: async-retry (node-retry's `timeouts()`) with the
+//! gateway's options (`retryHandler.ts`: `{retries: attempts, randomize: false}`) and the
+//! library's defaults (`factor: 2`, `minTimeout: 1000`, `maxTimeout: Infinity`):
+//! `round(1 · minTimeout · factor^k)` for retry `k` from 0 — exactly 1 s, 2 s, 4 s, 8 s, …
+//! The provider's Retry-After is not read (`use_retry_after_header` is off by default).
+
+use std::time::Duration;
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::backoff::{Backoff, WaitContext};
+use crate::event::WaitReason;
+
+/// async-retry's `minTimeout`: the first retry's wait.
+pub const FIRST_WAIT: Duration = Duration::from_secs(1);
+
+/// The gateway's wait rule.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PortkeyBackoff;
+
+impl PortkeyBackoff {
+    /// Retry `retry_index`'s wait: `1 s · 2^k` (no cap: node-retry's `maxTimeout` is
+    /// `Infinity`; saturating far beyond any retry count a config can reach).
+    pub fn wait_before(retry_index: u32) -> Duration {
+        FIRST_WAIT.saturating_mul(2u32.saturating_pow(retry_index.min(31)))
+    }
+}
+
+impl Backoff for PortkeyBackoff {
+    fn wait(&self, ctx: &WaitContext, _rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
+        (
+            Self::wait_before(ctx.retry_index),
+            Some(WaitReason::Backoff),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// node-retry's `createTimeout(attempt, {factor: 2, minTimeout: 1000, randomize: false})`
+    /// = `Math.round(1 * 1000 * 2 ** attempt)`, computed here independently of the rule.
+    #[test]
+    fn waits_are_node_retry_timeouts_without_jitter() {
+        let from_source: Vec<u64> = (0..6)
+            .map(|k| (1000.0 * 2f64.powi(k)).round() as u64)
+            .collect();
+        let ours: Vec<u64> = (0..6)
+            .map(|k| PortkeyBackoff::wait_before(k).as_millis() as u64)
+            .collect();
+        assert_eq!(ours, from_source);
+        assert_eq!(ours[..3], [1000, 2000, 4000]);
+    }
+}

@@ -1,0 +1,94 @@
+//! `--emit-portkey-config FILE`: the Portkey AI gateway config (`x-portkey-config`) that
+//! routes the scenario's traffic through the fake providers the way `profile: portkey`
+//! simulates it.
+//!
+//! The gateway has no server-side routing: every request carries its config. Derived from
+//! the scenario's router: the deployments of the one model group the traffic asks for, in
+//! `order` then `model_list` order, as the targets of `strategy: {mode: fallback}` (each
+//! `provider: openai` with `custom_host` at its fake endpoint, `{root}/v1`, and
+//! `override_params.model` its model name); `retry.attempts` is `num_retries` on the
+//! gateway's default statuses ([`RETRY_STATUS_CODES`]), `use_retry_after_header` left off;
+//! `forward_headers` passes drive's `x-routersim-*` headers on to the providers, so provider
+//! calls join their requests. The router's LiteLLM `fallbacks` lists, cooldowns and routing
+//! strategy have no counterpart here (the profile does not read them either).
+
+use std::collections::BTreeSet;
+
+use routersim_engine::portkey::RETRY_STATUS_CODES;
+use routersim_sim::scenario::Scenario;
+use routersim_wire::headers;
+use serde_json::{Value, json};
+
+use super::litellm_config::DUMMY_API_KEY;
+
+/// The request headers the gateway passes on to the providers.
+pub const FORWARDED: [&str; 3] = [
+    headers::REQUEST_ID,
+    headers::INPUT_TOKENS,
+    headers::OUTPUT_TOKENS,
+];
+
+/// The config, compact JSON (as the `x-portkey-config` header carries it). `roots[i]` is
+/// deployment `i`'s root URL (`http://H:P/d/<id>`).
+pub fn portkey_config(scenario: &Scenario, roots: &[String]) -> Result<String, String> {
+    let groups: BTreeSet<&str> = scenario
+        .traffic
+        .iter()
+        .map(|t| &*t.template().model)
+        .collect();
+    let group = match (groups.len(), groups.first()) {
+        (1, Some(group)) => *group,
+        _ => {
+            return Err(format!(
+                "--emit-portkey-config: the gateway takes one config for every request, so the \
+                 traffic must ask for one model group (it asks for {})",
+                if groups.is_empty() {
+                    "none: a traffic_file is not read here".to_string()
+                } else {
+                    groups.into_iter().collect::<Vec<_>>().join(", ")
+                }
+            ));
+        }
+    };
+    let mut members: Vec<(usize, u32)> = scenario
+        .router
+        .deployments
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| &*d.model_name == group)
+        .map(|(i, d)| (i, d.order.unwrap_or(u32::MAX)))
+        .collect();
+    if members.is_empty() {
+        return Err(format!(
+            "--emit-portkey-config: no deployment serves model group {group:?}"
+        ));
+    }
+    members.sort_by_key(|&(i, order)| (order, i));
+    let mut targets = Vec::new();
+    for (i, _) in members {
+        let deployment = &scenario.router.deployments[i];
+        let root = roots
+            .get(i)
+            .ok_or_else(|| format!("deployment {} has no fake endpoint", deployment.id))?;
+        let model = deployment
+            .model
+            .split_once('/')
+            .map_or(deployment.model.as_str(), |(_, m)| m);
+        targets.push(json!({
+            "provider": "openai",
+            "api_key": DUMMY_API_KEY,
+            "custom_host": format!("{root}/v1"),
+            "override_params": {"model": model},
+        }));
+    }
+    let config: Value = json!({
+        "strategy": {"mode": "fallback"},
+        "retry": {
+            "attempts": scenario.router.settings.num_retries,
+            "on_status_codes": RETRY_STATUS_CODES,
+        },
+        "forward_headers": FORWARDED,
+        "targets": targets,
+    });
+    Ok(config.to_string())
+}

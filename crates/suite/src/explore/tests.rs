@@ -4,6 +4,7 @@ use routersim_sim::scenario::parse_scenario;
 use serde_json::Value;
 
 use super::faults::FaultMix;
+use super::profiles::ProfileChoice;
 use super::*;
 
 fn repo() -> PathBuf {
@@ -38,9 +39,13 @@ fn a_variant_appends_the_mix_sets_the_seed_and_drops_expect() {
 }
 
 #[test]
-fn every_generated_variant_of_every_shipped_scenario_loads() {
+fn every_generated_variant_of_every_shipped_scenario_loads_under_every_profile() {
+    let options = ExploreOptions {
+        profiles: ProfileChoice::parse("all").expect("all"),
+        ..ExploreOptions::default()
+    };
     for path in crate::discover::discover_scenarios(&repo().join("scenarios")).expect("scenarios") {
-        let e = Explorer::prepare(&path, ExploreOptions::default()).expect("loads");
+        let e = Explorer::prepare(&path, options.clone()).expect("loads");
         for seed in 1..=20 {
             let text = to_yaml(&e.variant(seed));
             if let Err(err) = parse_scenario(&text, &path) {
@@ -59,6 +64,7 @@ fn apply_mix_creates_providers_and_streams_only_unstreamed_traffic() {
         windows: vec![serde_json::json!({"deployment": "a", "error": "timeout"})],
         quotas: vec![("a".into(), "rpm_limit".into(), Value::from(5))],
         streamed: vec![(0, Value::from(0.5)), (1, Value::from(true))],
+        chain: None,
     };
     apply_mix(&mut tree, &mix);
     assert_eq!(tree["faults"][0]["error"], "timeout");
@@ -126,4 +132,116 @@ fn determinism_is_checked_on_every_nth_position() {
     .expect("loads");
     let checked: Vec<usize> = (0..7).filter(|&i| e.checks_determinism(i)).collect();
     assert_eq!(checked, vec![0, 3, 6]);
+}
+
+#[test]
+fn a_variant_runs_the_profile_its_seed_draws() {
+    let e = Explorer::prepare(
+        &repo().join("scenarios/profiles/incident-multigrid.yaml"),
+        ExploreOptions {
+            profiles: ProfileChoice::parse("litellm-1.110,deltallm").expect("names"),
+            ..ExploreOptions::default()
+        },
+    )
+    .expect("a shipped scenario");
+    let mut drawn = std::collections::BTreeSet::new();
+    for seed in 1..=20 {
+        let tree = e.variant(seed);
+        let profile = e.profile(seed).expect("a profile is drawn");
+        drawn.insert(profile.as_str());
+        // The scenario's own `set: {router_settings.profile: multigrid}` is overridden.
+        assert_eq!(tree["set"]["router_settings.profile"], profile.as_str());
+        let scenario = parse_scenario(&to_yaml(&tree), e.path()).expect("loads");
+        assert_eq!(scenario.router.settings.profile, Some(profile));
+    }
+    assert_eq!(drawn.len(), 2, "{drawn:?}");
+    // The default is the scenario's own profile.
+    let own = explorer("scenarios/profiles/incident-multigrid.yaml");
+    assert!(own.profile(3).is_none());
+    assert_eq!(
+        own.variant(3)["set"]["router_settings.profile"],
+        "multigrid"
+    );
+}
+
+#[test]
+fn a_continuation_chain_goes_into_the_router_config_inline() {
+    use super::faults::{ChainShape, ContinuationChain};
+    // `incident-multigrid` names a router_file: the chain's variant carries it inline.
+    let e = explorer("scenarios/profiles/incident-multigrid.yaml");
+    let seed = (1..200)
+        .find(|&s| e.mix(s).chain.is_some())
+        .expect("some seed adds a chain");
+    let tree = e.variant(seed);
+    assert!(tree.get("router_file").is_none() && tree["router"]["model_list"].is_array());
+    let scenario = parse_scenario(&to_yaml(&tree), e.path()).expect("loads");
+    let chain = e.mix(seed).chain.expect("a chain");
+    let (first, _) = &chain.groups[0];
+    assert!(
+        scenario
+            .router
+            .settings
+            .enable_mid_stream_fallback_continuation
+    );
+    let targets = scenario
+        .router
+        .settings
+        .fallbacks
+        .get(&chain.from)
+        .expect("linked");
+    assert!(targets.iter().any(|t| *t.model == **first));
+    for (shape, second_from) in [
+        (ChainShape::Chained, Some("explore-chain-1")),
+        (ChainShape::List, None),
+    ] {
+        let mut tree: Value = serde_json::json!({"router": {
+            "model_list": [{"model_name": "g", "litellm_params": {"model": "openai/g"}, "model_info": {"id": "a"}}],
+            "litellm_settings": {"fallbacks": [{"g": ["h"]}]},
+        }});
+        let mix = FaultMix {
+            chain: Some(ContinuationChain {
+                from: "g".into(),
+                groups: vec![
+                    (
+                        "explore-chain-1".into(),
+                        vec![("explore-chain-1-a".into(), true)],
+                    ),
+                    (
+                        "explore-chain-2".into(),
+                        vec![("explore-chain-2-a".into(), false)],
+                    ),
+                ],
+                shape,
+                max_fallbacks: Some(2),
+            }),
+            ..FaultMix::default()
+        };
+        apply_mix(&mut tree, &mix);
+        let settings = &tree["router"]["router_settings"];
+        assert_eq!(settings["enable_mid_stream_fallback_continuation"], true);
+        assert_eq!(settings["max_fallbacks"], 2);
+        let g = settings["fallbacks"][0]["g"].clone();
+        match shape {
+            // The config's own target first (read from litellm_settings), then the chain's.
+            ChainShape::Chained => assert_eq!(g, serde_json::json!(["h", "explore-chain-1"])),
+            ChainShape::List => {
+                assert_eq!(
+                    g,
+                    serde_json::json!(["h", "explore-chain-1", "explore-chain-2"])
+                );
+            }
+        }
+        assert_eq!(
+            settings["fallbacks"][1].get("explore-chain-1").is_some(),
+            second_from.is_some()
+        );
+        assert_eq!(
+            tree["router"]["model_list"].as_array().map(Vec::len),
+            Some(3)
+        );
+        assert_eq!(
+            tree["router"]["model_list"][2]["model_info"]["supports_assistant_prefill"],
+            false
+        );
+    }
 }

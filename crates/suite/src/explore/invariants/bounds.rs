@@ -1,14 +1,16 @@
-//! What a scenario's settings allow, derived once per run: attempt and retry bounds,
-//! fallback depth, and each deployment's deadlines.
+//! What a scenario's settings and its profile allow, derived once per run: attempt and retry
+//! bounds, fallback depth, continuations, Retry-After waits, and each deployment's deadlines.
 //!
-//! Separate because it reads only the scenario, never an event.
+//! Separate because it reads only the scenario, never an event. Where profiles differ, the
+//! difference is one arm of [`ProfileRules::of`] (an exhaustive match, so a new profile must
+//! say what it allows), citing the rule it applies; a check never asks for the profile.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::backoff::{MAX_BACKOFF, MAX_JITTER, MAX_RETRY_AFTER};
-use routersim_engine::config::{FallbackTarget, KindPolicy, RouterConfig};
+use routersim_engine::config::{FallbackTarget, KindPolicy, Profile, RouterConfig, RouterSettings};
 use routersim_engine::stream::StreamRecovery;
 
 use routersim_sim::scenario::Scenario;
@@ -47,8 +49,11 @@ pub struct Bounds {
     pub max_fallback_depth: u32,
     /// Hops one request can make: one per group other than the first.
     pub max_fallback_hops: u32,
-    /// A committed stream may be continued (once).
+    /// A committed stream may be continued.
     pub continuation: bool,
+    /// How many continuations one request may have: 1 by the documented rule, `max_fallbacks`
+    /// where a continuation that breaks after content is continued again (`litellm-1.110`).
+    pub max_continuations: u32,
     /// `stream_recovery: litellm`: a stream commits at its first content (Multigrid commits
     /// at the first byte, which events do not show).
     pub commits_at_content: bool,
@@ -56,6 +61,9 @@ pub struct Bounds {
     pub backoff_cap: Duration,
     /// The longest Retry-After wait honoured.
     pub retry_after_cap: Duration,
+    /// A Retry-After of 0 is honoured as a wait of 0 (Multigrid's "the provider's Retry-After
+    /// wins"); LiteLLM ignores it.
+    pub retry_after_zero: bool,
     /// `stream_stall_timeout`.
     pub stall_timeout: Option<Duration>,
     /// By deployment id.
@@ -65,6 +73,9 @@ pub struct Bounds {
     /// `client_retries`: a client's sends of one user request after the first (each a router
     /// request with the same id, announced by a `client_try` event).
     pub client_retries: u32,
+    /// `router.replicas`: the routers of a fleet, each with its own cooldowns (checked per
+    /// replica).
+    pub replicas: usize,
 }
 
 impl Bounds {
@@ -76,9 +87,10 @@ impl Bounds {
     /// every `retry_policy` and `model_group_retry_policy` count, every deployment's
     /// `num_retries`, every traffic entry's `num_retries` and every fallback target's
     /// `num_retries` override), then weighted failover or DeltaLLM's remaining-deployments
-    /// walk, at most one attempt per deployment of the group. A mid-stream continuation adds
-    /// one. So `max_attempts = Σ_groups (levels·(B+1) + deployments) + continuation`: loose
-    /// (it assumes every group is reachable and every retry fails), never too small.
+    /// walk, at most one attempt per deployment of the group. Each mid-stream continuation adds
+    /// one ([`Bounds::max_continuations`]). So `max_attempts = Σ_groups (levels·(B+1) +
+    /// deployments) + continuations`: loose (it assumes every group is reachable and every
+    /// retry fails), never too small.
     pub fn derive(scenario: &Scenario, arrivals: u64) -> Self {
         let router = &scenario.router;
         let settings = &router.settings;
@@ -91,8 +103,14 @@ impl Bounds {
                 entry.1.push(d.order);
             }
         }
+        let rules = ProfileRules::of(settings);
         let continuation = settings.enable_mid_stream_fallback_continuation
             && settings.stream_recovery == StreamRecovery::LiteLlm;
+        let max_continuations = match (continuation, rules.chained_continuations) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => settings.max_fallbacks,
+        };
         let per_group = |(size, levels): &(u32, Vec<Option<u32>>)| {
             (levels.len() as u32)
                 .saturating_mul(budget.saturating_add(1))
@@ -101,7 +119,7 @@ impl Bounds {
         let max_attempts = groups
             .values()
             .map(per_group)
-            .fold(u32::from(continuation), u32::saturating_add);
+            .fold(max_continuations, u32::saturating_add);
         let deployments = router
             .deployments
             .iter()
@@ -124,9 +142,11 @@ impl Bounds {
             max_fallback_depth: settings.max_fallbacks,
             max_fallback_hops: (groups.len() as u32).saturating_sub(1),
             continuation,
+            max_continuations,
             commits_at_content: settings.stream_recovery == StreamRecovery::LiteLlm,
             backoff_cap: MAX_BACKOFF.max(settings.retry_after) + MAX_JITTER,
-            retry_after_cap: MAX_RETRY_AFTER,
+            retry_after_cap: rules.retry_after_cap,
+            retry_after_zero: rules.retry_after_zero,
             stall_timeout: settings.stream_stall_timeout,
             deployments,
             walk_deadline: settings
@@ -137,6 +157,54 @@ impl Bounds {
                     stream: settings.stream_deadline,
                 }),
             client_retries: scenario.client_retries,
+            replicas: scenario.fleet.replicas.max(1),
+        }
+    }
+}
+
+/// What a profile's own rules allow where profiles differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ProfileRules {
+    /// A continuation that breaks after its own content is continued again, each one a
+    /// fallback level deeper (so at most `max_fallbacks` of them).
+    chained_continuations: bool,
+    /// The longest Retry-After wait.
+    retry_after_cap: Duration,
+    /// A Retry-After of 0 is a wait of 0.
+    retry_after_zero: bool,
+}
+
+impl ProfileRules {
+    /// The rules of the settings' profile (none set: `litellm`).
+    fn of(settings: &RouterSettings) -> Self {
+        // LiteLLM's documented wait: *"the router honors the provider's Retry-After, up to
+        // one minute"*; 0 is not a Retry-After it honours (`backoff::LiteLlmBackoff`).
+        let documented = ProfileRules {
+            chained_continuations: false,
+            retry_after_cap: MAX_RETRY_AFTER,
+            retry_after_zero: false,
+        };
+        match settings.profile.unwrap_or(Profile::LiteLlm) {
+            Profile::LiteLlm | Profile::DeltaLlm => documented,
+            // LiteLLM 1.110.2, measured by the oracle: a Retry-After in (0, 60] s is the base
+            // and its jitter (up to 0.75 s) is added to it too (calls 24-27); a continuation
+            // is the fallback walk, so one that breaks after content is continued again, one
+            // level deeper each time, down to `max_fallbacks` (streams 23, 110-118).
+            Profile::LiteLlm110 => ProfileRules {
+                chained_continuations: true,
+                retry_after_cap: MAX_RETRY_AFTER + MAX_JITTER,
+                retry_after_zero: false,
+            },
+            // Multigrid (and the contract profile, which waits as Multigrid does): *"The
+            // provider's Retry-After wins over our backoff, in either legal form — seconds or
+            // an HTTP date"*, with no cap of its own; 0 is a legal delay-seconds (RFC 9110
+            // §10.2.3). The walk's deadline bounds the wait: *"If a wait would consume what
+            // is left of it, we fail over now instead"* (checked by `within_walk_deadline`).
+            Profile::Multigrid | Profile::Contract => ProfileRules {
+                chained_continuations: false,
+                retry_after_cap: settings.request_deadline.max(settings.stream_deadline),
+                retry_after_zero: true,
+            },
         }
     }
 }

@@ -93,9 +93,16 @@ struct CooldownCheck<'c, 'v> {
 }
 
 impl CooldownCheck<'_, '_> {
-    /// The deployment's cooldown slot; a deployment not in the config is a violation.
+    /// The deployment's cooldown slot on the event's replica; a deployment not in the config
+    /// is a violation.
     fn slot(&mut self, id: &str) -> Option<usize> {
-        let slot = self.bounds.deployments.get(id).map(|d| d.index);
+        let per_replica = self.bounds.deployments.len();
+        let replica = self.verdict.replica;
+        let slot = self
+            .bounds
+            .deployments
+            .get(id)
+            .map(|d| replica * per_replica + d.index);
         if slot.is_none() {
             let detail = format!("{} names deployment {id:?}, not in the config", self.name);
             self.verdict.fail(
@@ -190,11 +197,18 @@ impl<'e> EventVisitor<'e> for CooldownCheck<'_, '_> {
     }
 }
 
-/// The id of the deployment in cooldown slot `slot`.
-fn deployment_at(bounds: &Bounds, slot: usize) -> &str {
-    bounds
+/// The deployment in cooldown slot `slot`: its id, and its replica in a fleet.
+fn deployment_at(bounds: &Bounds, slot: usize) -> String {
+    let per_replica = bounds.deployments.len().max(1);
+    let (replica, index) = (slot / per_replica, slot % per_replica);
+    let id = bounds
         .deployments
         .iter()
-        .find(|(_, d)| d.index == slot)
-        .map_or("?", |(id, _)| id)
+        .find(|(_, d)| d.index == index)
+        .map_or("?", |(id, _)| id);
+    if bounds.replicas > 1 {
+        format!("{id} (replica {replica})")
+    } else {
+        id.to_string()
+    }
 }

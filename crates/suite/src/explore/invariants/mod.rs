@@ -23,17 +23,21 @@
 //!   `stream_chunk` event), no `retry`, `fallback`, `order_fallback` or `weighted_failover`
 //!   follows, a break is reported `after_content`, a `give_up` says
 //!   `stream_content_delivered`, and the only attempt allowed after it is the one a
-//!   `stream_continued` announces (once, only with `enable_mid_stream_fallback_continuation`
-//!   under `stream_recovery: litellm`, and on the deployment it names). Multigrid commits
+//!   `stream_continued` announces (only with `enable_mid_stream_fallback_continuation` under
+//!   `stream_recovery: litellm`, on the deployment it names, and once — or, where a broken
+//!   continuation is continued again, at most [`Bounds::max_continuations`] times). Multigrid commits
 //!   earlier (at the first byte, which events do not show), so this is a weaker check there.
 //!   Under `stream_recovery: litellm` a break is not reported `after_content` without content
 //!   ([`Invariant::EventsConsistent`]: the request could still have been retried).
-//! - [`Invariant::CooldownEnds`]: a cooldown set until `U` is ended (`cooldown_end` at exactly
+//! - [`Invariant::CooldownEnds`] (per replica in a fleet: each router keeps its own
+//!   cooldowns): a cooldown set until `U` is ended (`cooldown_end` at exactly
 //!   `U`) or cleared (`recovered`) before any event later than `U` + [`TIMER_SLACK`]; at the
 //!   run's end (its last `request_end`) every cooldown still open has `U` + [`TIMER_SLACK`] ≥
 //!   the end (the run end clips it).
 //! - [`Invariant::NoWaitPastDeadline`]: "deadline" is what the engine has today: a
-//!   Retry-After wait is in (0, 60 s]; a backoff wait is below `max(8 s, retry_after)` + 750 ms
+//!   Retry-After wait is in (0, 60 s] (LiteLLM's documented rule; up to 60.75 s under
+//!   `litellm-1.110`, whose jitter is added to it; [0, the walk's deadline] under the Multigrid
+//!   wait, where the provider's Retry-After wins); a backoff wait is below `max(8 s, retry_after)` + 750 ms
 //!   of jitter; a non-streamed attempt lasts at most its `timeout` (the deployment's, else the
 //!   router's); a stream's first content token arrives within the first-token timeout (plus
 //!   the stall timeout, a documented slack for one non-content frame first) of its attempt's
@@ -65,9 +69,10 @@
 //!
 //! A check never asks which profile the run has: [`Bounds::derive`] reads the settings and the
 //! profile once and says what they allow ([`Bounds::commits_at_content`],
-//! [`Bounds::continuation`], [`Bounds::walk_deadline`]), and each rule reads that. A profile
-//! with its own rule (issue 30: chained stream continuations under `profile: litellm-1.110`)
-//! is a field of [`Bounds`] and a change to the one method that applies the rule.
+//! [`Bounds::continuation`], [`Bounds::max_continuations`], [`Bounds::retry_after_cap`],
+//! [`Bounds::walk_deadline`]), and each rule reads that. A profile with its own rule (chained
+//! stream continuations under `profile: litellm-1.110`, a Retry-After of 0 under Multigrid) is
+//! a field of [`Bounds`] and a change to the one method that applies the rule.
 
 mod attempt_bound;
 mod bounds;
@@ -83,7 +88,7 @@ mod timeouts;
 mod verdict;
 
 pub use self::bounds::{Bounds, DeploymentLimits, WalkDeadline};
-pub use self::checker::Checker;
+pub use self::checker::{Checker, ReplicaChecker};
 pub use self::invariant::{Invariant, TIMER_SLACK, Violation};
 
 #[cfg(test)]

@@ -23,8 +23,8 @@ pub(super) struct RequestState {
     pub(super) content: bool,
     /// `stream_continued` was seen and its attempt (on this deployment) has not started yet.
     pub(super) continuation_pending: Option<Arc<str>>,
-    /// A continuation happened.
-    pub(super) continued: bool,
+    /// Continuations announced so far.
+    pub(super) continuations: u32,
     /// The attempt after a `wait` may not start before this.
     pub(super) wait_until: Option<Instant>,
     /// The last content chunk of the open attempt.

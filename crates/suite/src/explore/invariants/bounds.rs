@@ -36,6 +36,17 @@ pub struct WalkDeadline {
     pub stream: Duration,
 }
 
+/// How a cooldown written over a live one sets its deadline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CooldownRewrite {
+    /// The later of the old deadline and the new write's.
+    #[default]
+    KeepLater,
+    /// The earlier of the first write's deadline and the new write's: a re-write never
+    /// extends a live cooldown.
+    FirstOrLatest,
+}
+
 /// What the settings allow, derived once per scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bounds {
@@ -73,6 +84,8 @@ pub struct Bounds {
     /// `client_retries`: a client's sends of one user request after the first (each a router
     /// request with the same id, announced by a `client_try` event).
     pub client_retries: u32,
+    /// How a cooldown written over a live one sets its deadline.
+    pub cooldown_rewrite: CooldownRewrite,
     /// `router.replicas`: the routers of a fleet, each with its own cooldowns (checked per
     /// replica).
     pub replicas: usize,
@@ -82,7 +95,10 @@ impl Bounds {
     /// The bounds a scenario's settings imply, for a run with `arrivals` requests.
     ///
     /// Attempts: a request visits each model group at most once (the walk skips groups
-    /// already tried). A visit runs one retry loop per `order` level, each at most
+    /// already tried). Under a profile that walks candidate routes, each deployment is a route
+    /// tried at most once with up to `B + 1` attempts (`B` counts the profile's own retry key:
+    /// `attempts_per_candidate − 1`, `same_route_retries`), capped by the contract profile's
+    /// `max_attempts`. A visit runs one retry loop per `order` level, each at most
     /// `B + 1` attempts (`B`, [`Bounds::max_retry_budget`]: the largest of `num_retries`,
     /// every `retry_policy` and `model_group_retry_policy` count, every deployment's
     /// `num_retries`, every traffic entry's `num_retries` and every fallback target's
@@ -94,7 +110,11 @@ impl Bounds {
     pub fn derive(scenario: &Scenario, arrivals: u64) -> Self {
         let router = &scenario.router;
         let settings = &router.settings;
-        let budget = max_retry_budget(scenario);
+        let rules = ProfileRules::of(settings);
+        let budget = match rules.walk {
+            WalkRule::FallbackLists => max_retry_budget(scenario),
+            WalkRule::Candidates { retries, .. } => max_retry_budget(scenario).max(retries),
+        };
         let mut groups: BTreeMap<&str, (u32, Vec<Option<u32>>)> = BTreeMap::new();
         for d in &router.deployments {
             let entry = groups.entry(&d.model_name).or_default();
@@ -103,7 +123,7 @@ impl Bounds {
                 entry.1.push(d.order);
             }
         }
-        let rules = ProfileRules::of(settings);
+
         let continuation = settings.enable_mid_stream_fallback_continuation
             && settings.stream_recovery == StreamRecovery::LiteLlm;
         let max_continuations = match (continuation, rules.chained_continuations) {
@@ -111,15 +131,18 @@ impl Bounds {
             (true, false) => 1,
             (true, true) => settings.max_fallbacks,
         };
-        let per_group = |(size, levels): &(u32, Vec<Option<u32>>)| {
-            (levels.len() as u32)
+        let per_group = |(size, levels): &(u32, Vec<Option<u32>>)| match rules.walk {
+            WalkRule::FallbackLists => (levels.len() as u32)
                 .saturating_mul(budget.saturating_add(1))
-                .saturating_add(*size)
+                .saturating_add(*size),
+            WalkRule::Candidates { .. } => size.saturating_mul(budget.saturating_add(1)),
         };
-        let max_attempts = groups
-            .values()
-            .map(per_group)
-            .fold(max_continuations, u32::saturating_add);
+        let walked = groups.values().map(per_group).fold(0, u32::saturating_add);
+        let walked = match rules.walk {
+            WalkRule::Candidates { cap: Some(cap), .. } => walked.min(cap),
+            _ => walked,
+        };
+        let max_attempts = walked.saturating_add(max_continuations);
         let deployments = router
             .deployments
             .iter()
@@ -158,6 +181,7 @@ impl Bounds {
                 }),
             client_retries: scenario.client_retries,
             replicas: scenario.fleet.replicas.max(1),
+            cooldown_rewrite: rules.cooldown_rewrite,
         }
     }
 }
@@ -172,6 +196,25 @@ struct ProfileRules {
     retry_after_cap: Duration,
     /// A Retry-After of 0 is a wait of 0.
     retry_after_zero: bool,
+    /// How a cooldown written over a live one sets its deadline.
+    cooldown_rewrite: CooldownRewrite,
+    /// How the request is walked, and the retries it gives a route.
+    walk: WalkRule,
+}
+
+/// How a profile walks a request, for the attempt bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WalkRule {
+    /// LiteLLM's: per group, a retry loop per `order` level, then failover.
+    FallbackLists,
+    /// Candidate routes, each deployment at most once with its own retries (`retries`: the
+    /// most a route gets from the profile's own key).
+    Candidates {
+        /// Retries on one route.
+        retries: u32,
+        /// The walk's cap on attempts per request, when it has one.
+        cap: Option<u32>,
+    },
 }
 
 impl ProfileRules {
@@ -183,6 +226,18 @@ impl ProfileRules {
             chained_continuations: false,
             retry_after_cap: MAX_RETRY_AFTER,
             retry_after_zero: false,
+            cooldown_rewrite: CooldownRewrite::KeepLater,
+            walk: WalkRule::FallbackLists,
+        };
+        // The Multigrid wait (the contract profile waits as Multigrid does): *"The provider's
+        // Retry-After wins over our backoff, in either legal form — seconds or an HTTP date"*,
+        // with no cap of its own; 0 is a legal delay-seconds (RFC 9110 §10.2.3). The walk's
+        // deadline bounds the wait: *"If a wait would consume what is left of it, we fail
+        // over now instead"* (checked by `within_walk_deadline`).
+        let multigrid_wait = ProfileRules {
+            retry_after_cap: settings.request_deadline.max(settings.stream_deadline),
+            retry_after_zero: true,
+            ..documented
         };
         match settings.profile.unwrap_or(Profile::LiteLlm) {
             Profile::LiteLlm | Profile::DeltaLlm => documented,
@@ -190,20 +245,31 @@ impl ProfileRules {
             // and its jitter (up to 0.75 s) is added to it too (calls 24-27); a continuation
             // is the fallback walk, so one that breaks after content is continued again, one
             // level deeper each time, down to `max_fallbacks` (streams 23, 110-118).
+            // Its store's re-write never extends a live cooldown: the deadline becomes the
+            // earlier of the first write's and the new one's (calls 44-48).
             Profile::LiteLlm110 => ProfileRules {
                 chained_continuations: true,
                 retry_after_cap: MAX_RETRY_AFTER + MAX_JITTER,
-                retry_after_zero: false,
+                cooldown_rewrite: CooldownRewrite::FirstOrLatest,
+                ..documented
             },
-            // Multigrid (and the contract profile, which waits as Multigrid does): *"The
-            // provider's Retry-After wins over our backoff, in either legal form — seconds or
-            // an HTTP date"*, with no cap of its own; 0 is a legal delay-seconds (RFC 9110
-            // §10.2.3). The walk's deadline bounds the wait: *"If a wait would consume what
-            // is left of it, we fail over now instead"* (checked by `within_walk_deadline`).
-            Profile::Multigrid | Profile::Contract => ProfileRules {
-                chained_continuations: false,
-                retry_after_cap: settings.request_deadline.max(settings.stream_deadline),
-                retry_after_zero: true,
+            // *"Three attempts per candidate by default, the first included"*:
+            // `attempts_per_candidate` tries on each candidate route.
+            Profile::Multigrid => ProfileRules {
+                walk: WalkRule::Candidates {
+                    retries: settings.attempts_per_candidate.saturating_sub(1),
+                    cap: None,
+                },
+                ..multigrid_wait
+            },
+            // The contract seed: *"Stop after a small number of attempts"* — `max_attempts`
+            // per request over every route, `same_route_retries` on one.
+            Profile::Contract => ProfileRules {
+                walk: WalkRule::Candidates {
+                    retries: settings.same_route_retries,
+                    cap: Some(settings.max_attempts),
+                },
+                ..multigrid_wait
             },
         }
     }

@@ -36,6 +36,7 @@ impl Checker {
             start,
             state: Mutex::new(State {
                 cooling: vec![None; slots],
+                first_until: vec![None; slots],
                 ..State::default()
             }),
         }

@@ -1,5 +1,7 @@
 //! [`Invariant::CooldownEnds`] and the cooldown events' consistency: a cooldown's `until` is
-//! the later of the old deadline and `at + duration`, `cooldown_end` comes at exactly `until`
+//! `at + duration` over no live cooldown, and over a live one what the profile's re-write rule
+//! says ([`Bounds::cooldown_rewrite`]: the later of the old deadline and `at + duration`, or
+//! under `litellm-1.110` the earlier of the first write's deadline and `at + duration`), `cooldown_end` comes at exactly `until`
 //! and only for a cooling deployment, `recovered` clears it, and no event comes later than an
 //! open deadline + [`TIMER_SLACK`].
 //!
@@ -15,7 +17,7 @@ use routersim_engine::event::{
 use routersim_engine::failure::FailureKind;
 use tokio::time::Instant;
 
-use super::bounds::Bounds;
+use super::bounds::{Bounds, CooldownRewrite};
 use super::invariant::{Invariant, TIMER_SLACK};
 use super::verdict::{Verdict, secs};
 
@@ -140,11 +142,24 @@ impl<'e> EventVisitor<'e> for CooldownCheck<'_, '_> {
         };
         let asked = self.at + duration;
         let state = &mut *self.verdict.state;
-        let expected = state.cooling[slot].map_or(asked, |old| old.max(asked));
+        let first = state.first_until[slot];
+        let (expected, rule) = match (state.cooling[slot], self.bounds.cooldown_rewrite) {
+            (None, _) => (asked, "at + duration"),
+            (Some(old), CooldownRewrite::KeepLater) => (
+                old.max(asked),
+                "the later of the old deadline and at + duration",
+            ),
+            (Some(old), CooldownRewrite::FirstOrLatest) => (
+                first.unwrap_or(old).min(asked),
+                "the earlier of the first write's deadline and at + duration",
+            ),
+        };
+        if state.cooling[slot].is_none() {
+            state.first_until[slot] = Some(asked);
+        }
         if until != expected {
             let detail = format!(
-                "cooldown_set on {deployment_id} for {} says until {:.3} s; the later of the \
-                 old deadline and at + duration is {:.3} s",
+                "cooldown_set on {deployment_id} for {} says until {:.3} s; {rule} is {:.3} s",
                 secs(duration),
                 self.secs_at(until),
                 self.secs_at(expected)

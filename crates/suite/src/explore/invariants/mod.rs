@@ -87,7 +87,7 @@ mod state;
 mod timeouts;
 mod verdict;
 
-pub use self::bounds::{Bounds, DeploymentLimits, WalkDeadline};
+pub use self::bounds::{Bounds, CooldownRewrite, DeploymentLimits, WalkDeadline};
 pub use self::checker::{Checker, ReplicaChecker};
 pub use self::invariant::{Invariant, TIMER_SLACK, Violation};
 

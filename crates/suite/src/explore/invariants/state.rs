@@ -55,6 +55,9 @@ pub(super) struct State {
     pub(super) ended_count: u64,
     /// Open cooldown deadline per deployment slot.
     pub(super) cooling: Vec<Option<Instant>>,
+    /// Per slot: the deadline the write that began the open cooldown set (what a profile
+    /// whose re-write never extends a live cooldown keeps to).
+    pub(super) first_until: Vec<Option<Instant>>,
     /// The soonest open deadline (a fast path for the per-event check).
     pub(super) soonest: Option<Instant>,
     pub(super) last_request_end: Option<Instant>,

@@ -50,6 +50,7 @@ fn bounds() -> Bounds {
         walk_deadline: None,
         client_retries: 0,
         replicas: 1,
+        cooldown_rewrite: CooldownRewrite::KeepLater,
     }
 }
 
@@ -710,4 +711,5 @@ fn events_consistent_catches_a_break_after_content_with_no_content() {
 
 /// The walks of the later profiles: hedge races (`hedge_after`), Multigrid's deadline, a
 /// client's sends (`client_retries`).
+mod profiles;
 mod walks;

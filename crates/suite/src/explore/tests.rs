@@ -245,3 +245,58 @@ fn a_continuation_chain_goes_into_the_router_config_inline() {
         );
     }
 }
+
+/// `scenarios/stream-cuts.yaml` under `litellm-1.110`: the runs chain continuations, wait a
+/// Retry-After plus its jitter and re-write live cooldowns as real LiteLLM 1.110.2 does, and
+/// none of it is a violation; held to the documented rules instead (one continuation, waits
+/// of at most 60 s, a re-write keeping the later deadline), the same runs break them.
+#[test]
+fn stream_cuts_under_litellm_1_110_breaks_no_rule_of_its_profile() {
+    let explore = |hook: Option<fn(&mut invariants::Bounds)>| {
+        let e = Explorer::prepare(
+            &repo().join("scenarios/stream-cuts.yaml"),
+            ExploreOptions {
+                seeds: SEEDS_110.to_vec(),
+                profiles: ProfileChoice::parse("litellm-1.110").expect("a profile"),
+                determinism_every: 0,
+                bounds_hook: hook,
+                workers: 2,
+                ..ExploreOptions::default()
+            },
+        )
+        .expect("a shipped scenario");
+        e.run_seeds(&|_| {})
+            .into_iter()
+            .filter_map(|r| r.violation.map(|(v, _)| (r.seed, v)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(explore(None), vec![]);
+    let broken = |hook: fn(&mut invariants::Bounds), invariant, needle: &str| {
+        let found = explore(Some(hook));
+        assert!(
+            found
+                .iter()
+                .any(|(_, v)| v.invariant == invariant && v.detail.contains(needle)),
+            "{found:?}"
+        );
+    };
+    broken(
+        |b| b.max_continuations = 1,
+        invariants::Invariant::NoRetryAfterCommit,
+        "a second continuation",
+    );
+    broken(
+        |b| b.retry_after_cap = routersim_engine::backoff::MAX_RETRY_AFTER,
+        invariants::Invariant::NoWaitPastDeadline,
+        "retry_after wait",
+    );
+    broken(
+        |b| b.cooldown_rewrite = invariants::CooldownRewrite::KeepLater,
+        invariants::Invariant::EventsConsistent,
+        "the later of the old deadline",
+    );
+}
+
+/// Seeds whose mixes (found by running seeds 1-12 under each wrong bound) wait a Retry-After
+/// over 60 s and re-write live cooldowns (seed 1), and chain continuations (seed 3).
+const SEEDS_110: [u64; 2] = [1, 3];

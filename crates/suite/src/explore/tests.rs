@@ -253,22 +253,14 @@ fn a_continuation_chain_goes_into_the_router_config_inline() {
 #[test]
 fn stream_cuts_under_litellm_1_110_breaks_no_rule_of_its_profile() {
     let explore = |hook: Option<fn(&mut invariants::Bounds)>| {
-        let e = Explorer::prepare(
-            &repo().join("scenarios/stream-cuts.yaml"),
-            ExploreOptions {
-                seeds: SEEDS_110.to_vec(),
-                profiles: ProfileChoice::parse("litellm-1.110").expect("a profile"),
-                determinism_every: 0,
-                bounds_hook: hook,
-                workers: 2,
-                ..ExploreOptions::default()
-            },
+        let random = super::faults::FaultMode::Random;
+        violations(
+            "scenarios/stream-cuts.yaml",
+            &SEEDS_110,
+            "litellm-1.110",
+            random,
+            hook,
         )
-        .expect("a shipped scenario");
-        e.run_seeds(&|_| {})
-            .into_iter()
-            .filter_map(|r| r.violation.map(|(v, _)| (r.seed, v)))
-            .collect::<Vec<_>>()
     };
     assert_eq!(explore(None), vec![]);
     let broken = |hook: fn(&mut invariants::Bounds), invariant, needle: &str| {
@@ -300,3 +292,87 @@ fn stream_cuts_under_litellm_1_110_breaks_no_rule_of_its_profile() {
 /// Seeds whose mixes (found by running seeds 1-12 under each wrong bound) wait a Retry-After
 /// over 60 s and re-write live cooldowns (seed 1), and chain continuations (seed 3).
 const SEEDS_110: [u64; 2] = [1, 3];
+
+/// The violations of `path`'s `seeds` under `profiles`, the bounds adjusted by `hook`.
+fn violations(
+    path: &str,
+    seeds: &[u64],
+    profiles: &str,
+    faults: super::faults::FaultMode,
+    hook: Option<fn(&mut invariants::Bounds)>,
+) -> Vec<(u64, invariants::Violation)> {
+    let e = Explorer::prepare(
+        &repo().join(path),
+        ExploreOptions {
+            seeds: seeds.to_vec(),
+            faults,
+            profiles: ProfileChoice::parse(profiles).expect("profiles"),
+            determinism_every: 0,
+            bounds_hook: hook,
+            workers: 2,
+            ..ExploreOptions::default()
+        },
+    )
+    .expect("a shipped scenario");
+    e.run_seeds(&|_| {})
+        .into_iter()
+        .filter_map(|r| r.violation.map(|(v, _)| (r.seed, v)))
+        .collect()
+}
+
+/// `scenarios/fleet-outage.yaml`: four replicas with per-process state each cool the failing
+/// region on their own clock (LiteLLM keeps cooldowns in each process's memory), so one
+/// deployment's cooldowns overlap across replicas and end at each replica's own deadline.
+/// Checked per replica, none is a violation; checked as one router, they are.
+#[test]
+fn fleet_outage_s_replicas_each_end_their_own_cooldowns() {
+    use super::faults::FaultMode;
+    let path = "scenarios/fleet-outage.yaml";
+    assert_eq!(
+        violations(path, &[1], "scenario", FaultMode::None, None),
+        vec![]
+    );
+    let one_router = violations(
+        path,
+        &[1],
+        "scenario",
+        FaultMode::None,
+        Some(|b| b.replicas = 1),
+    );
+    assert!(
+        one_router
+            .iter()
+            .any(|(_, v)| v.invariant == invariants::Invariant::CooldownEnds),
+        "{one_router:?}"
+    );
+}
+
+/// Under the Multigrid wait a provider's `Retry-After: 0` is waited as 0 (*"The provider's
+/// Retry-After wins over our backoff, in either legal form"*; 0 is a legal delay-seconds,
+/// RFC 9110 §10.2.3): seed 5's mix sends one (found by running seeds 1-30 under the wrong
+/// bound), which breaks no rule of `multigrid`, and would break LiteLLM's documented
+/// (0, 60 s].
+#[test]
+fn a_retry_after_of_zero_is_legal_under_the_multigrid_wait() {
+    use super::faults::FaultMode;
+    let path = "scenarios/profiles/incident-multigrid.yaml";
+    let seeds = &[5];
+    assert_eq!(
+        violations(path, seeds, "multigrid", FaultMode::Random, None),
+        vec![]
+    );
+    let documented = violations(
+        path,
+        seeds,
+        "multigrid",
+        FaultMode::Random,
+        Some(|b| b.retry_after_zero = false),
+    );
+    assert!(
+        documented.iter().any(
+            |(_, v)| v.invariant == invariants::Invariant::NoWaitPastDeadline
+                && v.detail.contains("wait of 0.000 s")
+        ),
+        "{documented:?}"
+    );
+}

@@ -14,9 +14,15 @@
 //! - [`Invariant::EventsConsistent`]: a request's attempts are numbered 1, 2, 3… and each
 //!   `attempt_start` is closed by its `attempt_end` before the next one starts; no attempt
 //!   starts before the wait announced before it is over; `request_end` counts the attempts,
-//!   retries and fallback hops its events showed; a cooldown's `until` is the later of the old
-//!   deadline and `at + duration`; `cooldown_end` follows a cooldown.
-//! - [`Invariant::AttemptBound`]: attempts per request ≤ [`Bounds::max_attempts`], every
+//!   retries and fallback hops its events showed; a cooldown's `until` is `at + duration` over
+//!   no live cooldown, and over a live one the later of the old deadline and `at + duration`
+//!   (under `litellm-1.110` the earlier of the first write's deadline and `at + duration`:
+//!   its store never extends a live cooldown, [`Bounds::cooldown_rewrite`]); `cooldown_end`
+//!   follows a cooldown.
+//! - [`Invariant::AttemptBound`]: attempts per request ≤ [`Bounds::max_attempts`] (LiteLLM's
+//!   walk: per group a retry loop per `order` level plus the group's size; the candidate
+//!   walks of `multigrid` and `contract`: each deployment once with its own retries, capped by
+//!   the contract's `max_attempts`; plus the continuations the profile allows), every
 //!   `retry` within its `budget` and every budget ≤ the largest retry count the config and the
 //!   traffic can produce, every fallback hop within `max_fallbacks` levels and the group count.
 //! - [`Invariant::NoRetryAfterCommit`]: once a stream delivered content to the caller (a
@@ -70,7 +76,7 @@
 //! A check never asks which profile the run has: [`Bounds::derive`] reads the settings and the
 //! profile once and says what they allow ([`Bounds::commits_at_content`],
 //! [`Bounds::continuation`], [`Bounds::max_continuations`], [`Bounds::retry_after_cap`],
-//! [`Bounds::walk_deadline`]), and each rule reads that. A profile with its own rule (chained
+//! [`Bounds::walk_deadline`], [`Bounds::cooldown_rewrite`]), and each rule reads that. A profile with its own rule (chained
 //! stream continuations under `profile: litellm-1.110`, a Retry-After of 0 under Multigrid) is
 //! a field of [`Bounds`] and a change to the one method that applies the rule.
 

@@ -17,32 +17,8 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 
-use super::target::Targets;
+use super::target::{ChainShape, ContinuationChain, Targets};
 use super::windows::{cut, stream_error};
-
-/// How the chain's groups are linked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChainShape {
-    /// Each group's own fallback: `from → [chain-1]`, `chain-1 → [chain-2]`, ….
-    Chained,
-    /// One list: `from → [chain-1, …, chain-k]`.
-    List,
-}
-
-/// Fallback groups the mix adds to the router config (their fault windows go with the mix's
-/// other windows).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ContinuationChain {
-    /// The scenario's group whose streams break after content.
-    pub from: String,
-    /// The groups added, in order: each its name and its deployments (id, whether it
-    /// supports assistant prefill).
-    pub groups: Vec<(String, Vec<(String, bool)>)>,
-    /// How they are linked.
-    pub shape: ChainShape,
-    /// `max_fallbacks` for the run, when the chain sets one.
-    pub max_fallbacks: Option<u32>,
-}
 
 /// The prefix of every group and deployment a chain adds.
 pub const CHAIN_PREFIX: &str = "explore-chain-";

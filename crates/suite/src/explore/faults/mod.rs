@@ -33,9 +33,8 @@ mod providers;
 mod target;
 mod windows;
 
-pub use self::chain::{ChainShape, ContinuationChain};
 pub use self::generate::generate;
-pub use self::target::{FaultMix, FaultMode, PURPOSE, Targets};
+pub use self::target::{ChainShape, ContinuationChain, FaultMix, FaultMode, PURPOSE, Targets};
 
 #[cfg(test)]
 mod tests;

@@ -1,13 +1,12 @@
 //! What the fault generator knows of a scenario ([`Targets`]) and what it adds to it
 //! ([`FaultMix`]).
 //!
-//! Below the generators: each of them reads the targets and fills a part of the mix.
+//! Below the generators: each of them reads the targets and fills a part of the mix (the
+//! continuation chain's shape is here too, as a part of the mix).
 
 use std::time::Duration;
 
 use serde_json::Value;
-
-use super::chain::ContinuationChain;
 
 /// Which extra faults `explore` adds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,3 +75,27 @@ impl FaultMix {
 
 /// The purpose string of the generator's random stream.
 pub const PURPOSE: &str = "explore/faults";
+
+/// How the chain's groups are linked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainShape {
+    /// Each group's own fallback: `from → [chain-1]`, `chain-1 → [chain-2]`, ….
+    Chained,
+    /// One list: `from → [chain-1, …, chain-k]`.
+    List,
+}
+
+/// Fallback groups the mix adds to the router config (their fault windows go with the mix's
+/// other windows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContinuationChain {
+    /// The scenario's group whose streams break after content.
+    pub from: String,
+    /// The groups added, in order: each its name and its deployments (id, whether it
+    /// supports assistant prefill).
+    pub groups: Vec<(String, Vec<(String, bool)>)>,
+    /// How they are linked.
+    pub shape: ChainShape,
+    /// `max_fallbacks` for the run, when the chain sets one.
+    pub max_fallbacks: Option<u32>,
+}

@@ -376,3 +376,14 @@ fn a_retry_after_of_zero_is_legal_under_the_multigrid_wait() {
         "{documented:?}"
     );
 }
+
+/// Seed 3's chain of prefill groups under the candidate walks: they never continue a stream,
+/// and the invariants (which allow them none) find nothing.
+#[test]
+fn the_candidate_walks_never_continue_a_stream() {
+    let random = super::faults::FaultMode::Random;
+    for profile in ["multigrid", "contract"] {
+        let found = violations("scenarios/stream-cuts.yaml", &[3], profile, random, None);
+        assert_eq!(found, vec![], "{profile}");
+    }
+}

@@ -124,8 +124,12 @@ impl Bounds {
             }
         }
 
+        // A continuation is a step of LiteLLM's fallback walk; a walk over candidate routes
+        // (multigrid, contract: the engine's `router/candidates.rs`) never continues a stream,
+        // whatever its stream recovery.
         let continuation = settings.enable_mid_stream_fallback_continuation
-            && settings.stream_recovery == StreamRecovery::LiteLlm;
+            && settings.stream_recovery == StreamRecovery::LiteLlm
+            && rules.walk == WalkRule::FallbackLists;
         let max_continuations = match (continuation, rules.chained_continuations) {
             (false, _) => 0,
             (true, false) => 1,

@@ -190,8 +190,12 @@ fn bounds_carry_each_profile_s_rules() {
         assert!(b.retry_after_zero, "{walks}");
         assert_eq!(b.retry_after_cap, Duration::from_secs(300), "{walks}");
     }
-    // Multigrid's stream recovery never continues a stream.
-    assert_eq!(derive("multigrid").max_continuations, 0);
+    // A walk over candidate routes never continues a stream (the contract profile's stream
+    // recovery is LiteLLM's, but its walk is Multigrid's).
+    for walks in ["multigrid", "contract"] {
+        let b = derive(walks);
+        assert_eq!((b.continuation, b.max_continuations), (false, 0), "{walks}");
+    }
 }
 
 #[test]

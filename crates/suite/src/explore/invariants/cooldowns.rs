@@ -143,7 +143,11 @@ impl<'e> EventVisitor<'e> for CooldownCheck<'_, '_> {
         let asked = self.at + duration;
         let state = &mut *self.verdict.state;
         let first = state.first_until[slot];
-        let (expected, rule) = match (state.cooling[slot], self.bounds.cooldown_rewrite) {
+        // Live: a deadline still ahead (the engine's store: `until > now`). One that ends at
+        // this very instant, its `cooldown_end` not yet emitted, is over: this write begins a
+        // new cooldown.
+        let live = state.cooling[slot].filter(|old| *old > self.at);
+        let (expected, rule) = match (live, self.bounds.cooldown_rewrite) {
             (None, _) => (asked, "at + duration"),
             (Some(old), CooldownRewrite::KeepLater) => (
                 old.max(asked),
@@ -154,7 +158,7 @@ impl<'e> EventVisitor<'e> for CooldownCheck<'_, '_> {
                 "the earlier of the first write's deadline and at + duration",
             ),
         };
-        if state.cooling[slot].is_none() {
+        if live.is_none() {
             state.first_until[slot] = Some(asked);
         }
         if until != expected {

@@ -241,6 +241,24 @@ fn a_cooldown_rewrite_follows_the_profile_s_store() {
     );
 }
 
+#[test]
+fn a_cooldown_written_as_the_old_one_ends_begins_a_new_one() {
+    // b cools 1 s at 0.05 s (until 1.05 s) and fails again at exactly 1.05 s, before its
+    // cooldown_end: the store's entry is over (live only while until > now), so the write
+    // begins a new cooldown until 6.05 s under either re-write rule.
+    for rule in [CooldownRewrite::KeepLater, CooldownRewrite::FirstOrLatest] {
+        let mut s = Script::new();
+        s.cool(50, "b", 1)
+            .push_until(1050, "b", 5, 6050)
+            .cool_end(6050, "b");
+        let bounds = Bounds {
+            cooldown_rewrite: rule,
+            ..bounds()
+        };
+        assert_eq!(s.cooldowns_with(bounds), None, "{rule:?}");
+    }
+}
+
 impl Script {
     /// The first violation of the events so far (no request needs to have ended).
     fn cooldowns_with(&self, bounds: Bounds) -> Option<Violation> {

@@ -1,4 +1,5 @@
-//! `routersim explore SCENARIO --seeds 1..10000 [--faults random|none]`.
+//! `routersim explore SCENARIO --seeds 1..10000 [--faults random|none] [--profiles
+//! scenario|all|NAME,…]`.
 
 use routersim_suite::seeds::Seeds;
 use std::collections::BTreeSet;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use routersim_mock_providers::duration::format_duration;
 use routersim_suite::explore::faults::FaultMode;
 use routersim_suite::explore::shrink::{Size, shrink};
-use routersim_suite::explore::{ExploreOptions, Explorer, Scratch, SeedResult};
+use routersim_suite::explore::{ExploreOptions, Explorer, ProfileChoice, Scratch, SeedResult};
 use routersim_suite::sweep::worker_count;
 
 use crate::args::{Faults, SeedsParser};
@@ -29,6 +30,10 @@ pub struct ExploreArgs {
     /// Extra faults per seed.
     #[arg(long, value_enum, default_value_t = Faults::Random)]
     pub faults: Faults,
+    /// The profile each seed runs under: `scenario` (its own), `all` (one drawn per seed from
+    /// every profile), or a comma-separated list to draw from (`litellm-1.110,multigrid`).
+    #[arg(long, default_value = "scenario", value_parser = ProfileChoice::parse)]
+    pub profiles: ProfileChoice,
     /// Worker threads (default: every core).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -68,6 +73,7 @@ pub fn run(args: ExploreArgs) -> Result<ExitCode, CliError> {
             Faults::Random => FaultMode::Random,
             Faults::None => FaultMode::None,
         },
+        profiles: args.profiles.clone(),
         workers,
         determinism_every: args.determinism_every,
         shrink_runs: args.shrink_runs,
@@ -85,12 +91,13 @@ pub fn run(args: ExploreArgs) -> Result<ExitCode, CliError> {
         n => format!("every {n}th seed"),
     };
     eprintln!(
-        "explore {name}: {total} seed(s), faults {}, {workers} worker(s), determinism checked on \
-         {determinism}",
+        "explore {name}: {total} seed(s), faults {}, profiles {}, {workers} worker(s), \
+         determinism checked on {determinism}",
         match args.faults {
             Faults::Random => "random",
             Faults::None => "none",
-        }
+        },
+        args.profiles.describe()
     );
     let bar = super::progress_bar(total, "seeds");
     let started = Instant::now();
@@ -145,7 +152,10 @@ fn print_violations(
         } else {
             String::new()
         };
-        writeln!(stdout, "seed {}: {violation}{more}", result.seed)?;
+        let profile = explorer
+            .profile(result.seed)
+            .map_or(String::new(), |p| format!(" (profile {})", p.as_str()));
+        writeln!(stdout, "seed {}{profile}: {violation}{more}", result.seed)?;
         if !shrunk_invariants.insert(violation.invariant) {
             continue;
         }

@@ -97,7 +97,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let report = match progress.as_ref().and_then(Progress::counters) {
         // On a terminal: a sink beside the recorder reads the virtual time off the events.
         Some(counters) => {
-            let sink = |start: Instant| -> Arc<dyn EventSink + Send + Sync> {
+            let sink = |start: Instant, _replica: usize| -> Arc<dyn EventSink + Send + Sync> {
                 Arc::new(ProgressSink {
                     start,
                     counters: Arc::clone(&counters),

@@ -40,6 +40,37 @@ fn explore_rejects_bad_input_with_exit_2() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+#[test]
+fn explore_draws_a_profile_per_seed_and_names_a_wrong_one() {
+    let output = routersim(&[
+        "explore",
+        "scenarios/ci/stream-cuts.yaml",
+        "--seeds",
+        "1..10",
+        "--profiles",
+        "all",
+        "--determinism-every",
+        "0",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("profiles all"), "{stderr}");
+    assert!(
+        stdout.contains("10 seed(s)") && stdout.contains("0 violating"),
+        "{stdout}"
+    );
+    let output = routersim(&[
+        "explore",
+        "scenarios/ci/stream-cuts.yaml",
+        "--profiles",
+        "litellm,nope",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown profile \"nope\""), "{stderr}");
+}
+
 /// A deliberately wrong bound: one attempt per request. Any retry breaks it.
 fn one_attempt(bounds: &mut Bounds) {
     bounds.max_attempts = 1;

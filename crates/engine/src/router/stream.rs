@@ -12,12 +12,13 @@ use super::group::Group;
 use super::run::{Failed, RequestRun, StreamProgress};
 use super::walk::apply_overrides;
 use crate::clock::Clock;
-use crate::config::Deployment;
+use crate::config::{Deployment, FallbackTarget, RouterSettings};
 use crate::event::EventKind;
 use crate::failure::{FailureKind, ProviderFailure};
 use crate::fallback;
 use crate::provider::Provider;
 use crate::request::{Completion, Request, ResponseFormat, RouterFailure};
+use crate::small::Tried;
 use crate::stream::{
     BreakKind, Chunk, FinishReason, ProviderStream, StreamItem, StreamOutcome, StreamRecovery,
     StreamStats,
@@ -29,6 +30,35 @@ pub(super) struct StreamBroke {
     how: BreakKind,
     /// A chunk (even role-only) of this attempt's stream came before the break.
     after_frame: bool,
+}
+
+/// Where a continuation stands: the stream that broke, the group that served it, its
+/// fallback level, and the groups the walk that produced it tried.
+struct Leg {
+    group: usize,
+    broken: Failed,
+    depth: u32,
+    /// The groups the fallback walk that produced the broken stream tried (LiteLLM's
+    /// `attempted_targets`): a leg that resumes that walk's chain skips them; a leg into a
+    /// group's own chain starts a walk of its own.
+    walk_tried: Tried,
+    /// No leg has been continued yet.
+    first: bool,
+}
+
+/// Whether `targets` is `serving`'s own entry in one of the router's fallback lists (rather
+/// than the requested group's, the `"*"` entry or the request's own list).
+fn is_own_chain(settings: &RouterSettings, targets: &[FallbackTarget], serving: &str) -> bool {
+    [
+        &settings.fallbacks,
+        &settings.context_window_fallbacks,
+        &settings.content_policy_fallbacks,
+    ]
+    .iter()
+    .any(|map| {
+        map.get(serving)
+            .is_some_and(|own| std::ptr::eq(own, targets))
+    })
 }
 
 impl<P: Provider, C: Clock> Router<P, C> {
@@ -247,109 +277,173 @@ impl<P: Provider, C: Clock> Router<P, C> {
 
     /// A stream broke after content: continue it on a fallback deployment that supports
     /// assistant prefill when the setting allows and nothing disqualifies it; otherwise the
-    /// caller gets the error the stream broke with.
+    /// caller gets the error the stream broke with. `walk_tried`: the groups the fallback walk
+    /// that produced the broken stream had tried (see [`Leg::walk_tried`]).
+    ///
+    /// Under rules where a continuation goes through the fallback path (LiteLLM 1.110.2), a
+    /// continuation that breaks after its own content is continued again from its group, with
+    /// everything delivered so far as the prefill: a loop over legs, never a recursion, and
+    /// bounded: each leg is one fallback level deeper and none goes past `max_fallbacks`.
     pub(super) fn continue_stream(
         &self,
         group: usize,
         request: &Request,
         broken: Failed,
         depth: u32,
+        walk_tried: Tried,
         run: &mut RequestRun,
     ) -> impl Future<Output = Result<Completion, RouterFailure>> {
         async move {
-            if !self.may_continue(request, &broken, run) {
-                return Err(broken.into_router_failure());
-            }
-            let serving = self.groups[group].name.clone();
-            let requested = self
-                .resolve_group(&request.model)
-                .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
-            let settings = &self.config.settings;
-            let Some(choice) =
-                fallback::choose(settings, request, broken.failure.kind, &serving, &requested)
-            else {
-                return Err(broken.into_router_failure());
+            let mut leg = Leg {
+                group,
+                broken,
+                depth,
+                walk_tried,
+                first: true,
             };
-            let now = self.clock.now();
-            let target = choice.targets.iter().find_map(|target| {
-                let g = self.resolve_group(&target.model)?;
-                let prefill: Vec<usize> = self.groups[g]
-                    .members
-                    .iter()
-                    .copied()
-                    .filter(|&d| {
-                        self.config.deployments[d].supports_assistant_prefill
-                            && !self.is_cooling(d, now)
-                    })
-                    .collect();
-                (!prefill.is_empty()).then_some((g, target, prefill))
-            });
-            let Some((g, target, candidates)) = target else {
-                self.no_continuation_deployment(request, &broken, choice.targets);
-                return Err(broken.into_router_failure());
-            };
-            let deployment = candidates[self.pick_position(&candidates, request, now)];
-            self.flush_deferred(run);
-            let delivered = run.stream.delivered;
-            let mut hop = apply_overrides(request, target);
-            hop.prefill_tokens += delivered;
-            hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
-            hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
-            let from_deployment = self
-                .last_deployment_id(run)
-                .unwrap_or_else(|| Arc::from(""));
-            self.emit(
-                Some(request.id),
-                EventKind::StreamContinued {
-                    from_group: serving,
-                    from_deployment,
-                    to_group: self.groups[g].name.clone(),
-                    to_deployment: self.config.deployments[deployment].id.clone(),
-                    prefill_tokens: delivered,
-                },
-            );
-            // A continuation is reported as `stream_continued`, not as a fallback hop (routersim's
-            // own `fallbacks`); LiteLLM 1.110.2 counts it in its attempted fallbacks.
-            run.stream.continued = true;
-            if self.stream_rules.continues_as_fallback() {
-                run.hop(depth + 1);
-            }
-            match self
-                .attempt(&self.groups[g], deployment, &hop, depth + 1, run)
-                .await
-            {
-                Ok(done) => Ok(Completion {
-                    output_tokens: run.stream.delivered.max(done.output_tokens),
-                    ..done
-                }),
-                Err(again) if again.committed && self.stream_rules.continues_as_fallback() => {
-                    // The continuation broke after its own content: continued again from its
-                    // group, with everything delivered so far as the prefill.
-                    run.stream.continued = false;
-                    let next: std::pin::Pin<Box<dyn Future<Output = _> + '_>> =
-                        Box::pin(self.continue_stream(g, request, again, depth + 1, run));
-                    next.await
-                }
-                Err(_) => {
-                    run.stream.continued = false;
-                    Err(broken.into_router_failure())
+            loop {
+                let Some((g, deployment, hop)) = self.next_leg(request, &mut leg, run) else {
+                    return Err(leg.broken.into_router_failure());
+                };
+                match self
+                    .attempt(&self.groups[g], deployment, &hop, leg.depth + 1, run)
+                    .await
+                {
+                    Ok(done) => {
+                        return Ok(Completion {
+                            output_tokens: run.stream.delivered.max(done.output_tokens),
+                            ..done
+                        });
+                    }
+                    Err(again) if again.committed && self.stream_rules.continues_as_fallback() => {
+                        // The continuation broke after its own content: the next leg continues
+                        // it from its group.
+                        run.stream.continued = false;
+                        leg.group = g;
+                        leg.broken = again;
+                        leg.depth += 1;
+                    }
+                    Err(_) => {
+                        run.stream.continued = false;
+                        return Err(leg.broken.into_router_failure());
+                    }
                 }
             }
         }
     }
 
-    /// No fallback group of a continuation has a deployment to continue on: under rules that
-    /// say so, the hop into the first one is reported (a `give_up` there).
-    fn no_continuation_deployment(
+    /// The next leg of a continuation: the group, deployment and request it continues on
+    /// (announced by its `stream_continued`), or `None` when the broken stream may not be
+    /// continued or nothing can continue it.
+    ///
+    /// LiteLLM 1.110.2 (`router_rust/invoke/streaming.py`, `wrap_chat_stream`: a broken
+    /// stream's continuation is `attempt.fallback(...)`, the fallback walk; its lookup,
+    /// `fallback_lookup_groups` in `router_utils/fallback_event_handlers.py`: *"a fallback hop
+    /// that fails after `run_async_fallback` already returned its stream: the hop has no chain
+    /// of its own, so it resumes the original group's chain, and `attempted_targets` keeps the
+    /// entries already tried from being repeated"*), as measured by the stream oracle
+    /// (`110`-`118` in `tools/litellm-oracle/stream/scenarios/`): a leg goes one fallback level
+    /// deeper and none goes past `max_fallbacks`; a group with a chain of its own starts a new
+    /// walk of it; one without resumes the chain it came from, skipping the groups that walk
+    /// tried. Under the documented rules there is one continuation, to the first target with a
+    /// deployment that can continue.
+    fn next_leg(
         &self,
         request: &Request,
-        broken: &Failed,
-        targets: &[crate::config::FallbackTarget],
-    ) {
+        leg: &mut Leg,
+        run: &mut RequestRun,
+    ) -> Option<(usize, usize, Request)> {
+        if !self.may_continue(request, &leg.broken, run) {
+            return None;
+        }
+        let settings = &self.config.settings;
+        let as_fallback = self.stream_rules.continues_as_fallback();
+        if as_fallback && leg.depth >= settings.max_fallbacks {
+            return None;
+        }
+        let serving = self.groups[leg.group].name.clone();
+        let requested = self
+            .resolve_group(&request.model)
+            .map_or_else(|| serving.clone(), |i| self.groups[i].name.clone());
+        let choice = fallback::choose(
+            settings,
+            request,
+            leg.broken.failure.kind,
+            &serving,
+            &requested,
+        )?;
+        let own_chain = is_own_chain(settings, choice.targets, &serving);
+        let skipped = |g: usize| as_fallback && !own_chain && leg.walk_tried.contains(&g);
+        let now = self.clock.now();
+        let target = choice.targets.iter().find_map(|target| {
+            let g = self.resolve_group(&target.model).filter(|&g| !skipped(g))?;
+            let prefill: Vec<usize> = self.groups[g]
+                .members
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    self.config.deployments[d].supports_assistant_prefill
+                        && !self.is_cooling(d, now)
+                })
+                .collect();
+            (!prefill.is_empty()).then_some((g, target, prefill))
+        });
+        let Some((g, target, candidates)) = target else {
+            let first = choice
+                .targets
+                .iter()
+                .filter_map(|t| self.resolve_group(&t.model))
+                .find(|&g| !skipped(g));
+            self.no_continuation_deployment(request, &leg.broken, first);
+            return None;
+        };
+        if own_chain {
+            leg.walk_tried = Tried::new();
+        }
+        leg.walk_tried.insert(g);
+        let deployment = candidates[self.pick_position(&candidates, request, now)];
+        self.flush_deferred(run);
+        let delivered = run.stream.delivered;
+        let mut hop = apply_overrides(request, target);
+        hop.prefill_tokens += delivered;
+        hop.max_tokens = hop.max_tokens.map(|m| m.saturating_sub(delivered));
+        hop.output_tokens = hop.output_tokens.map(|m| m.saturating_sub(delivered));
+        let from_deployment = self
+            .last_deployment_id(run)
+            .unwrap_or_else(|| Arc::from(""));
+        self.emit(
+            Some(request.id),
+            EventKind::StreamContinued {
+                from_group: serving,
+                from_deployment,
+                to_group: self.groups[g].name.clone(),
+                to_deployment: self.config.deployments[deployment].id.clone(),
+                prefill_tokens: delivered,
+            },
+        );
+        // A continuation is reported as `stream_continued`, not as a fallback hop (routersim's
+        // own `fallbacks`); LiteLLM 1.110.2 counts it in its attempted fallbacks.
+        run.stream.continued = true;
+        if as_fallback {
+            run.hop(leg.depth + 1);
+            if leg.first && leg.depth > 0 {
+                // The caller's `x-litellm-attempted-fallbacks` is the first continuation's
+                // response's: continuing a stream that a fallback hop opened, the walk counts
+                // every level down to the continuation (oracle 116-118).
+                run.attempted_fallbacks = run.attempted_fallbacks.max(leg.depth + 1);
+            }
+        }
+        leg.first = false;
+        Some((g, deployment, hop))
+    }
+
+    /// No fallback group of a continuation has a deployment to continue on: under rules that
+    /// say so, the hop into the first one (`first`) is reported (a `give_up` there).
+    fn no_continuation_deployment(&self, request: &Request, broken: &Failed, first: Option<usize>) {
         if !self.stream_rules.continues_as_fallback() {
             return;
         }
-        if let Some(g) = targets.iter().find_map(|t| self.resolve_group(&t.model)) {
+        if let Some(g) = first {
             self.emit(
                 Some(request.id),
                 EventKind::GiveUp {

@@ -14,6 +14,7 @@ use crate::failure::{FailureKind, ProviderFailure};
 use crate::profile::Walk;
 use crate::provider::Provider;
 use crate::request::{Completion, CompletionResult, Request, RouterFailure};
+use crate::small::Tried;
 
 /// One fallback list being walked.
 struct Frame {
@@ -83,9 +84,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 // Both boxed: only a request whose stream broke, or that falls back, pays for
                 // that state while it is in flight.
                 if original.committed {
-                    break 'walk Box::pin(
-                        self.continue_stream(requested, request, original, 0, &mut run),
-                    )
+                    break 'walk Box::pin(self.continue_stream(
+                        requested,
+                        request,
+                        original,
+                        0,
+                        Tried::new(),
+                        &mut run,
+                    ))
                     .await;
                 }
                 if request.disable_fallbacks || original.no_replay {
@@ -250,11 +256,17 @@ impl<P: Provider, C: Clock> Router<P, C> {
                     Ok(done) => return Ok(done),
                     Err(failed) if failed.no_replay => return Err(failed.into_router_failure()),
                     Err(failed) if failed.committed => {
+                        // The walk's tried targets, as the continuation may resume its list.
+                        let walk_tried = stack
+                            .last()
+                            .map(|f| self.frame_tried(f))
+                            .unwrap_or_default();
                         return Box::pin(self.continue_stream(
                             group,
                             &hop_request,
                             failed,
                             depth,
+                            walk_tried,
                             run,
                         ))
                         .await;
@@ -272,6 +284,17 @@ impl<P: Provider, C: Clock> Router<P, C> {
             }
             Err(original.into_router_failure())
         }
+    }
+
+    /// The groups a fallback list's walk has tried so far (its targets before `next`).
+    fn frame_tried(&self, frame: &Frame) -> Tried {
+        let mut tried = Tried::new();
+        for target in &frame.targets[..frame.next] {
+            if let Some(g) = self.resolve_group(&target.model) {
+                tried.insert(g);
+            }
+        }
+        tried
     }
 
     fn frame_for(

@@ -695,3 +695,113 @@ async fn a_continuation_with_no_prefill_deployment_records_its_hop_and_raises_th
         assert_eq!(refused.len(), usize::from(v110), "v110 {v110}");
     }
 }
+
+/// Issue 30's crash: group A of two deployments, each breaking after 5 of 10 tokens,
+/// `num_retries: 2`, `fallbacks: [{A: [B]}]`, and B's deployment (prefill) breaking after 3
+/// more. LiteLLM 1.110.2 on this shape (stream oracle `110_continuation_breaks_again_no_chain_left`):
+/// one of A's deployments delivers 5 chunks and raises; one fallback A → B with the prefill;
+/// B delivers 3 chunks and raises; the caller receives 8 chunks, then `APIConnectionError`
+/// (500): 2 attempts, 1 fallback, final group B: B's error. B has no chain of its own and A's chain
+/// holds only B, which the walk already tried, so nothing continues B's break. Before, B was
+/// continued on B again and again, a recursion that overflowed the stack. The default
+/// profile continues once and raises the original error.
+#[tokio::test(start_paused = true)]
+async fn a_continuation_that_breaks_again_with_no_chain_left_raises_its_error() {
+    for v110 in [false, true] {
+        let settings = profiled(
+            v110,
+            RouterSettings {
+                num_retries: 2,
+                fallbacks: fallbacks(&[("A", &["B"])]),
+                enable_mid_stream_fallback_continuation: true,
+                ..RouterSettings::default()
+            },
+        );
+        let (router, sink) = make_router(
+            config(
+                vec![dep("A", "a0"), dep("A", "a1"), prefill(dep("B", "b0"))],
+                settings,
+            ),
+            Scripted::new()
+                .always(
+                    "a0",
+                    breaks_after(5, ProviderFailure::new(K::ApiConnection)),
+                )
+                .always(
+                    "a1",
+                    breaks_after(5, ProviderFailure::new(K::ApiConnection)),
+                )
+                .always(
+                    "b0",
+                    breaks_after(3, ProviderFailure::new(K::InternalServer)),
+                ),
+        );
+        let mut request = streamed(1, "A");
+        request.max_tokens = Some(10);
+        let result = router.completion(request).await;
+        let got = attempts(&result);
+        assert_eq!(got.len(), 2, "v110 {v110}: {got:?}");
+        assert!(got[0].starts_with('a') && got[0].ends_with(":api_connection"));
+        assert_eq!(got[1], "b0:internal_server");
+        // Which error the caller gets: B's under 1.110 (the oracle's b1 `APIConnectionError`;
+        // B breaks with another kind here to tell the two apart), A's by the documented rule.
+        let raised = if v110 {
+            "internal_server"
+        } else {
+            "api_connection"
+        };
+        assert_eq!(outcome(&result), raised);
+        assert_eq!(result.stream.unwrap().tokens_delivered, 8);
+        assert_eq!(&*result.final_model_group, "B");
+        assert_eq!(events_named(&sink.events(), "stream_continued").len(), 1);
+        // LiteLLM's header: the continuation counts as its one fallback.
+        assert_eq!(result.attempted_fallbacks, u32::from(v110), "v110 {v110}");
+    }
+}
+
+/// Under 1.110 each continuation is one fallback level deeper, and none goes past
+/// `max_fallbacks` (stream oracle `113_continuation_chain_to_max_fallbacks`: a chain
+/// A → B → … → H, every leg breaking after content, stops after five continuations, at F).
+#[tokio::test(start_paused = true)]
+async fn continuations_chain_down_to_max_fallbacks_and_no_further() {
+    let groups = ["A", "B", "C", "D", "E", "F", "G", "H"];
+    let chain: Vec<(&str, [&str; 1])> = groups.windows(2).map(|w| (w[0], [w[1]])).collect();
+    let entries: Vec<(&str, &[&str])> = chain.iter().map(|(k, v)| (*k, &v[..])).collect();
+    let mut deployments = vec![dep("A", "a0")];
+    let mut provider = Scripted::new().always(
+        "a0",
+        breaks_after(2, ProviderFailure::new(K::ApiConnection)),
+    );
+    for g in &groups[1..] {
+        let id = format!("{}0", g.to_lowercase());
+        deployments.push(prefill(dep(g, &id)));
+        provider = provider.always(&id, breaks_after(1, ProviderFailure::new(K::ApiConnection)));
+    }
+    let (router, _sink) = make_router(
+        config(
+            deployments,
+            profiled(
+                true,
+                RouterSettings {
+                    fallbacks: fallbacks(&entries),
+                    enable_mid_stream_fallback_continuation: true,
+                    ..RouterSettings::default()
+                },
+            ),
+        ),
+        provider,
+    );
+    let result = router.completion(streamed(1, "A")).await;
+    assert_eq!(
+        attempts(&result),
+        [
+            "a0:api_connection",
+            "b0:api_connection",
+            "c0:api_connection",
+            "d0:api_connection",
+            "e0:api_connection",
+            "f0:api_connection"
+        ]
+    );
+    assert_eq!(result.stream.unwrap().tokens_delivered, 7);
+}

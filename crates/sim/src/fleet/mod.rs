@@ -87,8 +87,9 @@ pub struct FleetInputs<'a> {
     pub start: Instant,
     /// The recorder (told each event's replica).
     pub recorder: &'a Arc<Recorder>,
-    /// The sink every router's events go to (recorder, facts, extra sinks).
-    pub sink: Arc<dyn EventSink + Send + Sync>,
+    /// The sink replica `r`'s events go to (recorder, facts, extra sinks), asked once per
+    /// replica in order.
+    pub sink: &'a dyn Fn(usize) -> Arc<dyn EventSink + Send + Sync>,
 }
 
 /// The replicas and the balancer in front of them.
@@ -126,12 +127,12 @@ impl<P: Provider + 'static> Fleet<P> {
                     format!("router/{i}")
                 };
                 let sink: Arc<dyn EventSink + Send + Sync> = if fleet.is_single() {
-                    sink.clone()
+                    sink(i)
                 } else {
                     Arc::new(ReplicaSink {
                         replica: u32::try_from(i).unwrap_or(u32::MAX),
                         recorder: recorder.clone(),
-                        inner: sink.clone(),
+                        inner: sink(i),
                     })
                 };
                 let builder = Router::builder(config.clone(), provider.clone())

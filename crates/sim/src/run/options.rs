@@ -32,5 +32,7 @@ pub enum Rendering {
 }
 
 /// Builds an extra event sink once the run's virtual clock has started (it is given the
-/// run's start instant).
-pub type SinkFactory<'a> = &'a dyn Fn(Instant) -> Arc<dyn EventSink + Send + Sync>;
+/// run's start instant), for each router replica in turn (`0..replicas`; one call for a
+/// single router): replica `r`'s events go to the sink of call `r`, so a consumer can tell
+/// the replicas' events apart (each replica keeps its own cooldowns).
+pub type SinkFactory<'a> = &'a dyn Fn(Instant, usize) -> Arc<dyn EventSink + Send + Sync>;

@@ -151,6 +151,12 @@ impl Simulation<'_> {
         provider: P,
     ) -> Fleet<P> {
         let scenario = self.scenario;
+        let sink_for = |replica: usize| -> Arc<dyn EventSink + Send + Sync> {
+            match self.extra_sink {
+                Some(extra) => Arc::new(Tee(sink.clone(), extra(self.start, replica))),
+                None => sink.clone(),
+            }
+        };
         Fleet::build(
             FleetInputs {
                 config: &scenario.router,
@@ -159,10 +165,7 @@ impl Simulation<'_> {
                 epoch_unix_ms: scenario.epoch_unix_ms,
                 start: self.start,
                 recorder,
-                sink: match self.extra_sink {
-                    Some(extra) => Arc::new(Tee(sink.clone(), extra(self.start))),
-                    None => sink.clone(),
-                },
+                sink: &sink_for,
             },
             provider,
         )

@@ -15,12 +15,14 @@ use serde_json::Value;
 
 use super::error::ExploreError;
 use super::faults::{self, FaultMix, FaultMode, Targets};
-use super::invariants::{Bounds, Checker, Invariant, Violation};
+use super::invariants::{Bounds, Checker, Invariant, ReplicaChecker, Violation};
 use super::options::ExploreOptions;
 use super::panics::catching_panics;
 use super::scratch::{Scratch, compare_reports};
-use super::tree::{apply_mix, read_tree, to_yaml};
+use super::tree::{apply_mix, inline_router, read_tree, to_yaml};
+use routersim_engine::config::Profile;
 use routersim_sim::run::{Rendering, RunOptions, run_with_sink};
+use routersim_sim::scenario::RouterSource;
 use routersim_sim::scenario::{Scenario, parse_scenario};
 use routersim_sim::traffic::Arrivals;
 
@@ -45,6 +47,9 @@ pub struct Explorer {
     path: PathBuf,
     /// The scenario's tree, as read (variants are made from it).
     pub(super) tree: Value,
+    /// The tree of its `router_file`, if it names one (inlined in a variant whose mix changes
+    /// the router config).
+    router_tree: Option<Value>,
     scenario: Scenario,
     targets: Targets,
     options: ExploreOptions,
@@ -71,24 +76,15 @@ impl Explorer {
                 groups.push(d.model_name.to_string());
             }
         }
-        let targets = Targets {
-            deployments: scenario
-                .router
-                .deployments
-                .iter()
-                .map(|d| d.id.to_string())
-                .collect(),
-            groups,
-            duration: scenario.duration,
-            traffic: scenario
-                .traffic
-                .iter()
-                .map(|t| matches!(t, routersim_sim::traffic::TrafficSpec::Stream(_)))
-                .collect(),
+        let targets = targets(&scenario, groups);
+        let router_tree = match &scenario.router_source {
+            RouterSource::File(file) => Some(read_tree(file)?),
+            RouterSource::Inline => None,
         };
         Ok(Self {
             path: path.to_path_buf(),
             tree,
+            router_tree,
             scenario,
             targets,
             options,
@@ -118,14 +114,41 @@ impl Explorer {
         }
     }
 
-    /// The tree seed `seed` runs: the scenario's, with its mix appended, `seed: <seed>`, and no
-    /// `expect` lines (extra faults break them; they are not invariants).
+    /// The profile seed `seed` runs under, when explore chooses one (`None`: the scenario's).
+    pub fn profile(&self, seed: u64) -> Option<Profile> {
+        self.options.profiles.pick(seed)
+    }
+
+    /// The tree seed `seed` runs: the scenario's, with its mix appended (its router config
+    /// inline when the mix changes it), its profile set when explore chooses one (`set:
+    /// {router_settings.profile: …}`), `seed: <seed>`, and no `expect` lines (extra faults
+    /// break them; they are not invariants).
     pub fn variant(&self, seed: u64) -> Value {
         let mut tree = self.tree.clone();
-        apply_mix(&mut tree, &self.mix(seed));
+        let mix = self.mix(seed);
+        if mix.chain.is_some()
+            && let Some(router) = &self.router_tree
+        {
+            inline_router(&mut tree, router);
+        }
+        apply_mix(&mut tree, &mix);
         if let Some(root) = tree.as_object_mut() {
             root.remove("expect");
             root.insert("seed".into(), Value::from(seed));
+            if let Some(profile) = self.profile(seed) {
+                let set = root
+                    .entry("set")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if !set.is_object() {
+                    *set = Value::Object(serde_json::Map::new());
+                }
+                if let Some(set) = set.as_object_mut() {
+                    set.insert(
+                        routersim_sim::scenario::PROFILE_SET_PATH.into(),
+                        Value::from(profile.as_str()),
+                    );
+                }
+            }
         }
         tree
     }
@@ -232,10 +255,16 @@ impl Explorer {
             Rendering::DataOnly
         };
         let checker: RefCell<Option<Arc<Checker>>> = RefCell::new(None);
-        let factory = |start| {
-            let c = Arc::new(Checker::new(bounds.clone(), start));
-            *checker.borrow_mut() = Some(c.clone());
-            c as Arc<dyn EventSink + Send + Sync>
+        // One checker for the run; each replica of a fleet reaches it through its own view.
+        let factory = |start, replica| {
+            let c = checker
+                .borrow_mut()
+                .get_or_insert_with(|| Arc::new(Checker::new(bounds.clone(), start)))
+                .clone();
+            Arc::new(ReplicaChecker {
+                replica,
+                checker: c,
+            }) as Arc<dyn EventSink + Send + Sync>
         };
         let outcome =
             catching_panics(|| run_with_sink(scenario, &options, rendering, Some(&factory)));
@@ -287,6 +316,39 @@ impl Checked {
                 1,
             )),
         }
+    }
+}
+
+/// What the fault generator may target in `scenario` (`groups`: its model groups, in
+/// first-seen order).
+fn targets(scenario: &Scenario, groups: Vec<String>) -> Targets {
+    use routersim_sim::traffic::TrafficSpec;
+    let template = |t: &TrafficSpec| match t {
+        TrafficSpec::Request(r) => r.template.model.to_string(),
+        TrafficSpec::Stream(s) => s.template.model.to_string(),
+    };
+    Targets {
+        deployments: scenario
+            .router
+            .deployments
+            .iter()
+            .map(|d| d.id.to_string())
+            .collect(),
+        groups,
+        duration: scenario.duration,
+        traffic: scenario
+            .traffic
+            .iter()
+            .map(|t| matches!(t, TrafficSpec::Stream(_)))
+            .collect(),
+        traffic_models: scenario.traffic.iter().map(template).collect(),
+        max_fallbacks: scenario.router.settings.max_fallbacks,
+        scripted: scenario
+            .providers
+            .iter()
+            .filter(|(_, p)| !p.script.is_empty() || p.then.is_some())
+            .map(|(id, _)| id.clone())
+            .collect(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! invariants on every run.
 //!
 //! Each seed `S` takes the scenario's YAML tree, appends the fault mix of `S` ([`faults`]),
-//! runs it with seed `S` on its own current-thread runtime (one per run, on every core, like
+//! sets the profile `S` draws when asked to ([`profiles`]), runs it with seed `S` on its own current-thread runtime (one per run, on every core, like
 //! `sweep`) with the invariant checker ([`invariants`]) beside the recorder, and checks:
 //! nothing panicked (the run is wrapped in `catch_unwind`; a panic in a request task, which
 //! tokio catches, makes the run panic once every task is out, and a panic hook keeps the
@@ -17,12 +17,13 @@
 
 //! # Layout
 //!
-//! `error` (why explore could not start) and `options` (how to explore); `faults` (a seed's
-//! fault mix), `tree` (a scenario as a YAML tree, a mix appended), `scratch` (per-worker
-//! report folders, two reports compared) and `panics` (a panic as a message); `invariants`
-//! (the checker); `explorer` (a seed's variant run and checked), `shrunk_file` (a shrunk
-//! scenario written out) and `shrink` (making a violating variant small). Each imports only
-//! modules listed before it; this file declares them and re-exports every public item.
+//! `error` (why explore could not start), `faults` (a seed's fault mix), `profiles` (a seed's
+//! profile), `invariants` (the checker) and `options` (how to explore); `tree` (a scenario as
+//! a YAML tree, a mix appended), `scratch` (per-worker report folders, two reports compared)
+//! and `panics` (a panic as a message); `explorer` (a seed's variant run and checked),
+//! `shrunk_file` (a shrunk scenario written out) and `shrink` (making a violating variant
+//! small). Each imports only modules listed before it; this file declares them and re-exports
+//! every public item.
 
 mod error;
 mod explorer;
@@ -30,6 +31,7 @@ pub mod faults;
 pub mod invariants;
 mod options;
 mod panics;
+pub mod profiles;
 mod scratch;
 pub mod shrink;
 mod shrunk_file;
@@ -39,8 +41,9 @@ pub use self::error::ExploreError;
 pub use self::explorer::{Checked, Explorer, SeedResult};
 pub use self::options::{DEFAULT_DETERMINISM_EVERY, DEFAULT_SHRINK_RUNS, ExploreOptions};
 pub use self::panics::catching_panics;
+pub use self::profiles::ProfileChoice;
 pub use self::scratch::{Scratch, compare_reports};
-pub use self::tree::{apply_mix, read_tree, to_yaml};
+pub use self::tree::{apply_mix, inline_router, read_tree, to_yaml};
 
 #[cfg(test)]
 mod tests;

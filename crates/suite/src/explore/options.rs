@@ -1,10 +1,11 @@
-//! How to explore: the seeds, the faults, the workers, how often determinism is checked and
-//! what one shrink may spend.
+//! How to explore: the seeds, the faults, the profiles, the workers, how often determinism is
+//! checked and what one shrink may spend.
 //!
 //! Its own module because the CLI builds it and the explorer and the shrinker read it.
 
 use super::faults::FaultMode;
 use super::invariants::Bounds;
+use super::profiles::ProfileChoice;
 
 /// How to explore.
 #[derive(Clone, Debug)]
@@ -13,6 +14,8 @@ pub struct ExploreOptions {
     pub seeds: Vec<u64>,
     /// Extra faults or none.
     pub faults: FaultMode,
+    /// The profile each seed runs under.
+    pub profiles: ProfileChoice,
     /// Worker threads (at least 1).
     pub workers: usize,
     /// Check determinism (a second run, every report file's bytes compared) on the seeds at
@@ -30,6 +33,7 @@ impl Default for ExploreOptions {
         Self {
             seeds: vec![1],
             faults: FaultMode::Random,
+            profiles: ProfileChoice::Scenario,
             workers: 1,
             determinism_every: DEFAULT_DETERMINISM_EVERY,
             shrink_runs: DEFAULT_SHRINK_RUNS,

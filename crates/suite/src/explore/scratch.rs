@@ -4,6 +4,7 @@
 //! Separate because it is file handling alone: no run, no invariant.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use routersim_mock_providers::rng::fnv1a64;
 
@@ -14,10 +15,16 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// A fresh scratch directory for worker `worker` of this process.
+    /// A fresh scratch directory for worker `worker` of this process, apart from every other
+    /// scratch directory the process has open (two explorers in one process, as tests run
+    /// them, never share one).
     pub fn new(worker: usize) -> Self {
-        let root =
-            std::env::temp_dir().join(format!("routersim-explore-{}-{worker}", std::process::id()));
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let made = MADE.fetch_add(1, Ordering::Relaxed);
+        let root = std::env::temp_dir().join(format!(
+            "routersim-explore-{}-{made}-{worker}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&root);
         Self { root }
     }

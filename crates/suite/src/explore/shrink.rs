@@ -24,7 +24,7 @@ use routersim_sim::traffic::{Arrivals, TrafficSpec};
 pub struct Size {
     /// Fault windows.
     pub fault_windows: usize,
-    /// Keys under `providers` that make trouble (quotas, scripts, `then`).
+    /// Keys under `providers` that make trouble (quotas, scripts, `then`, `emits`).
     pub provider_faults: usize,
     /// The duration.
     pub duration: Duration,
@@ -47,12 +47,13 @@ pub struct Shrunk {
     pub after: Size,
 }
 
-const PROVIDER_FAULT_KEYS: [&str; 5] = [
+const PROVIDER_FAULT_KEYS: [&str; 6] = [
     "rpm_limit",
     "tpm_limit",
     "quota_retry_after_format",
     "script",
     "then",
+    "emits",
 ];
 
 /// Shrinks `tree`, which breaks `violation.invariant` with `seed`, within `budget` runs.

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ExploreError, file_error};
 use super::faults::FaultMix;
+use super::faults::chain::add_to_router;
 use routersim_sim::scenario::ScenarioError;
 
 /// A scenario file as a YAML tree (anchors and merge keys resolved).
@@ -31,11 +32,18 @@ pub fn to_yaml(tree: &Value) -> String {
     serde_saphyr::to_string(tree).unwrap_or_else(|e| format!("# cannot write YAML: {e}\n"))
 }
 
-/// Appends a mix to a scenario tree: its windows to `faults`, its quotas under `providers`.
+/// Appends a mix to a scenario tree: its windows to `faults`, its provider keys under
+/// `providers`, its continuation chain to the inline `router` (see [`inline_router`] for a
+/// scenario that names a `router_file`).
 pub fn apply_mix(tree: &mut Value, mix: &FaultMix) {
     let Some(root) = tree.as_object_mut() else {
         return;
     };
+    if let Some(chain) = &mix.chain
+        && let Some(router) = root.get_mut("router")
+    {
+        add_to_router(router, chain);
+    }
     if !mix.windows.is_empty() {
         let faults = root
             .entry("faults")
@@ -76,5 +84,16 @@ pub fn apply_mix(tree: &mut Value, mix: &FaultMix) {
                 }
             }
         }
+    }
+}
+
+/// Puts `router` (the tree of the scenario's `router_file`) inline in place of its
+/// `router_file` key, so that a mix can change the router config and the variant stays one
+/// self-contained file.
+pub fn inline_router(tree: &mut Value, router: &Value) {
+    if let Some(root) = tree.as_object_mut()
+        && root.remove("router_file").is_some()
+    {
+        root.insert("router".into(), router.clone());
     }
 }

@@ -1,10 +1,11 @@
-//! The checker as the run sees it: an [`EventSink`] beside the recorder, and the end-of-run
-//! checks when the run is over.
+//! The checker as the run sees it: an [`EventSink`] beside the recorder (one
+//! [`ReplicaChecker`] per router of a fleet, so each replica's cooldowns are checked apart), and
+//! the end-of-run checks when the run is over.
 //!
 //! Separate from the checks themselves (`verdict` and the families) because this is the only
 //! part that holds the lock and meets the engine's sink.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use routersim_engine::event::{EventSink, RoutingEvent};
 use routersim_report::summary::Summary;
@@ -27,12 +28,15 @@ pub struct Checker {
 impl Checker {
     /// A checker for a run that started at `start`.
     pub fn new(bounds: Bounds, start: Instant) -> Self {
-        let slots = bounds.deployments.len();
+        // One cooldown slot per deployment and replica: a fleet's replicas each keep their
+        // own cooldowns (with `state: shared`, their own view of the store's).
+        let slots = bounds.deployments.len() * bounds.replicas.max(1);
         Self {
             bounds,
             start,
             state: Mutex::new(State {
                 cooling: vec![None; slots],
+                first_until: vec![None; slots],
                 ..State::default()
             }),
         }
@@ -50,6 +54,7 @@ impl Checker {
         let mut v = Verdict {
             state: &mut state,
             start: self.start,
+            replica: 0,
         };
         v.finish(&self.bounds, summary);
         let count = v.state.violations;
@@ -63,13 +68,37 @@ impl Checker {
     }
 }
 
-impl EventSink for Checker {
-    fn emit(&self, event: &RoutingEvent) {
+impl Checker {
+    /// Checks one event of router replica `replica` (0 for a single router).
+    pub fn emit_from(&self, replica: usize, event: &RoutingEvent) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let mut v = Verdict {
             state: &mut state,
             start: self.start,
+            replica: replica.min(self.bounds.replicas.saturating_sub(1)),
         };
         v.on_event(&self.bounds, event);
+    }
+}
+
+/// A single router's events.
+impl EventSink for Checker {
+    fn emit(&self, event: &RoutingEvent) {
+        self.emit_from(0, event);
+    }
+}
+
+/// The sink of one replica of a fleet: its events go to the shared checker, tagged with it.
+#[derive(Debug)]
+pub struct ReplicaChecker {
+    /// The replica (`0..replicas`).
+    pub replica: usize,
+    /// The run's checker.
+    pub checker: Arc<Checker>,
+}
+
+impl EventSink for ReplicaChecker {
+    fn emit(&self, event: &RoutingEvent) {
+        self.checker.emit_from(self.replica, event);
     }
 }

@@ -2,16 +2,18 @@
 //! `stream_chunk`), no `retry`, `fallback`, `order_fallback` or `weighted_failover` follows, a
 //! break is reported `after_content`, a `give_up` says so, and the only attempt allowed after
 //! it is the one a `stream_continued` announces, on the deployment it names, when the settings
-//! allow a continuation. With it, the stream's own consistency
+//! allow a continuation (and, where a broken continuation is continued again, as many as the
+//! profile allows). With it, the stream's own consistency
 //! ([`Invariant::EventsConsistent`]): a continuation comes after content, and where a stream
 //! commits at its first content a break is not reported `after_content` without content.
 //!
 //! Where the rules differ by profile they read what the profile allows from
 //! [`Bounds`](super::Bounds), derived once per run ([`Bounds::derive`](super::Bounds::derive)):
 //! [`Bounds::commits_at_content`](super::Bounds::commits_at_content) and
-//! [`Bounds::continuation`](super::Bounds::continuation) today. A profile's own rule (chained
-//! continuations, say) is a field there and a change to [`RequestCheck::continuation_refused`]
-//! alone, never a test of the profile inside a check.
+//! [`Bounds::continuation`](super::Bounds::continuation) and
+//! [`Bounds::max_continuations`](super::Bounds::max_continuations) (chained continuations
+//! under `litellm-1.110`). A profile's own rule is a field there and a change to
+//! [`RequestCheck::continuation_refused`] alone, never a test of the profile inside a check.
 
 use std::sync::Arc;
 
@@ -98,12 +100,19 @@ impl RequestCheck<'_, '_> {
     }
 
     /// Why the settings refuse this request a continuation now, if they do: continuation is
-    /// off, or the request already continued once.
-    pub(super) fn continuation_refused(&self) -> Option<&'static str> {
-        if self.req.continued {
-            Some("a second continuation")
-        } else if !self.bounds.continuation {
-            Some("continuation is off in the settings")
+    /// off, or the request already had as many as the profile allows (one by the documented
+    /// rule; `max_fallbacks` where a broken continuation is continued again).
+    pub(super) fn continuation_refused(&self) -> Option<String> {
+        let (done, most) = (self.req.continuations, self.bounds.max_continuations);
+        if !self.bounds.continuation {
+            Some("continuation is off in the settings".into())
+        } else if done >= most && most <= 1 {
+            Some("a second continuation".into())
+        } else if done >= most {
+            Some(format!(
+                "continuation {} of a chain: each is a fallback level and max_fallbacks is {most}",
+                done + 1
+            ))
         } else {
             None
         }

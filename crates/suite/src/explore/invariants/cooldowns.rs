@@ -1,5 +1,7 @@
 //! [`Invariant::CooldownEnds`] and the cooldown events' consistency: a cooldown's `until` is
-//! the later of the old deadline and `at + duration`, `cooldown_end` comes at exactly `until`
+//! `at + duration` over no live cooldown, and over a live one what the profile's re-write rule
+//! says ([`Bounds::cooldown_rewrite`]: the later of the old deadline and `at + duration`, or
+//! under `litellm-1.110` the earlier of the first write's deadline and `at + duration`), `cooldown_end` comes at exactly `until`
 //! and only for a cooling deployment, `recovered` clears it, and no event comes later than an
 //! open deadline + [`TIMER_SLACK`].
 //!
@@ -15,7 +17,7 @@ use routersim_engine::event::{
 use routersim_engine::failure::FailureKind;
 use tokio::time::Instant;
 
-use super::bounds::Bounds;
+use super::bounds::{Bounds, CooldownRewrite};
 use super::invariant::{Invariant, TIMER_SLACK};
 use super::verdict::{Verdict, secs};
 
@@ -93,9 +95,16 @@ struct CooldownCheck<'c, 'v> {
 }
 
 impl CooldownCheck<'_, '_> {
-    /// The deployment's cooldown slot; a deployment not in the config is a violation.
+    /// The deployment's cooldown slot on the event's replica; a deployment not in the config
+    /// is a violation.
     fn slot(&mut self, id: &str) -> Option<usize> {
-        let slot = self.bounds.deployments.get(id).map(|d| d.index);
+        let per_replica = self.bounds.deployments.len();
+        let replica = self.verdict.replica;
+        let slot = self
+            .bounds
+            .deployments
+            .get(id)
+            .map(|d| replica * per_replica + d.index);
         if slot.is_none() {
             let detail = format!("{} names deployment {id:?}, not in the config", self.name);
             self.verdict.fail(
@@ -133,11 +142,28 @@ impl<'e> EventVisitor<'e> for CooldownCheck<'_, '_> {
         };
         let asked = self.at + duration;
         let state = &mut *self.verdict.state;
-        let expected = state.cooling[slot].map_or(asked, |old| old.max(asked));
+        let first = state.first_until[slot];
+        // Live: a deadline still ahead (the engine's store: `until > now`). One that ends at
+        // this very instant, its `cooldown_end` not yet emitted, is over: this write begins a
+        // new cooldown.
+        let live = state.cooling[slot].filter(|old| *old > self.at);
+        let (expected, rule) = match (live, self.bounds.cooldown_rewrite) {
+            (None, _) => (asked, "at + duration"),
+            (Some(old), CooldownRewrite::KeepLater) => (
+                old.max(asked),
+                "the later of the old deadline and at + duration",
+            ),
+            (Some(old), CooldownRewrite::FirstOrLatest) => (
+                first.unwrap_or(old).min(asked),
+                "the earlier of the first write's deadline and at + duration",
+            ),
+        };
+        if live.is_none() {
+            state.first_until[slot] = Some(asked);
+        }
         if until != expected {
             let detail = format!(
-                "cooldown_set on {deployment_id} for {} says until {:.3} s; the later of the \
-                 old deadline and at + duration is {:.3} s",
+                "cooldown_set on {deployment_id} for {} says until {:.3} s; {rule} is {:.3} s",
                 secs(duration),
                 self.secs_at(until),
                 self.secs_at(expected)
@@ -190,11 +216,18 @@ impl<'e> EventVisitor<'e> for CooldownCheck<'_, '_> {
     }
 }
 
-/// The id of the deployment in cooldown slot `slot`.
-fn deployment_at(bounds: &Bounds, slot: usize) -> &str {
-    bounds
+/// The deployment in cooldown slot `slot`: its id, and its replica in a fleet.
+fn deployment_at(bounds: &Bounds, slot: usize) -> String {
+    let per_replica = bounds.deployments.len().max(1);
+    let (replica, index) = (slot / per_replica, slot % per_replica);
+    let id = bounds
         .deployments
         .iter()
-        .find(|(_, d)| d.index == slot)
-        .map_or("?", |(id, _)| id)
+        .find(|(_, d)| d.index == index)
+        .map_or("?", |(id, _)| id);
+    if bounds.replicas > 1 {
+        format!("{id} (replica {replica})")
+    } else {
+        id.to_string()
+    }
 }

@@ -14,26 +14,36 @@
 //! - [`Invariant::EventsConsistent`]: a request's attempts are numbered 1, 2, 3… and each
 //!   `attempt_start` is closed by its `attempt_end` before the next one starts; no attempt
 //!   starts before the wait announced before it is over; `request_end` counts the attempts,
-//!   retries and fallback hops its events showed; a cooldown's `until` is the later of the old
-//!   deadline and `at + duration`; `cooldown_end` follows a cooldown.
-//! - [`Invariant::AttemptBound`]: attempts per request ≤ [`Bounds::max_attempts`], every
+//!   retries and fallback hops its events showed; a cooldown's `until` is `at + duration` over
+//!   no live cooldown, and over a live one the later of the old deadline and `at + duration`
+//!   (under `litellm-1.110` the earlier of the first write's deadline and `at + duration`:
+//!   its store never extends a live cooldown, [`Bounds::cooldown_rewrite`]); `cooldown_end`
+//!   follows a cooldown.
+//! - [`Invariant::AttemptBound`]: attempts per request ≤ [`Bounds::max_attempts`] (LiteLLM's
+//!   walk: per group a retry loop per `order` level plus the group's size; the candidate
+//!   walks of `multigrid` and `contract`: each deployment once with its own retries, capped by
+//!   the contract's `max_attempts`; plus the continuations the profile allows), every
 //!   `retry` within its `budget` and every budget ≤ the largest retry count the config and the
 //!   traffic can produce, every fallback hop within `max_fallbacks` levels and the group count.
 //! - [`Invariant::NoRetryAfterCommit`]: once a stream delivered content to the caller (a
 //!   `stream_chunk` event), no `retry`, `fallback`, `order_fallback` or `weighted_failover`
 //!   follows, a break is reported `after_content`, a `give_up` says
 //!   `stream_content_delivered`, and the only attempt allowed after it is the one a
-//!   `stream_continued` announces (once, only with `enable_mid_stream_fallback_continuation`
-//!   under `stream_recovery: litellm`, and on the deployment it names). Multigrid commits
+//!   `stream_continued` announces (only with `enable_mid_stream_fallback_continuation` under
+//!   `stream_recovery: litellm`, on the deployment it names, and once — or, where a broken
+//!   continuation is continued again, at most [`Bounds::max_continuations`] times). Multigrid commits
 //!   earlier (at the first byte, which events do not show), so this is a weaker check there.
 //!   Under `stream_recovery: litellm` a break is not reported `after_content` without content
 //!   ([`Invariant::EventsConsistent`]: the request could still have been retried).
-//! - [`Invariant::CooldownEnds`]: a cooldown set until `U` is ended (`cooldown_end` at exactly
+//! - [`Invariant::CooldownEnds`] (per replica in a fleet: each router keeps its own
+//!   cooldowns): a cooldown set until `U` is ended (`cooldown_end` at exactly
 //!   `U`) or cleared (`recovered`) before any event later than `U` + [`TIMER_SLACK`]; at the
 //!   run's end (its last `request_end`) every cooldown still open has `U` + [`TIMER_SLACK`] ≥
 //!   the end (the run end clips it).
 //! - [`Invariant::NoWaitPastDeadline`]: "deadline" is what the engine has today: a
-//!   Retry-After wait is in (0, 60 s]; a backoff wait is below `max(8 s, retry_after)` + 750 ms
+//!   Retry-After wait is in (0, 60 s] (LiteLLM's documented rule; up to 60.75 s under
+//!   `litellm-1.110`, whose jitter is added to it; [0, the walk's deadline] under the Multigrid
+//!   wait, where the provider's Retry-After wins); a backoff wait is below `max(8 s, retry_after)` + 750 ms
 //!   of jitter; a non-streamed attempt lasts at most its `timeout` (the deployment's, else the
 //!   router's); a stream's first content token arrives within the first-token timeout (plus
 //!   the stall timeout, a documented slack for one non-content frame first) of its attempt's
@@ -65,9 +75,10 @@
 //!
 //! A check never asks which profile the run has: [`Bounds::derive`] reads the settings and the
 //! profile once and says what they allow ([`Bounds::commits_at_content`],
-//! [`Bounds::continuation`], [`Bounds::walk_deadline`]), and each rule reads that. A profile
-//! with its own rule (issue 30: chained stream continuations under `profile: litellm-1.110`)
-//! is a field of [`Bounds`] and a change to the one method that applies the rule.
+//! [`Bounds::continuation`], [`Bounds::max_continuations`], [`Bounds::retry_after_cap`],
+//! [`Bounds::walk_deadline`], [`Bounds::cooldown_rewrite`]), and each rule reads that. A profile with its own rule (chained
+//! stream continuations under `profile: litellm-1.110`, a Retry-After of 0 under Multigrid) is
+//! a field of [`Bounds`] and a change to the one method that applies the rule.
 
 mod attempt_bound;
 mod bounds;
@@ -82,8 +93,8 @@ mod state;
 mod timeouts;
 mod verdict;
 
-pub use self::bounds::{Bounds, DeploymentLimits, WalkDeadline};
-pub use self::checker::Checker;
+pub use self::bounds::{Bounds, CooldownRewrite, DeploymentLimits, WalkDeadline};
+pub use self::checker::{Checker, ReplicaChecker};
 pub use self::invariant::{Invariant, TIMER_SLACK, Violation};
 
 #[cfg(test)]

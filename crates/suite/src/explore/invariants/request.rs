@@ -244,7 +244,7 @@ impl<'e> EventVisitor<'e> for RequestCheck<'_, '_> {
         _prefill_tokens: u32,
     ) -> bool {
         self.continuation_allowed(to_deployment);
-        self.req.continued = true;
+        self.req.continuations += 1;
         self.req.continuation_pending = Some(to_deployment.clone());
         false
     }

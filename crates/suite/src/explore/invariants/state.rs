@@ -23,8 +23,8 @@ pub(super) struct RequestState {
     pub(super) content: bool,
     /// `stream_continued` was seen and its attempt (on this deployment) has not started yet.
     pub(super) continuation_pending: Option<Arc<str>>,
-    /// A continuation happened.
-    pub(super) continued: bool,
+    /// Continuations announced so far.
+    pub(super) continuations: u32,
     /// The attempt after a `wait` may not start before this.
     pub(super) wait_until: Option<Instant>,
     /// The last content chunk of the open attempt.
@@ -55,6 +55,9 @@ pub(super) struct State {
     pub(super) ended_count: u64,
     /// Open cooldown deadline per deployment slot.
     pub(super) cooling: Vec<Option<Instant>>,
+    /// Per slot: the deadline the write that began the open cooldown set (what a profile
+    /// whose re-write never extends a live cooldown keeps to).
+    pub(super) first_until: Vec<Option<Instant>>,
     /// The soonest open deadline (a fast path for the per-event check).
     pub(super) soonest: Option<Instant>,
     pub(super) last_request_end: Option<Instant>,

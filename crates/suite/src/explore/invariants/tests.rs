@@ -40,13 +40,17 @@ fn bounds() -> Bounds {
         max_fallback_depth: 1,
         max_fallback_hops: 1,
         continuation: true,
+        max_continuations: 1,
         commits_at_content: true,
         backoff_cap: MAX_BACKOFF + MAX_JITTER,
         retry_after_cap: MAX_RETRY_AFTER,
+        retry_after_zero: false,
         stall_timeout: Some(Duration::from_secs(1)),
         deployments,
         walk_deadline: None,
         client_retries: 0,
+        replicas: 1,
+        cooldown_rewrite: CooldownRewrite::KeepLater,
     }
 }
 
@@ -707,4 +711,5 @@ fn events_consistent_catches_a_break_after_content_with_no_content() {
 
 /// The walks of the later profiles: hedge races (`hedge_after`), Multigrid's deadline, a
 /// client's sends (`client_retries`).
+mod profiles;
 mod walks;

@@ -1,5 +1,6 @@
 //! [`Invariant::NoWaitPastDeadline`], with the deadlines the engine has today: a Retry-After
-//! wait is in (0, 60 s]; a backoff wait is below `max(8 s, retry_after)` + 750 ms of jitter; a
+//! wait is in (0, 60 s] (as the profile allows: [`Bounds::retry_after_cap`] and
+//! [`Bounds::retry_after_zero`]); a backoff wait is below `max(8 s, retry_after)` + 750 ms of jitter; a
 //! non-streamed attempt lasts at most its `timeout`; a stream's first content arrives within
 //! its first-token timeout (plus the stall timeout: one non-content frame may come first),
 //! and no gap between content chunks, or from the last one to the attempt's end, exceeds
@@ -24,14 +25,21 @@ impl RequestCheck<'_, '_> {
     pub(super) fn wait_within_its_cap(&mut self, duration: Duration, reason: WaitReason) {
         let bounds = self.bounds;
         let ok = match reason {
-            WaitReason::RetryAfter => !duration.is_zero() && duration <= bounds.retry_after_cap,
+            WaitReason::RetryAfter => {
+                (bounds.retry_after_zero || !duration.is_zero())
+                    && duration <= bounds.retry_after_cap
+            }
             WaitReason::Backoff => duration < bounds.backoff_cap,
         };
         if ok {
             return;
         }
         let cap = match reason {
-            WaitReason::RetryAfter => format!("(0, {}]", secs(bounds.retry_after_cap)),
+            WaitReason::RetryAfter => format!(
+                "{}0, {}]",
+                if bounds.retry_after_zero { "[" } else { "(" },
+                secs(bounds.retry_after_cap)
+            ),
             WaitReason::Backoff => format!("below {}", secs(bounds.backoff_cap)),
         };
         let detail = format!(

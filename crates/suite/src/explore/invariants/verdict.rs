@@ -19,6 +19,8 @@ use super::state::State;
 pub(super) struct Verdict<'a> {
     pub(super) state: &'a mut State,
     pub(super) start: Instant,
+    /// The router replica whose event is checked (0 for a single router).
+    pub(super) replica: usize,
 }
 
 pub(super) fn secs(d: Duration) -> String {

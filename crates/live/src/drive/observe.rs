@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use super::error::DriveError;
 use super::load::{self, Client, Counters, RateGuard, Target};
+use super::metrics::{DriveMetrics, METRICS_PATH, serve_metrics};
 use super::options::DriveOptions;
 use super::providers;
 use super::record::{RequestRecord, Unfinished};
@@ -55,6 +56,18 @@ pub async fn observe(
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<Observed, DriveError> {
     let signal = Stop::listen();
+    let metrics = match options.metrics_addr {
+        Some(addr) => Some(bind_metrics(addr).await?),
+        None => None,
+    };
+    let counters = Rc::new(Counters {
+        metrics: metrics.as_ref().map(|(_, m)| m.clone()),
+        ..Counters::default()
+    });
+    // Scrapes are answered from now (all 0 while the router is awaited) until the drain ends.
+    let metrics_task = metrics.map(|(listener, m)| {
+        tokio::task::spawn_local(serve_metrics(listener, m, counters.clone()))
+    });
     let providers = match options.providers {
         Some(_) => None,
         None => {
@@ -102,7 +115,6 @@ pub async fn observe(
         async move { identify(&client).await }
     });
     let start = running.as_ref().map_or_else(Instant::now, |r| r.start);
-    let counters = Rc::new(Counters::default());
     let progress = (options.progress && std::io::stderr().is_terminal()).then(|| {
         tokio::task::spawn_local(show_progress(counters.clone(), start, scenario.duration))
     });
@@ -122,6 +134,9 @@ pub async fn observe(
         identity.abort();
     }
     let (target_name, target_version) = identity.await.unwrap_or((None, None));
+    if let Some(task) = metrics_task {
+        task.abort();
+    }
     let run_end = start.elapsed();
     drop(held);
     let records = std::mem::take(&mut *counters.records.borrow_mut());
@@ -212,6 +227,9 @@ async fn generate(
             if record.failure().is_some() {
                 counters.failed.set(counters.failed.get() + 1);
             }
+            if let Some(metrics) = &counters.metrics {
+                metrics.record(&record);
+            }
             counters.records.borrow_mut()[slot] = Some(record);
             counters.in_flight.set(counters.in_flight.get() - 1);
             counters.done.notify_one();
@@ -223,6 +241,21 @@ async fn generate(
         () = signal.notified() => (sent, signal.name()),
         () = tokio::time::sleep_until(start + scenario.duration) => (sent, "duration"),
     }
+}
+
+/// Binds `--metrics-addr` (said on stderr, with the port a `:0` got).
+async fn bind_metrics(
+    addr: std::net::SocketAddr,
+) -> Result<(tokio::net::TcpListener, Rc<DriveMetrics>), DriveError> {
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        DriveError::Io(std::io::Error::new(
+            e.kind(),
+            format!("--metrics-addr {addr}: {e}"),
+        ))
+    })?;
+    let bound = listener.local_addr()?;
+    eprintln!("metrics on http://{bound}{METRICS_PATH}");
+    Ok((listener, Rc::new(DriveMetrics::default())))
 }
 
 async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duration) {

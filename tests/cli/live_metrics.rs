@@ -134,6 +134,16 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
         "--emit-litellm-config",
         config.to_str().unwrap(),
     ]);
+    // A scrape before any traffic is answered (no call yet) and starts no fault timeline: the
+    // first call below is at the timeline's start, not half a second after this scrape.
+    let (status, _, early) = http(&serve.addr, "GET", "/metrics", "");
+    assert_eq!(status, 200);
+    assert!(
+        !early.contains("routersim_provider_calls_total{"),
+        "{early}"
+    );
+    let quiet = Duration::from_millis(500);
+    std::thread::sleep(quiet);
     let proxy = Server::start(&[
         "proxy",
         "--config",
@@ -230,6 +240,13 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
         *per_deployment.entry(cols[1].to_string()).or_default() += 1;
     }
     assert!(rows.len() >= 3, "ok, 503 and 429 rows: {calls}");
+    let first_at_ms: u128 = calls
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse::<u128>().unwrap())
+        .min()
+        .unwrap();
+    assert!(first_at_ms < quiet.as_millis(), "{calls}");
     let counted: BTreeMap<String, u64> = served
         .lines()
         .filter(|l| l.starts_with("routersim_provider_calls_total{"))

@@ -137,6 +137,11 @@ impl CallLog {
         &self.metrics
     }
 
+    /// The same counters, shared (for a scrape answered outside the server).
+    pub fn shared_metrics(&self) -> Arc<ProviderCallMetrics> {
+        self.metrics.clone()
+    }
+
     /// Writes one row (a write error is kept and reported by [`CallLog::finish`]).
     pub fn record(&self, row: &CallRow) {
         self.rows.set(self.rows.get() + 1);

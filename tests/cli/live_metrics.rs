@@ -257,9 +257,8 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
         .collect();
     assert_eq!(counted, rows, "{served}");
     for (deployment, n) in per_deployment {
-        let count = format!(
-            "routersim_provider_call_latency_seconds_count{{deployment=\"{deployment}\"}}"
-        );
+        let count =
+            format!("routersim_provider_call_latency_seconds_count{{deployment=\"{deployment}\"}}");
         assert_eq!(sample(&served, &count), n, "{served}");
     }
     // Provider-side names only: serve sees calls, not requests.
@@ -327,14 +326,22 @@ fn drive_serves_its_requests_on_metrics_while_it_runs() {
     assert!(drive.0.try_wait().unwrap().is_none(), "drive still runs");
     let status = drive.0.wait().unwrap();
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
-    assert!(status.success(), "{}\n{}", read("drive.out"), read("drive.err"));
+    assert!(
+        status.success(),
+        "{}\n{}",
+        read("drive.out"),
+        read("drive.err")
+    );
     assert!(read("drive.err").contains(&format!("metrics on http://{metrics}/metrics")));
 
     // What the scrape said is what the report says.
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(live.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["requests"], sent, "{s:#}");
-    assert_eq!(sample(&text, "routersim_ok_total"), s["ok"].as_u64().unwrap());
+    assert_eq!(
+        sample(&text, "routersim_ok_total"),
+        s["ok"].as_u64().unwrap()
+    );
     assert_eq!(
         sample(&text, "routersim_failed_total"),
         s["failed"].as_u64().unwrap()
@@ -344,7 +351,10 @@ fn drive_serves_its_requests_on_metrics_while_it_runs() {
         let series = format!("routersim_failed_by_kind_total{{kind=\"{kind}\"}}");
         assert_eq!(sample(&text, &series), n.as_u64().unwrap(), "{text}");
     }
-    assert_eq!(sample(&text, "routersim_request_latency_seconds_count"), sent);
+    assert_eq!(
+        sample(&text, "routersim_request_latency_seconds_count"),
+        sent
+    );
     assert_eq!(sample(&text, "routersim_drive_sent_total"), sent);
     assert_eq!(sample(&text, "routersim_drive_in_flight"), 0);
     // What drive cannot know during the run is left out, not written as 0.

@@ -346,10 +346,7 @@ impl WireServer {
 
     /// `GET /metrics`: the calls logged so far, counted (never itself a call, never a row).
     fn metrics(&self) -> Response<WireBody> {
-        let mut response = json_response(
-            StatusCode::OK,
-            self.log.metrics().render().into_bytes(),
-        );
+        let mut response = json_response(StatusCode::OK, self.log.metrics().render().into_bytes());
         response.headers_mut().insert(
             CONTENT_TYPE,
             HeaderValue::from_static(routersim_report::live_metrics::PROM_CONTENT_TYPE),

@@ -64,7 +64,8 @@ impl DriveMetrics {
             fallbacks: 0,
             latency: record.end.saturating_sub(record.arrival),
         });
-        let add = |cell: &Cell<u64>, n: Option<u32>| cell.set(cell.get() + u64::from(n.unwrap_or(0)));
+        let add =
+            |cell: &Cell<u64>, n: Option<u32>| cell.set(cell.get() + u64::from(n.unwrap_or(0)));
         add(&self.router_retries, record.attempted_retries);
         add(&self.router_fallbacks, record.attempted_fallbacks);
     }
@@ -108,7 +109,11 @@ impl DriveMetrics {
 }
 
 /// Serves `GET /metrics` on `listener` until the task is dropped (call inside a `LocalSet`).
-pub async fn serve_metrics(listener: TcpListener, metrics: Rc<DriveMetrics>, counters: Rc<Counters>) {
+pub async fn serve_metrics(
+    listener: TcpListener,
+    metrics: Rc<DriveMetrics>,
+    counters: Rc<Counters>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors: the next scrape retries.
@@ -119,8 +124,7 @@ pub async fn serve_metrics(listener: TcpListener, metrics: Rc<DriveMetrics>, cou
         let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
             let response = if req.method() == http::Method::GET && req.uri().path() == METRICS_PATH
             {
-                let mut response =
-                    Response::new(Full::new(Bytes::from(metrics.render(&counters))));
+                let mut response = Response::new(Full::new(Bytes::from(metrics.render(&counters))));
                 response.headers_mut().insert(
                     http::header::CONTENT_TYPE,
                     http::HeaderValue::from_static(PROM_CONTENT_TYPE),

@@ -56,18 +56,7 @@ pub async fn observe(
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<Observed, DriveError> {
     let signal = Stop::listen();
-    let metrics = match options.metrics_addr {
-        Some(addr) => Some(bind_metrics(addr).await?),
-        None => None,
-    };
-    let counters = Rc::new(Counters {
-        metrics: metrics.as_ref().map(|(_, m)| m.clone()),
-        ..Counters::default()
-    });
-    // Scrapes are answered from now (all 0 while the router is awaited) until the drain ends.
-    let metrics_task = metrics.map(|(listener, m)| {
-        tokio::task::spawn_local(serve_metrics(listener, m, counters.clone()))
-    });
+    let (counters, metrics_task) = counters_and_metrics(options).await?;
     let providers = match options.providers {
         Some(_) => None,
         None => {
@@ -134,9 +123,7 @@ pub async fn observe(
         identity.abort();
     }
     let (target_name, target_version) = identity.await.unwrap_or((None, None));
-    if let Some(task) = metrics_task {
-        task.abort();
-    }
+    metrics_task.iter().for_each(tokio::task::JoinHandle::abort);
     let run_end = start.elapsed();
     drop(held);
     let records = std::mem::take(&mut *counters.records.borrow_mut());
@@ -243,19 +230,29 @@ async fn generate(
     }
 }
 
-/// Binds `--metrics-addr` (said on stderr, with the port a `:0` got).
-async fn bind_metrics(
-    addr: std::net::SocketAddr,
-) -> Result<(tokio::net::TcpListener, Rc<DriveMetrics>), DriveError> {
+/// The run's counters and, with `--metrics-addr`, the task answering its scrapes (from now,
+/// all 0 while the router is awaited, until the drain ends); the address is said on stderr,
+/// with the port a `:0` got.
+async fn counters_and_metrics(
+    options: &DriveOptions,
+) -> Result<(Rc<Counters>, Option<tokio::task::JoinHandle<()>>), DriveError> {
+    let Some(addr) = options.metrics_addr else {
+        return Ok((Rc::new(Counters::default()), None));
+    };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
         DriveError::Io(std::io::Error::new(
             e.kind(),
             format!("--metrics-addr {addr}: {e}"),
         ))
     })?;
-    let bound = listener.local_addr()?;
-    eprintln!("metrics on http://{bound}{METRICS_PATH}");
-    Ok((listener, Rc::new(DriveMetrics::default())))
+    eprintln!("metrics on http://{}{METRICS_PATH}", listener.local_addr()?);
+    let metrics = Rc::new(DriveMetrics::default());
+    let counters = Rc::new(Counters {
+        metrics: Some(metrics.clone()),
+        ..Counters::default()
+    });
+    let task = tokio::task::spawn_local(serve_metrics(listener, metrics, counters.clone()));
+    Ok((counters, Some(task)))
 }
 
 async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duration) {

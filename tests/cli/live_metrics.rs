@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{free_port, repo, scratch_dir, spawn_drive_emitting_config, spawn_proxy};
+use crate::common::{
+    free_port, repo, routersim, scratch_dir, spawn_drive_emitting_config, spawn_proxy,
+};
 
 /// `gpt` has one healthy deployment; `down`'s lone deployment always answers 503; `hot`'s two
 /// deployments both answer 429 with a 30 s Retry-After, so one request to `hot` cools each of
@@ -361,4 +363,26 @@ fn drive_serves_its_requests_on_metrics_while_it_runs() {
     assert!(!text.contains("routersim_attempts_total"), "{text}");
     // The listener stopped with drive.
     assert!(try_scrape(&metrics).is_none());
+}
+
+#[test]
+fn drive_refuses_a_metrics_address_off_this_machine() {
+    let out = scratch_dir("drive-metrics-remote").join("live");
+    let refused = routersim(&[
+        "drive",
+        "scenarios/rate-limit-storm.yaml",
+        "--target",
+        "http://127.0.0.1:9",
+        "--metrics-addr",
+        "0.0.0.0:9464",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("--metrics-addr 0.0.0.0:9464: not a loopback address"),
+        "{err}"
+    );
+    assert!(!out.exists());
 }

@@ -90,7 +90,7 @@ pub fn drive(
         && !options.allow_remote
         && !addr.ip().is_loopback()
     {
-        return Err(DriveError::Remote(format!("--metrics-addr {addr}")));
+        return Err(DriveError::RemoteMetrics(addr));
     }
     if let Some(url) = &options.providers {
         let providers = Target::parse(url).map_err(DriveError::Url)?;

@@ -71,7 +71,11 @@ pub struct DriveArgs {
     /// router from the emitted config meanwhile).
     #[arg(long, value_name = "DURATION", value_parser = crate::args::parse_duration)]
     pub wait_for_target: Option<Duration>,
-    /// Allow a non-loopback --target or --providers.
+    /// Serve Prometheus metrics (GET /metrics: the requests sent, their outcomes and latency)
+    /// on ADDR while the run goes on (loopback unless --allow-remote; port 0: any free port).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Allow a non-loopback --target, --providers or --metrics-addr.
     #[arg(long)]
     pub allow_remote: bool,
     /// Replace an existing --emit-litellm-config or --emit-portkey-config FILE that routersim
@@ -116,6 +120,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         drain: args.drain,
         wait_for_target: args.wait_for_target,
         progress: true,
+        metrics_addr: args.metrics_addr,
     };
     let mut ready = |endpoints: &Endpoints| -> Result<Vec<ExtraHeader>, String> {
         eprintln!("fake providers on http://{}", endpoints.addr);

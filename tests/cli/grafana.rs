@@ -1,11 +1,12 @@
 //! The shipped Grafana dashboard (`docs/grafana/routersim.json`) queries only metrics routersim
 //! exports: every `routersim_*` name in a panel's `expr` is a series of a finished run's
-//! `metrics.prom`, and the live panels (those over `rate`/`increase`) only use what `GET
-//! /metrics` serves too.
+//! `metrics.prom` or of `routersim serve`'s `GET /metrics` (provider calls), and the live
+//! panels (those over `rate`/`increase`) only use what a `GET /metrics` serves too.
 
 use std::collections::BTreeSet;
 
 use routersim_report::live_metrics::LiveMetrics;
+use routersim_report::provider_metrics::ProviderCallMetrics;
 use serde_json::Value;
 
 use crate::common::{repo, routersim, scratch_dir};
@@ -71,8 +72,14 @@ fn every_metric_the_dashboard_queries_is_exported() {
     ]);
     assert!(ran.status.success(), "{ran:?}");
     let prom = std::fs::read_to_string(out.join("metrics.prom")).unwrap();
-    let exported = series_names(&prom);
-    let live = series_names(&LiveMetrics::new(&[]).render());
+    let served = ProviderCallMetrics::default();
+    served.record_call("east", "ok", std::time::Duration::from_millis(3));
+    let served = served.render();
+    let serve_names = series_names(&served);
+    let mut exported = series_names(&prom);
+    exported.extend(serve_names.iter().cloned());
+    let mut live = series_names(&LiveMetrics::new(&[]).render());
+    live.extend(serve_names);
 
     let text = std::fs::read_to_string(repo().join("docs/grafana/routersim.json")).unwrap();
     let dashboard: Value = serde_json::from_str(&text).unwrap();
@@ -87,7 +94,7 @@ fn every_metric_the_dashboard_queries_is_exported() {
         for name in names {
             assert!(
                 exported.contains(&name),
-                "{name} (in {expr}) is not in metrics.prom:\n{prom}"
+                "{name} (in {expr}) is not in metrics.prom nor served by serve:\n{prom}\n{served}"
             );
             if is_live {
                 assert!(
@@ -98,9 +105,10 @@ fn every_metric_the_dashboard_queries_is_exported() {
             queried.insert(name);
         }
     }
-    // And the dashboard shows every family metrics.prom has (a new one gets a panel).
+    // And the dashboard shows every family metrics.prom and serve have (a new one gets a panel).
     let families: BTreeSet<String> = prom
         .lines()
+        .chain(served.lines())
         .filter_map(|l| l.strip_prefix("# TYPE "))
         .map(|l| l.split(' ').next().unwrap().to_string())
         .collect();

@@ -131,7 +131,10 @@ fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Ve
         // Every request refused by the gate: no provider call, which drive says loudly (exit 2,
         // the report still written).
         assert_eq!(status.code(), Some(2), "{rest}");
-        assert!(rest.contains("without one call to the scenario's providers"), "{rest}");
+        assert!(
+            rest.contains("without one call to the scenario's providers"),
+            "{rest}"
+        );
     } else {
         assert!(status.success(), "{rest}");
     }

@@ -27,6 +27,7 @@ pub mod html;
 pub mod live_metrics;
 pub mod plot;
 pub mod prom;
+pub mod provider_metrics;
 pub mod record;
 mod streams;
 pub mod summary;

@@ -12,7 +12,8 @@
 //! events feed it, counted as the recorder counts them (requests, attempts, retries and
 //! fallbacks from `RequestEnd`), so a scrape at the end of a run agrees with its summary. A
 //! process without engine events (`drive` calls a router under test) calls
-//! [`LiveMetrics::record_request`] itself.
+//! [`LiveMetrics::record_request`] itself, and [`LiveMetrics::requests_only`] leaves out the
+//! families it cannot know (attempts, retries, fallbacks, cooldowns).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -58,6 +59,7 @@ struct Counts {
 #[derive(Debug, Default)]
 pub struct LiveMetrics {
     base_labels: String,
+    requests_only: bool,
     counts: Mutex<Counts>,
 }
 
@@ -72,7 +74,18 @@ impl LiveMetrics {
             .join(",");
         Self {
             base_labels,
+            requests_only: false,
             counts: Mutex::default(),
+        }
+    }
+
+    /// Metrics of a client that sees its requests end and nothing behind them
+    /// (`routersim drive`): the exposition leaves out retries, fallbacks, attempts and
+    /// cooldowns rather than writing 0 for what it does not know.
+    pub fn requests_only(labels: &[(&str, &str)]) -> Self {
+        Self {
+            requests_only: true,
+            ..Self::new(labels)
         }
     }
 
@@ -125,6 +138,7 @@ impl LiveMetrics {
             deployment_cooldown_periods: None,
             latency: c.latency.clone(),
             clock: "wall-clock",
+            requests_only: self.requests_only,
         };
         let mut out = Vec::new();
         // Writing to a Vec cannot fail.
@@ -194,5 +208,29 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         assert!(!text.contains("cooldown_periods"), "{text}");
+    }
+
+    #[test]
+    fn a_client_exposes_its_requests_and_nothing_it_cannot_know() {
+        let metrics = LiveMetrics::requests_only(&[]);
+        metrics.record_request(RequestOutcome {
+            failure: Some("timeout"),
+            attempts: 0,
+            retries: 0,
+            fallbacks: 0,
+            latency: Duration::from_millis(7),
+        });
+        let text = metrics.render();
+        for line in [
+            "routersim_requests_total 1",
+            "routersim_failed_total 1",
+            "routersim_failed_by_kind_total{kind=\"timeout\"} 1",
+            "routersim_request_latency_seconds_count 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+        for absent in ["attempts", "retries", "fallbacks", "cooldown"] {
+            assert!(!text.contains(absent), "{absent} in\n{text}");
+        }
     }
 }

@@ -43,7 +43,7 @@ pub(crate) fn label_value(text: &str) -> String {
 }
 
 /// A float as the format reads it, without float noise for whole numbers.
-fn number(value: f64) -> String {
+pub(crate) fn number(value: f64) -> String {
     if value.is_nan() {
         "NaN".into()
     } else if value.is_infinite() {
@@ -95,6 +95,7 @@ pub fn write_prom(
         ),
         latency: LatencyBuckets::of_hdr(latency_us, latency_sum_us),
         clock: "virtual",
+        requests_only: false,
     };
     write_values(&values, &base, out)
 }
@@ -130,6 +131,10 @@ pub struct PromValues<'a> {
     pub latency: LatencyBuckets,
     /// Whose seconds the latency counts (`virtual` or `wall-clock`), for its HELP line.
     pub clock: &'static str,
+    /// Only the requests' families are known (a client such as `routersim drive` sees its
+    /// requests end, not the provider calls behind them): retries, fallbacks, attempts and
+    /// cooldowns are left out rather than written as 0.
+    pub requests_only: bool,
 }
 
 /// The latency histogram as the format holds it: a count per [`LATENCY_BUCKETS_S`] bound
@@ -191,7 +196,7 @@ fn bound_us(bound_s: f64) -> u64 {
 }
 
 /// A series name with its labels (`base` may be empty).
-fn series(name: &str, base: &str, extra: &str) -> String {
+pub(crate) fn series(name: &str, base: &str, extra: &str) -> String {
     let labels = match (base.is_empty(), extra.is_empty()) {
         (true, true) => return name.to_string(),
         (false, true) => base.to_string(),
@@ -237,7 +242,15 @@ pub fn write_values(values: &PromValues<'_>, base: &str, out: &mut impl Write) -
             values.cooldowns,
         ),
     ];
-    if let Some(periods) = values.cooldown_periods {
+    if values.requests_only {
+        counters.retain(|(name, _, _)| {
+            matches!(
+                *name,
+                "routersim_requests_total" | "routersim_ok_total" | "routersim_failed_total"
+            )
+        });
+    }
+    if let Some(periods) = values.cooldown_periods.filter(|_| !values.requests_only) {
         counters.push((
             "routersim_cooldown_periods_total",
             "Cooling periods (summary.json cooldowns.periods: intervals a deployment spent cooled).",
@@ -259,17 +272,23 @@ pub fn write_values(values: &PromValues<'_>, base: &str, out: &mut impl Write) -
         "kind",
         &values.failed_by_kind,
     )?;
-    labelled_counter(
-        out,
-        (
-            "routersim_deployment_cooldowns_total",
-            "Cooldowns set per deployment.",
-        ),
-        base,
-        "deployment",
-        &values.deployment_cooldowns,
-    )?;
-    if let Some(periods) = &values.deployment_cooldown_periods {
+    if !values.requests_only {
+        labelled_counter(
+            out,
+            (
+                "routersim_deployment_cooldowns_total",
+                "Cooldowns set per deployment.",
+            ),
+            base,
+            "deployment",
+            &values.deployment_cooldowns,
+        )?;
+    }
+    if let Some(periods) = values
+        .deployment_cooldown_periods
+        .as_ref()
+        .filter(|_| !values.requests_only)
+    {
         labelled_counter(
             out,
             (
@@ -308,28 +327,37 @@ fn write_latency(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let name = "routersim_request_latency_seconds";
-    writeln!(
-        out,
-        "# HELP {name} End-to-end request latency, {clock} seconds."
-    )?;
+    let help = format!("End-to-end request latency, {clock} seconds.");
+    writeln!(out, "# HELP {name} {help}")?;
     writeln!(out, "# TYPE {name} histogram")?;
+    write_histogram_samples(name, latency, base, out)
+}
+
+/// One histogram's samples (buckets, `+Inf`, `_sum`, `_count`) for the series labelled
+/// `labels` (may be empty); its HELP and TYPE lines are the caller's.
+pub(crate) fn write_histogram_samples(
+    name: &str,
+    latency: &LatencyBuckets,
+    labels: &str,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let bucket = format!("{name}_bucket");
     for (bound, count) in LATENCY_BUCKETS_S.iter().zip(latency.le) {
         let le = format!("le=\"{}\"", number(*bound));
-        writeln!(out, "{} {count}", series(&bucket, base, &le))?;
+        writeln!(out, "{} {count}", series(&bucket, labels, &le))?;
     }
     let total = latency.count;
-    writeln!(out, "{} {total}", series(&bucket, base, "le=\"+Inf\""))?;
+    writeln!(out, "{} {total}", series(&bucket, labels, "le=\"+Inf\""))?;
     writeln!(
         out,
         "{} {}",
-        series(&format!("{name}_sum"), base, ""),
+        series(&format!("{name}_sum"), labels, ""),
         number(latency.sum_us as f64 / 1_000_000.0)
     )?;
     writeln!(
         out,
         "{} {total}",
-        series(&format!("{name}_count"), base, "")
+        series(&format!("{name}_count"), labels, "")
     )
 }
 

@@ -12,11 +12,17 @@
 //! | `POST /openai/deployments/<name>/chat/completions?api-version=…` | Azure OpenAI |
 //! | `GET /v1/models` (also `/models`) | the deployment's model |
 //!
-//! and `GET /v1/models` at the root of the shared listener lists every deployment.
+//! and `GET /v1/models` at the root of the shared listener lists every deployment. `GET
+//! /metrics` at the root of the shared listener is the server's own Prometheus exposition: no
+//! provider API has that path (they all live under `/v1/…`, `/chat/…` or `/openai/…`, and
+//! under `/d/<id>/` here), so it cannot shadow a call.
 
 use std::sync::Arc;
 
 pub use crate::format::WireFormat as Format;
+
+/// The path of the server's own metrics, on the shared listener.
+pub const METRICS_PATH: &str = "/metrics";
 
 /// What a listener serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +40,8 @@ pub enum Endpoint {
     Chat(usize, Format),
     /// The models of one deployment (`Some`) or of all (`None`).
     Models(Option<usize>),
+    /// The server's Prometheus metrics (not a provider call).
+    Metrics,
 }
 
 /// Why a path has no endpoint.
@@ -58,6 +66,9 @@ pub fn route(
         Mount::Shared => {
             if path == "/v1/models" || path == "/models" {
                 return expect_method(method, &http::Method::GET, Endpoint::Models(None));
+            }
+            if path == METRICS_PATH {
+                return expect_method(method, &http::Method::GET, Endpoint::Metrics);
             }
             let Some(after) = path.strip_prefix("/d/") else {
                 return Err(RouteError::UnknownPath);
@@ -167,6 +178,13 @@ mod tests {
         );
         assert_eq!(r(&get, "/v1/models"), Ok(Endpoint::Models(None)));
         assert_eq!(r(&get, "/d/gpt-a/v1/models"), Ok(Endpoint::Models(Some(0))));
+        assert_eq!(r(&get, "/metrics"), Ok(Endpoint::Metrics));
+        assert_eq!(r(&post, "/metrics"), Err(RouteError::UnknownPath));
+        // A deployment's own listener has no metrics: `/metrics` is a path of the shared one.
+        assert_eq!(
+            route(&get, "/metrics", Mount::Deployment(0), &ids),
+            Err(RouteError::UnknownPath)
+        );
         assert_eq!(
             r(&post, "/d/nope/v1/chat/completions"),
             Err(RouteError::UnknownDeployment("nope".into()))

@@ -15,11 +15,16 @@
 //! too), `break:<kind>` (abrupt close), `error_frame:<kind>`, `truncated` (clean end without
 //! the terminal marker), or `client_closed` (the client hung up first); `bad_request` for a
 //! body the server could not read (no fake provider was called).
+//!
+//! Every row is also counted (by deployment and outcome, with a latency histogram) for the
+//! server's `GET /metrics`: [`CallLog::metrics`].
 
 use std::cell::{Cell, RefCell};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
+
+use routersim_report::provider_metrics::ProviderCallMetrics;
 
 use super::error::WireError;
 
@@ -69,6 +74,8 @@ pub struct CallLog {
     kept: RefCell<Option<Vec<CallRow>>>,
     rows: Cell<u64>,
     error: RefCell<Option<String>>,
+    /// Every row counted again for `GET /metrics`: counters, never rows.
+    metrics: Arc<ProviderCallMetrics>,
 }
 
 impl std::fmt::Debug for CallLog {
@@ -87,6 +94,7 @@ impl CallLog {
             kept: RefCell::new(None),
             rows: Cell::new(0),
             error: RefCell::new(None),
+            metrics: Arc::default(),
         }
     }
 
@@ -99,6 +107,7 @@ impl CallLog {
             kept: RefCell::new(None),
             rows: Cell::new(0),
             error: RefCell::new(error),
+            metrics: Arc::default(),
         }
     }
 
@@ -123,9 +132,21 @@ impl CallLog {
         self.rows.get()
     }
 
+    /// The rows so far as counters by deployment and outcome, for `GET /metrics`.
+    pub fn metrics(&self) -> &ProviderCallMetrics {
+        &self.metrics
+    }
+
+    /// The same counters, shared (for a scrape answered outside the server).
+    pub fn shared_metrics(&self) -> Arc<ProviderCallMetrics> {
+        self.metrics.clone()
+    }
+
     /// Writes one row (a write error is kept and reported by [`CallLog::finish`]).
     pub fn record(&self, row: &CallRow) {
         self.rows.set(self.rows.get() + 1);
+        self.metrics
+            .record_call(&row.deployment_id, &row.outcome, row.latency);
         if let Some(kept) = self.kept.borrow_mut().as_mut() {
             kept.push(row.clone());
         }

@@ -125,6 +125,7 @@ impl WireServer {
         };
         let (index, format) = match endpoint {
             Endpoint::Models(which) => return Ok(self.models(which)),
+            Endpoint::Metrics => return Ok(self.metrics()),
             Endpoint::Chat(index, format) => (index, format),
         };
         let (parts, body) = req.into_parts();
@@ -329,7 +330,8 @@ impl WireServer {
             RouteError::UnknownPath => format!(
                 "Unknown request URL: {method} {path}. routersim serves POST \
                  /d/<deployment_id>/v1/chat/completions, /d/<deployment_id>/v1/messages, \
-                 /d/<deployment_id>/openai/deployments/<name>/chat/completions and GET /v1/models."
+                 /d/<deployment_id>/openai/deployments/<name>/chat/completions, GET /v1/models and GET \
+                 /metrics."
             ),
             RouteError::UnknownDeployment(id) => format!(
                 "No deployment has id {id:?}; deployment ids: {}",
@@ -340,6 +342,16 @@ impl WireServer {
             StatusCode::NOT_FOUND,
             openai::plain_error_body(&message, "invalid_request_error", Some("unknown_url")),
         )
+    }
+
+    /// `GET /metrics`: the calls logged so far, counted (never itself a call, never a row).
+    fn metrics(&self) -> Response<WireBody> {
+        let mut response = json_response(StatusCode::OK, self.log.metrics().render().into_bytes());
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static(routersim_report::live_metrics::PROM_CONTENT_TYPE),
+        );
+        response
     }
 
     fn models(&self, which: Option<usize>) -> Response<WireBody> {

@@ -21,6 +21,12 @@ pub enum DriveError {
          --allow-remote is given"
     )]
     Remote(String),
+    /// A non-loopback `--metrics-addr` without `--allow-remote`.
+    #[error(
+        "--metrics-addr {0}: not a loopback address; drive's metrics must not be reachable by \
+         accident (add --allow-remote to serve them anyway)"
+    )]
+    RemoteMetrics(std::net::SocketAddr),
     /// The target never answered.
     #[error("{target}: no HTTP answer within {waited:?}")]
     NotReady {

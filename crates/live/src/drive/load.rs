@@ -487,6 +487,8 @@ pub struct Counters {
     pub in_flight: Cell<u64>,
     /// Requests finished with a failure.
     pub failed: Cell<u64>,
+    /// What `GET /metrics` serves (`--metrics-addr`).
+    pub metrics: Option<Rc<super::metrics::DriveMetrics>>,
 }
 
 /// The `--max-rps` guard: the sends of the last second.

@@ -7,6 +7,7 @@
 //! - [`providers`]: the fake providers, in-process on a loopback port as `serve` runs them
 //!   (their fault timeline starts with the traffic), or a running `serve` (`--providers`).
 //! - [`report`]: observations to the engine's events, fed to the same `Recorder`.
+//! - [`metrics`]: `GET /metrics` while the run goes on (`--metrics-addr`).
 //! - [`observe`]: the run (the router waited for and checked, [`target`]; the arrivals; the
 //!   drain; Ctrl-C and SIGTERM, [`stop`]); [`write`]: the report, with what [`checks`] doubts
 //!   (failures the scenario did not [`injected`]) and the [`error`]s.
@@ -21,6 +22,7 @@ pub mod error;
 pub mod header;
 pub mod injected;
 pub mod load;
+pub mod metrics;
 pub mod observe;
 pub mod options;
 pub mod providers;
@@ -87,6 +89,12 @@ pub fn drive(
         && !options.allow_remote
     {
         return Err(DriveError::Remote(remote.url.clone()));
+    }
+    if let Some(addr) = options.metrics_addr
+        && !options.allow_remote
+        && !addr.ip().is_loopback()
+    {
+        return Err(DriveError::RemoteMetrics(addr));
     }
     if let Some(url) = &options.providers {
         let providers = Target::parse(url).map_err(DriveError::Url)?;

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use super::error::DriveError;
 use super::load::{self, Client, Counters, RateGuard, Target};
+use super::metrics::{DriveMetrics, METRICS_PATH, serve_metrics};
 use super::options::DriveOptions;
 use super::providers;
 use super::record::{RequestRecord, Unfinished};
@@ -55,6 +56,7 @@ pub async fn observe(
     ready: &mut dyn FnMut(&Endpoints) -> Result<Vec<super::header::ExtraHeader>, String>,
 ) -> Result<Observed, DriveError> {
     let signal = Stop::listen();
+    let (counters, metrics_task) = counters_and_metrics(options).await?;
     let providers = match options.providers {
         Some(_) => None,
         None => {
@@ -103,7 +105,6 @@ pub async fn observe(
         async move { identify(&client).await }
     });
     let start = running.as_ref().map_or_else(Instant::now, |r| r.start);
-    let counters = Rc::new(Counters::default());
     let progress = (options.progress && std::io::stderr().is_terminal()).then(|| {
         tokio::task::spawn_local(show_progress(counters.clone(), start, scenario.duration))
     });
@@ -123,6 +124,7 @@ pub async fn observe(
         identity.abort();
     }
     let (target_name, target_version) = identity.await.unwrap_or((None, None));
+    metrics_task.iter().for_each(tokio::task::JoinHandle::abort);
     let run_end = start.elapsed();
     drop(held);
     let records = std::mem::take(&mut *counters.records.borrow_mut());
@@ -213,6 +215,9 @@ async fn generate(
             if record.failure().is_some() {
                 counters.failed.set(counters.failed.get() + 1);
             }
+            if let Some(metrics) = &counters.metrics {
+                metrics.record(&record);
+            }
             counters.records.borrow_mut()[slot] = Some(record);
             counters.in_flight.set(counters.in_flight.get() - 1);
             counters.done.notify_one();
@@ -224,6 +229,31 @@ async fn generate(
         () = signal.notified() => (sent, signal.name()),
         () = tokio::time::sleep_until(start + scenario.duration) => (sent, "duration"),
     }
+}
+
+/// The run's counters and, with `--metrics-addr`, the task answering its scrapes (from now,
+/// all 0 while the router is awaited, until the drain ends); the address is said on stderr,
+/// with the port a `:0` got.
+async fn counters_and_metrics(
+    options: &DriveOptions,
+) -> Result<(Rc<Counters>, Option<tokio::task::JoinHandle<()>>), DriveError> {
+    let Some(addr) = options.metrics_addr else {
+        return Ok((Rc::new(Counters::default()), None));
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        DriveError::Io(std::io::Error::new(
+            e.kind(),
+            format!("--metrics-addr {addr}: {e}"),
+        ))
+    })?;
+    eprintln!("metrics on http://{}{METRICS_PATH}", listener.local_addr()?);
+    let metrics = Rc::new(DriveMetrics::default());
+    let counters = Rc::new(Counters {
+        metrics: Some(metrics.clone()),
+        ..Counters::default()
+    });
+    let task = tokio::task::spawn_local(serve_metrics(listener, metrics, counters.clone()));
+    Ok((counters, Some(task)))
 }
 
 async fn show_progress(counters: Rc<Counters>, start: Instant, duration: Duration) {

@@ -1,6 +1,7 @@
 //! How to drive (`DriveOptions`): a small module below its users (the run and the report
 //! both read it).
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -36,6 +37,9 @@ pub struct DriveOptions {
     pub wait_for_target: Option<Duration>,
     /// Print a progress line on stderr.
     pub progress: bool,
+    /// Serve `GET /metrics` on this address while the run goes on (loopback unless
+    /// `allow_remote`).
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// The default report folder: `reports/<name>/live/`.

@@ -10,10 +10,13 @@
 //!
 //! Drive's clock connection sends nothing, so it is held, not served: the header timeout that
 //! cuts a silent client would end the shared clock. A first client that sends a byte is an
-//! ordinary client, served under the same [`ConnLimits`] as every other.
+//! ordinary client, served under the same [`ConnLimits`] as every other. A connection that
+//! opens with `GET /metrics` before any traffic is a scrape, not a first client
+//! ([`super::early_scrape`]).
 
 use std::future::poll_fn;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -21,7 +24,11 @@ use routersim_mock_providers::wire::{CallLog, ConnLimits, Mount, WireServer, ser
 use routersim_sim::scenario::Scenario;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::{Bound, ServeError, start_serving_with, terminated};
+use routersim_report::provider_metrics::ProviderCallMetrics;
+use tokio::time::Instant;
+
+use super::early_scrape::{answer_scrapes, is_scrape};
+use super::{Bound, ServeError, start_serving_from, terminated};
 
 /// The longest the server waits, after the scenario's duration, for its first client to close.
 pub const OUTLIVE_AT_MOST: Duration = Duration::from_secs(300);
@@ -37,15 +44,17 @@ pub(super) async fn serve_from_first_connection(
     limits: ConnLimits,
     duration: Duration,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
+    let metrics = log.shared_metrics();
     let first = tokio::select! {
         biased;
         _ = tokio::signal::ctrl_c() => Err("ctrl-c"),
         () = terminated() => Err("sigterm"),
-        first = first_accept(&bound) => Ok(first),
+        first = first_traffic(&bound, &metrics) => Ok(first),
     };
-    let running = start_serving_with(scenario, bound, log, limits)?;
+    let start = first.as_ref().map_or_else(|_| Instant::now(), |f| f.2);
+    let running = start_serving_from(scenario, bound, log, limits, start)?;
     let (stream, mount) = match first {
-        Ok(first) => first,
+        Ok((stream, mount, _)) => (stream, mount),
         Err(signal) => return Ok((running.stop(), signal)),
     };
     // Its permit is taken before any other listener accepts: the cap counts it.
@@ -90,6 +99,23 @@ async fn first_client(
         serve_client(server, stream, mount, limits).await;
     }
     drop(permit);
+}
+
+/// The first connection that is not a scrape of the shared listener's `/metrics`
+/// ([`super::early_scrape`]: those are answered aside), where, and when it was accepted.
+async fn first_traffic(
+    bound: &Bound,
+    metrics: &Arc<ProviderCallMetrics>,
+) -> (tokio::net::TcpStream, Mount, Instant) {
+    loop {
+        let (stream, mount) = first_accept(bound).await;
+        let accepted = Instant::now();
+        if mount == Mount::Shared && is_scrape(&stream).await {
+            tokio::task::spawn_local(answer_scrapes(stream, metrics.clone()));
+            continue;
+        }
+        return (stream, mount, accepted);
+    }
 }
 
 /// The first connection accepted on any listener, and where (a failed accept, out of file

@@ -10,6 +10,7 @@
 
 pub mod bench;
 pub mod config_file;
+pub mod early_scrape;
 pub mod first_connection;
 pub mod litellm_config;
 pub mod portkey_config;
@@ -357,10 +358,23 @@ pub fn start_serving_with(
     log: CallLog,
     limits: ConnLimits,
 ) -> Result<Running, ServeError> {
-    let start = Instant::now();
+    start_serving_from(scenario, bound, log, limits, Instant::now())
+}
+
+/// [`start_serving_with`], the fault timeline counted from `start` (now or a moment ago: the
+/// first connection's accept, when telling a scrape from traffic took a few milliseconds).
+pub fn start_serving_from(
+    scenario: &Scenario,
+    bound: Bound,
+    log: CallLog,
+    limits: ConnLimits,
+    start: Instant,
+) -> Result<Running, ServeError> {
+    let since_start = i64::try_from(start.elapsed().as_millis()).unwrap_or(0);
     let epoch_unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .saturating_sub(since_start);
     let providers = FakeProviders::new(
         &scenario.router,
         &scenario.providers,

@@ -3,10 +3,17 @@
 //! own `num_retries` wins, as `drive` sends none it is the router's) while the status is in
 //! `on_status_codes` — by default [`RETRY_STATUS_CODES`] (`src/globals.ts`) — or `fetch`
 //! threw (a connection error: async-retry retries every throw). Any other status is
-//! `bail`ed: no retry, and the fallback strategy moves on.
+//! `bail`ed: no retry, and the fallback strategy moves on. With
+//! `portkey_use_retry_after_header`, a 429 whose Retry-After is too long for what is left of
+//! the target's 60 s ends the target (`retrySkipped`, reported as `retries_exhausted`, as the
+//! gateway reports it), and a 429 on the last attempt is waited before giving up
+//! ([`super::retry_after`]).
 
+use std::time::Duration;
+
+use super::retry_after::{RetryAfterVerdict, verdict};
 use crate::event::GiveUpReason;
-use crate::failure::{FailureKind, ProviderFailure};
+use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::retry::{RetryContext, RetryDecision, RetryPolicy};
 
 /// `RETRY_STATUS_CODES` (`src/globals.ts`): what `retry.attempts` retries when the config
@@ -29,6 +36,26 @@ impl PortkeyRetryPolicy {
             .or(failure.kind.default_status())
             .is_some_and(|s| RETRY_STATUS_CODES.contains(&s))
     }
+
+    /// What the gateway does with `failure`'s Retry-After on this target.
+    fn retry_after(failure: &ProviderFailure, ctx: &RetryContext<'_>) -> RetryAfterVerdict {
+        let delay = match failure.retry_after {
+            Some(RetryAfter::Delay(d)) => Some(d),
+            // `Number.parseInt` of an HTTP-date is NaN: not read.
+            Some(RetryAfter::HttpDate(_)) | None => None::<Duration>,
+        };
+        verdict(
+            ctx.settings.portkey_use_retry_after_header,
+            failure.status.or(failure.kind.default_status()),
+            delay,
+            ctx.retry_after_waited,
+        )
+    }
+
+    /// The target's `retry.attempts`.
+    fn max_retries(ctx: &RetryContext<'_>) -> u32 {
+        ctx.request.num_retries.unwrap_or(ctx.settings.num_retries)
+    }
 }
 
 impl RetryPolicy for PortkeyRetryPolicy {
@@ -41,10 +68,24 @@ impl RetryPolicy for PortkeyRetryPolicy {
         if !Self::retries(failure) {
             return RetryDecision::GiveUp(GiveUpReason::NonRetryableStatus);
         }
-        let max_retries = ctx.request.num_retries.unwrap_or(ctx.settings.num_retries);
-        if retries_done >= max_retries {
+        let max_retries = Self::max_retries(ctx);
+        let skipped = Self::retry_after(failure, ctx) == RetryAfterVerdict::Skip;
+        if retries_done >= max_retries || skipped {
             return RetryDecision::GiveUp(GiveUpReason::RetriesExhausted);
         }
         RetryDecision::Retry { max_retries }
+    }
+
+    /// The Retry-After of a 429 on the last attempt is waited before the target ends (not
+    /// with `attempts: 0`, where no status is retried and no header read).
+    fn waits_before_giving_up(
+        &self,
+        reason: GiveUpReason,
+        failure: &ProviderFailure,
+        ctx: &RetryContext<'_>,
+    ) -> bool {
+        reason == GiveUpReason::RetriesExhausted
+            && Self::max_retries(ctx) > 0
+            && matches!(Self::retry_after(failure, ctx), RetryAfterVerdict::Wait(_))
     }
 }

@@ -87,9 +87,19 @@ fn header_gate(
 /// Drives THREE_OK through the header gate with `headers` and `args`; (summary, request heads
 /// seen, the fake providers' address).
 fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Vec<String>, String) {
+    drive_yaml_through_gate(name, THREE_OK, headers, args)
+}
+
+/// [`drive_through_gate`] with the scenario `yaml`.
+fn drive_yaml_through_gate(
+    name: &str,
+    yaml: &str,
+    headers: &[&str],
+    args: &[&str],
+) -> (Value, Vec<String>, String) {
     let dir = scratch_dir(name);
     let scenario = dir.join("drive.yaml");
-    std::fs::write(&scenario, THREE_OK).unwrap();
+    std::fs::write(&scenario, yaml).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let upstream = Arc::new(Mutex::new(None));
@@ -198,7 +208,12 @@ fn emit_portkey_config_writes_the_config_and_sends_it_on_every_request() {
     assert_eq!(summary["ok"], 3, "{summary:#}");
     let text = std::fs::read_to_string(&file).unwrap();
     let config: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(config["strategy"]["mode"], "fallback", "{config:#}");
+    assert_eq!(
+        config["strategy"],
+        serde_json::json!({"mode": "fallback"}),
+        "{config:#}"
+    );
+    assert_eq!(config["retry"].get("use_retry_after_header"), None);
     // THREE_OK sets no num_retries: LiteLLM's default, 2.
     assert_eq!(config["retry"]["attempts"], 2, "{config:#}");
     assert_eq!(
@@ -230,6 +245,37 @@ fn emit_portkey_config_writes_the_config_and_sends_it_on_every_request() {
             .filter(|h| h.starts_with("post "))
             .all(|h| h.contains(&sent)),
         "{heads:#?}"
+    );
+}
+
+/// `portkey_use_retry_after_header` and `portkey_fallback_on_status_codes` become the
+/// config's `retry.use_retry_after_header` and `strategy.on_status_codes`.
+#[test]
+fn emit_portkey_config_carries_the_portkey_keys() {
+    let file = scratch_dir("portkey-emit-keys-file").join("portkey.json");
+    let file_arg = file.to_str().unwrap();
+    let yaml = THREE_OK.replace(
+        "model_info: {id: gpt-a}}\n",
+        "model_info: {id: gpt-a}}\n  router_settings:\n    profile: portkey\n    \
+         portkey_use_retry_after_header: true\n    portkey_fallback_on_status_codes: [429, 503]\n",
+    );
+    assert_ne!(yaml, THREE_OK);
+    let (summary, _, _) = drive_yaml_through_gate(
+        "portkey-emit-keys",
+        &yaml,
+        &[],
+        &["--emit-portkey-config", file_arg],
+    );
+    assert_eq!(summary["ok"], 3, "{summary:#}");
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        config["strategy"],
+        serde_json::json!({"mode": "fallback", "on_status_codes": [429, 503]}),
+        "{config:#}"
+    );
+    assert_eq!(
+        config["retry"]["use_retry_after_header"], true,
+        "{config:#}"
     );
 }
 

@@ -326,12 +326,14 @@ fn attempts_by_request(report: &std::path::Path) -> std::collections::BTreeMap<u
 /// 360 ms was seen.
 const LIVE_WAIT_SLACK_MS: f64 = 750.0;
 
-/// The three incidents through the real Portkey gateway 1.15.2 (installed and patched by
+/// The five incidents through the real Portkey gateway 1.15.2 (installed and patched by
 /// `tools/portkey/install`, on loopback by `tools/portkey/start`), each driven with the config
 /// `--emit-portkey-config` derives, against the same scenario simulated under
 /// `profile: portkey`: every request makes the same calls to the same deployments with the
-/// same outcomes (retries, fallback hops, a stream cut passed through), and every retry's
-/// wait is node-retry's `1000 · 2^k` ms — exactly in the simulation, within
+/// same outcomes (retries, fallback hops, a stream cut passed through, no hop after a status
+/// outside `strategy.on_status_codes`), and every retry's
+/// wait is node-retry's `1000 · 2^k` ms (with `use_retry_after_header`: the 429's
+/// Retry-After, also before the hop after the last one) — exactly in the simulation, within
 /// [`LIVE_WAIT_SLACK_MS`] live.
 #[test]
 fn portkey_gateway_matches_profile_portkey_call_for_call() {
@@ -351,7 +353,13 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
             .spawn()
             .unwrap(),
     );
-    for incident in ["429-storm", "503-outage", "stream-cut"] {
+    for incident in [
+        "429-storm",
+        "503-outage",
+        "stream-cut",
+        "retry-after",
+        "status-list",
+    ] {
         let scenario = format!("scenarios/live/portkey-{incident}.yaml");
         let sim = dir.join(format!("{incident}-sim"));
         let out = Command::new(env!("CARGO_BIN_EXE_routersim"))
@@ -420,7 +428,15 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
             assert_eq!(calls(measured), calls(simulated), "{incident} request {id}");
             let mut same_target_retries = 0;
             for i in 1..simulated.len() {
-                let expected = if simulated[i].0 == simulated[i - 1].0 {
+                let expected = if incident == "retry-after" {
+                    // `use_retry_after_header`: after each 429 (Retry-After: 1) the gateway
+                    // waits its 1 s, before a retry and before the hop after the last one.
+                    if simulated[i - 1].1 == "rate_limit" {
+                        1000.0
+                    } else {
+                        0.0
+                    }
+                } else if simulated[i].0 == simulated[i - 1].0 {
                     same_target_retries += 1;
                     1000.0 * 2f64.powi(same_target_retries - 1)
                 } else {

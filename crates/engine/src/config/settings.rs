@@ -152,13 +152,9 @@ pub struct RouterSettings {
     /// `replay: always | dedupe | never`: what follows an ambiguous attempt (every profile;
     /// default `always`, see [`crate::replay`]).
     pub replay: Replay,
-    /// `portkey_use_retry_after_header` (`profile: portkey`): the gateway's
-    /// `retry.use_retry_after_header` — a 429's Retry-After replaces the backoff, within
-    /// 60 s per target (default false).
+    /// `portkey_use_retry_after_header` (`profile: portkey`; default false).
     pub portkey_use_retry_after_header: bool,
-    /// `portkey_fallback_on_status_codes` (`profile: portkey`): the gateway's
-    /// `strategy.on_status_codes` — the fallback moves on only after a status in the list
-    /// (`None`: after any answer that is not ok).
+    /// `portkey_fallback_on_status_codes` (`profile: portkey`; `None`: any failure moves on).
     pub portkey_fallback_on_status_codes: Option<Vec<u16>>,
 }
 

@@ -31,16 +31,11 @@ impl PortkeyBackoff {
 impl Backoff for PortkeyBackoff {
     fn wait(&self, ctx: &WaitContext, _rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
         let delay = ctx.retry_after.filter(|_| !ctx.retry_after_is_date);
-        let read = verdict(
-            ctx.use_retry_after_header,
-            ctx.status,
-            delay,
-            ctx.retry_after_waited,
-        );
-        match read {
+        let waited = ctx.retry_after_waited;
+        match verdict(ctx.use_retry_after_header, ctx.status, delay, waited) {
             RetryAfterVerdict::Wait(r) => (r, Some(WaitReason::RetryAfter)),
             // `rateLimiter._timeouts` was zeroed by a Retry-After waited before.
-            _ if !ctx.retry_after_waited.is_zero() => (Duration::ZERO, None),
+            _ if !waited.is_zero() => (Duration::ZERO, None),
             _ => (
                 Self::wait_before(ctx.retry_index),
                 Some(WaitReason::Backoff),

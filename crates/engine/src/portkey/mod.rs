@@ -40,7 +40,7 @@ mod retry;
 mod retry_after;
 
 pub use backoff::{FIRST_WAIT, PortkeyBackoff};
-pub use fallback::{PortkeyFallbackStrategy, gateway_status};
+pub use fallback::PortkeyFallbackStrategy;
 pub use retry::{PortkeyRetryPolicy, RETRY_STATUS_CODES};
 pub use retry_after::{MAX_RETRY_LIMIT, RetryAfterVerdict, verdict};
 

@@ -3,13 +3,8 @@
 //! own `num_retries` wins, as `drive` sends none it is the router's) while the status is in
 //! `on_status_codes` — by default [`RETRY_STATUS_CODES`] (`src/globals.ts`) — or `fetch`
 //! threw (a connection error: async-retry retries every throw). Any other status is
-//! `bail`ed: no retry, and the fallback strategy moves on. With
-//! `portkey_use_retry_after_header`, a 429 whose Retry-After is too long for what is left of
-//! the target's 60 s ends the target (`retrySkipped`, reported as `retries_exhausted`, as the
-//! gateway reports it), and a 429 on the last attempt is waited before giving up
-//! ([`super::retry_after`]).
-
-use std::time::Duration;
+//! `bail`ed: no retry, and the fallback strategy moves on. A Retry-After skip
+//! ([`super::retry_after`]) ends the target as `retries_exhausted`, as the gateway counts it.
 
 use super::retry_after::{RetryAfterVerdict, verdict};
 use crate::event::GiveUpReason;
@@ -37,19 +32,15 @@ impl PortkeyRetryPolicy {
             .is_some_and(|s| RETRY_STATUS_CODES.contains(&s))
     }
 
-    /// What the gateway does with `failure`'s Retry-After on this target.
+    /// What the gateway does with `failure`'s Retry-After (an HTTP-date parses as NaN).
     fn retry_after(failure: &ProviderFailure, ctx: &RetryContext<'_>) -> RetryAfterVerdict {
         let delay = match failure.retry_after {
             Some(RetryAfter::Delay(d)) => Some(d),
-            // `Number.parseInt` of an HTTP-date is NaN: not read.
-            Some(RetryAfter::HttpDate(_)) | None => None::<Duration>,
+            _ => None,
         };
-        verdict(
-            ctx.settings.portkey_use_retry_after_header,
-            failure.status.or(failure.kind.default_status()),
-            delay,
-            ctx.retry_after_waited,
-        )
+        let status = failure.status.or(failure.kind.default_status());
+        let on = ctx.settings.portkey_use_retry_after_header;
+        verdict(on, status, delay, ctx.retry_after_waited)
     }
 
     /// The target's `retry.attempts`.
@@ -76,8 +67,8 @@ impl RetryPolicy for PortkeyRetryPolicy {
         RetryDecision::Retry { max_retries }
     }
 
-    /// The Retry-After of a 429 on the last attempt is waited before the target ends (not
-    /// with `attempts: 0`, where no status is retried and no header read).
+    /// A 429's Retry-After is waited after the last attempt too (not with `attempts: 0`: no
+    /// status is read then, `normalizeRetryConfig`).
     fn waits_before_giving_up(
         &self,
         reason: GiveUpReason,

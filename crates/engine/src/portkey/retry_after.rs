@@ -1,54 +1,37 @@
-//! The gateway's optional Retry-After (`retry.use_retry_after_header: true`, here the router's
-//! `portkey_use_retry_after_header`), read from `src/handlers/retryHandler.ts` (`retryRequest`)
-//! and `src/globals.ts` at tag v1.15.2:
-//!
-//! - Only a **429** is read, and only its first header of `retry-after-ms`,
-//!   `x-ms-retry-after-ms`, `retry-after` (`POSSIBLE_RETRY_STATUS_HEADERS`); seconds for
-//!   `retry-after`. A value that does not parse as a number (an HTTP-date) or is 0 leaves
-//!   the backoff as it is.
-//! - A wait `R` at or above `MAX_RETRY_LIMIT_MS` (60 s), or above what is left of the
-//!   target's 60 s (`remainingRetryTimeout`, spent by every wait honoured before), ends the
-//!   target at once: no wait, no more attempts (`retrySkipped`, `rateLimiter._timeouts = []`).
-//! - Otherwise the gateway waits `R` *inside* the attempt, then sets every backoff still to
-//!   come to 0 (`rateLimiter._timeouts = [0, …]`): the next retry starts right after `R`, and
-//!   so does every later retry of that target, whatever its status.
-//! - The wait happens on the last attempt too (async-retry `bail`s only after it): a 429 that
-//!   ends the target still costs its `R` before the fallback or the answer. Not with
-//!   `retry.attempts: 0`, whose status list is empty (`normalizeRetryConfig`): no 429 is
-//!   read then.
+//! `portkey_use_retry_after_header` (the gateway's `retry.use_retry_after_header`), read from
+//! `retryHandler.ts` (`retryRequest`) and `globals.ts` at tag v1.15.2. Only a 429's first
+//! numeric `retry-after-ms`, `x-ms-retry-after-ms` or `retry-after` (seconds) is read; an
+//! HTTP-date (NaN) or 0 leaves the backoff. `R >= MAX_RETRY_LIMIT_MS` (60 s) or `R >` what is
+//! left of the target's 60 s ends the target without a wait (`retrySkipped`). Otherwise `R` is
+//! waited inside the attempt — so after the last attempt too, before async-retry `bail`s — and
+//! every later backoff of the target becomes 0 (`rateLimiter._timeouts = [0, …]`).
 
 use std::time::Duration;
 
-/// `MAX_RETRY_LIMIT_MS` (`src/globals.ts`): the longest Retry-After honoured, and what one
-/// target may wait on Retry-After in all.
+/// `MAX_RETRY_LIMIT_MS`: the longest Retry-After, and all one target may wait on them.
 pub const MAX_RETRY_LIMIT: Duration = Duration::from_secs(60);
 
 /// What the gateway does with a failure's Retry-After.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryAfterVerdict {
-    /// Not read (the setting is off, not a 429, no numeric value): the backoff applies.
+    /// Not read: the backoff applies.
     Backoff,
-    /// Wait this long, then retry (or, after the last attempt, give up).
+    /// Wait this long (then retry, or give up after the last attempt).
     Wait(Duration),
     /// Too long for what is left of the 60 s: the target ends now, without a wait.
     Skip,
 }
 
-/// The verdict on a failure with status `status` and a numeric Retry-After `delay` (an
-/// HTTP-date is `None`), when the target has already waited `waited` on Retry-After.
+/// The verdict on status `status` with a numeric Retry-After `delay`, after `waited`.
 pub fn verdict(
     use_retry_after_header: bool,
     status: Option<u16>,
     delay: Option<Duration>,
     waited: Duration,
 ) -> RetryAfterVerdict {
-    if !use_retry_after_header || status != Some(429) {
-        return RetryAfterVerdict::Backoff;
-    }
     match delay {
-        Some(r) if !r.is_zero() => {
-            let left = MAX_RETRY_LIMIT.saturating_sub(waited);
-            if r >= MAX_RETRY_LIMIT || r > left {
+        Some(r) if use_retry_after_header && status == Some(429) && !r.is_zero() => {
+            if r >= MAX_RETRY_LIMIT || r > MAX_RETRY_LIMIT.saturating_sub(waited) {
                 RetryAfterVerdict::Skip
             } else {
                 RetryAfterVerdict::Wait(r)

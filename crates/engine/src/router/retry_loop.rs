@@ -96,27 +96,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         first_failure: *first_failure.get_or_insert(failed.failure.kind),
                         retry_after_waited,
                     };
-                    let (now, wait, kept, gives_up) =
-                        match self.before_retry(g, request, failed, &looked, run) {
-                            Next::Retry {
-                                now,
-                                wait,
-                                kept,
-                                retry_after,
-                            } => {
-                                if retry_after {
-                                    retry_after_waited += wait;
-                                }
-                                (now, wait, kept.map(Box::new), false)
-                            }
-                            Next::GiveUp { failed, wait: None } => return Err(failed),
-                            Next::GiveUp {
-                                failed,
-                                wait: Some((now, wait)),
-                            } => (now, wait, Some(Box::new(failed)), true),
-                        };
-                    run.pending_wait = wait;
-                    ((!wait.is_zero()).then(|| now + wait), kept, gives_up)
+                    self.next_step(g, request, failed, &looked, run, &mut retry_after_waited)?
                 };
                 if !gives_up {
                     // Counted before the backoff, which then keeps only its timer.
@@ -136,6 +116,40 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }
             }
         }
+    }
+
+    /// [`Router::before_retry`]'s verdict as the loop keeps it across the wait: when the wait
+    /// ends, the failure it may end in, and whether the loop gives up after it (a failure
+    /// given up at once is the `Err`). A wait on a Retry-After is added to `retry_after_waited`.
+    fn next_step(
+        &self,
+        g: &Group,
+        request: &Request,
+        failed: Failed,
+        looked: &Looked,
+        run: &mut RequestRun,
+        retry_after_waited: &mut Duration,
+    ) -> Result<(Option<Instant>, Option<Box<Failed>>, bool), Failed> {
+        let (now, wait, kept, gives_up) = match self.before_retry(g, request, failed, looked, run) {
+            Next::Retry {
+                now,
+                wait,
+                kept,
+                on_retry_after,
+            } => {
+                if on_retry_after {
+                    *retry_after_waited += wait;
+                }
+                (now, wait, kept.map(Box::new), false)
+            }
+            Next::GiveUp { failed, wait: None } => return Err(failed),
+            Next::GiveUp {
+                failed,
+                wait: Some((now, wait)),
+            } => (now, wait, Some(Box::new(failed)), true),
+        };
+        run.pending_wait = wait;
+        Ok(((!wait.is_zero()).then(|| now + wait), kept, gives_up))
     }
 
     /// The failure kept across a wait, when the loop ends with it: a give-up that waited, or
@@ -306,12 +320,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
         self.emit_wait(wait, wait_reason, request, now);
         // Kept across the wait only when a deadline the wait may reach would end the retry.
         let kept = (run.walk_deadline.is_some() && !wait.is_zero()).then_some(failed);
-        let retry_after = wait_reason == Some(crate::event::WaitReason::RetryAfter);
+        let on_retry_after = wait_reason == Some(crate::event::WaitReason::RetryAfter);
         Next::Retry {
             now,
             wait,
             kept,
-            retry_after,
+            on_retry_after,
         }
     }
 
@@ -474,12 +488,12 @@ struct Looked {
 /// What comes after a failure.
 enum Next {
     /// Retry after `wait` from `now`; `kept`: the failure, when the wait may end the retry;
-    /// `retry_after`: the wait is the provider's Retry-After.
+    /// `on_retry_after`: the wait is the provider's Retry-After.
     Retry {
         now: Instant,
         wait: Duration,
         kept: Option<Failed>,
-        retry_after: bool,
+        on_retry_after: bool,
     },
     /// Give up, after `wait` when the retry policy asks for one.
     GiveUp {

@@ -497,6 +497,6 @@ fn a_bad_profile_flag_is_named_as_the_flag() {
     assert_eq!(
         out.stderr.trim_end(),
         "error: --profile (router_settings.profile): expected litellm or deltallm or \
-         litellm-1.110 or multigrid or contract, found \"bogus\""
+         litellm-1.110 or multigrid or contract or portkey, found \"bogus\""
     );
 }

@@ -87,15 +87,17 @@ fn header_gate(
 /// Drives THREE_OK through the header gate with `headers` and `args`; (summary, request heads
 /// seen, the fake providers' address).
 fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Vec<String>, String) {
-    drive_yaml_through_gate(name, THREE_OK, headers, args)
+    drive_yaml_through_gate(name, THREE_OK, headers, args, true)
 }
 
-/// [`drive_through_gate`] with the scenario `yaml`.
+/// [`drive_through_gate`] with the scenario `yaml`; `succeeds`: whether drive exits 0 (else it
+/// must say the run tested nothing of the scenario: no call reached its providers).
 fn drive_yaml_through_gate(
     name: &str,
     yaml: &str,
     headers: &[&str],
     args: &[&str],
+    succeeds: bool,
 ) -> (Value, Vec<String>, String) {
     let dir = scratch_dir(name);
     let scenario = dir.join("drive.yaml");
@@ -136,7 +138,13 @@ fn drive_yaml_through_gate(
     };
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
-    assert!(drive.0.wait().unwrap().success(), "{rest}");
+    assert_eq!(drive.0.wait().unwrap().success(), succeeds, "{rest}");
+    if !succeeds {
+        assert!(
+            rest.contains("the run tested nothing of the scenario"),
+            "{rest}"
+        );
+    }
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap())
             .unwrap();
@@ -144,11 +152,12 @@ fn drive_yaml_through_gate(
     (summary, heads, providers)
 }
 
-/// Without `--header` a router that reads its routing from each request refuses every one;
-/// with it (given twice: both are sent) every chat request passes and is served.
+/// Without `--header` a router that reads its routing from each request refuses every one
+/// (drive fails: no call reached the scenario's providers); with it (given twice: both are
+/// sent) every chat request passes and is served.
 #[test]
 fn drive_header_is_sent_on_every_request() {
-    let (without, _, _) = drive_through_gate("portkey-no-header", &[], &[]);
+    let (without, _, _) = drive_yaml_through_gate("portkey-no-header", THREE_OK, &[], &[], false);
     assert_eq!(without["requests"], 3, "{without:#}");
     assert_eq!(without["ok"], 0, "{without:#}");
     let config = r#"x-portkey-config: {"provider":"openai","api_key":"sk"}"#;
@@ -265,6 +274,7 @@ fn emit_portkey_config_carries_the_portkey_keys() {
         &yaml,
         &[],
         &["--emit-portkey-config", file_arg],
+        true,
     );
     assert_eq!(summary["ok"], 3, "{summary:#}");
     let config: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();

@@ -15,7 +15,7 @@ use routersim_live::serve::litellm_config::litellm_config;
 use routersim_live::serve::portkey_config::portkey_config;
 use routersim_live::serve::{Endpoints, ServeError};
 use routersim_report::print_summary;
-use routersim_sim::scenario::load_scenario;
+use routersim_sim::scenario::{Scenario, load_scenario};
 
 use crate::error::CliError;
 use crate::out::Out;
@@ -87,20 +87,7 @@ pub struct DriveArgs {
 /// Drives the scenario, prints the summary and the report's path.
 pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     let scenario = load_scenario(&args.scenario)?;
-    if let Some(file) = &args.emit_litellm_config {
-        check_target(file, &scenario, args.force).map_err(ServeError::EmitConfig)?;
-    }
-    if let Some(file) = &args.emit_portkey_config {
-        let not_ours = "the file exists; add --force to replace it";
-        check_target_of(
-            "--emit-portkey-config",
-            file,
-            &scenario,
-            args.force,
-            (never_known, not_ours),
-        )
-        .map_err(ServeError::EmitConfig)?;
-    }
+    check_emit_targets(&args, &scenario)?;
     if args.allow_remote {
         eprintln!(
             "warning: --allow-remote: drive may send chaos traffic to {} (not only this machine)",
@@ -193,10 +180,30 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses, before anything runs, an `--emit-*-config` file that exists and is not routersim's
+/// own (without `--force`).
+fn check_emit_targets(args: &DriveArgs, scenario: &Scenario) -> Result<(), CliError> {
+    if let Some(file) = &args.emit_litellm_config {
+        check_target(file, scenario, args.force).map_err(ServeError::EmitConfig)?;
+    }
+    if let Some(file) = &args.emit_portkey_config {
+        let not_ours = "the file exists; add --force to replace it";
+        check_target_of(
+            "--emit-portkey-config",
+            file,
+            scenario,
+            args.force,
+            (never_known, not_ours),
+        )
+        .map_err(ServeError::EmitConfig)?;
+    }
+    Ok(())
+}
+
 /// Writes the Portkey config to `file` and returns it as the `x-portkey-config` header, unless
 /// the user's `--header`s already carry one (theirs wins; the file is still written).
 fn portkey_header(
-    scenario: &routersim_sim::scenario::Scenario,
+    scenario: &Scenario,
     endpoints: &Endpoints,
     file: &Path,
     given: &[ExtraHeader],

@@ -87,9 +87,21 @@ fn header_gate(
 /// Drives THREE_OK through the header gate with `headers` and `args`; (summary, request heads
 /// seen, the fake providers' address).
 fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Vec<String>, String) {
+    drive_yaml_through_gate(name, THREE_OK, headers, args, true)
+}
+
+/// [`drive_through_gate`] with the scenario `yaml`; `succeeds`: whether drive exits 0 (else it
+/// must say the run tested nothing of the scenario: no call reached its providers).
+fn drive_yaml_through_gate(
+    name: &str,
+    yaml: &str,
+    headers: &[&str],
+    args: &[&str],
+    succeeds: bool,
+) -> (Value, Vec<String>, String) {
     let dir = scratch_dir(name);
     let scenario = dir.join("drive.yaml");
-    std::fs::write(&scenario, THREE_OK).unwrap();
+    std::fs::write(&scenario, yaml).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let upstream = Arc::new(Mutex::new(None));
@@ -126,17 +138,12 @@ fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Ve
     };
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
-    let status = drive.0.wait().unwrap();
-    if headers.is_empty() && args.is_empty() {
-        // Every request refused by the gate: no provider call, which drive says loudly (exit 2,
-        // the report still written).
-        assert_eq!(status.code(), Some(2), "{rest}");
+    assert_eq!(drive.0.wait().unwrap().success(), succeeds, "{rest}");
+    if !succeeds {
         assert!(
-            rest.contains("without one call to the scenario's providers"),
+            rest.contains("the run tested nothing of the scenario"),
             "{rest}"
         );
-    } else {
-        assert!(status.success(), "{rest}");
     }
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap())
@@ -145,11 +152,12 @@ fn drive_through_gate(name: &str, headers: &[&str], args: &[&str]) -> (Value, Ve
     (summary, heads, providers)
 }
 
-/// Without `--header` a router that reads its routing from each request refuses every one;
-/// with it (given twice: both are sent) every chat request passes and is served.
+/// Without `--header` a router that reads its routing from each request refuses every one
+/// (drive fails: no call reached the scenario's providers); with it (given twice: both are
+/// sent) every chat request passes and is served.
 #[test]
 fn drive_header_is_sent_on_every_request() {
-    let (without, _, _) = drive_through_gate("portkey-no-header", &[], &[]);
+    let (without, _, _) = drive_yaml_through_gate("portkey-no-header", THREE_OK, &[], &[], false);
     assert_eq!(without["requests"], 3, "{without:#}");
     assert_eq!(without["ok"], 0, "{without:#}");
     let config = r#"x-portkey-config: {"provider":"openai","api_key":"sk"}"#;
@@ -209,7 +217,12 @@ fn emit_portkey_config_writes_the_config_and_sends_it_on_every_request() {
     assert_eq!(summary["ok"], 3, "{summary:#}");
     let text = std::fs::read_to_string(&file).unwrap();
     let config: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(config["strategy"]["mode"], "fallback", "{config:#}");
+    assert_eq!(
+        config["strategy"],
+        serde_json::json!({"mode": "fallback"}),
+        "{config:#}"
+    );
+    assert_eq!(config["retry"].get("use_retry_after_header"), None);
     // THREE_OK sets no num_retries: LiteLLM's default, 2.
     assert_eq!(config["retry"]["attempts"], 2, "{config:#}");
     assert_eq!(
@@ -241,6 +254,38 @@ fn emit_portkey_config_writes_the_config_and_sends_it_on_every_request() {
             .filter(|h| h.starts_with("post "))
             .all(|h| h.contains(&sent)),
         "{heads:#?}"
+    );
+}
+
+/// `portkey_use_retry_after_header` and `portkey_fallback_on_status_codes` become the
+/// config's `retry.use_retry_after_header` and `strategy.on_status_codes`.
+#[test]
+fn emit_portkey_config_carries_the_portkey_keys() {
+    let file = scratch_dir("portkey-emit-keys-file").join("portkey.json");
+    let file_arg = file.to_str().unwrap();
+    let yaml = THREE_OK.replace(
+        "model_info: {id: gpt-a}}\n",
+        "model_info: {id: gpt-a}}\n  router_settings:\n    profile: portkey\n    \
+         portkey_use_retry_after_header: true\n    portkey_fallback_on_status_codes: [429, 503]\n",
+    );
+    assert_ne!(yaml, THREE_OK);
+    let (summary, _, _) = drive_yaml_through_gate(
+        "portkey-emit-keys",
+        &yaml,
+        &[],
+        &["--emit-portkey-config", file_arg],
+        true,
+    );
+    assert_eq!(summary["ok"], 3, "{summary:#}");
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        config["strategy"],
+        serde_json::json!({"mode": "fallback", "on_status_codes": [429, 503]}),
+        "{config:#}"
+    );
+    assert_eq!(
+        config["retry"]["use_retry_after_header"], true,
+        "{config:#}"
     );
 }
 
@@ -291,12 +336,14 @@ fn attempts_by_request(report: &std::path::Path) -> std::collections::BTreeMap<u
 /// 360 ms was seen.
 const LIVE_WAIT_SLACK_MS: f64 = 750.0;
 
-/// The three incidents through the real Portkey gateway 1.15.2 (installed and patched by
+/// The five incidents through the real Portkey gateway 1.15.2 (installed and patched by
 /// `tools/portkey/install`, on loopback by `tools/portkey/start`), each driven with the config
 /// `--emit-portkey-config` derives, against the same scenario simulated under
 /// `profile: portkey`: every request makes the same calls to the same deployments with the
-/// same outcomes (retries, fallback hops, a stream cut passed through), and every retry's
-/// wait is node-retry's `1000 · 2^k` ms — exactly in the simulation, within
+/// same outcomes (retries, fallback hops, a stream cut passed through, no hop after a status
+/// outside `strategy.on_status_codes`), and every retry's
+/// wait is node-retry's `1000 · 2^k` ms (with `use_retry_after_header`: the 429's
+/// Retry-After, also before the hop after the last one) — exactly in the simulation, within
 /// [`LIVE_WAIT_SLACK_MS`] live.
 #[test]
 fn portkey_gateway_matches_profile_portkey_call_for_call() {
@@ -316,7 +363,13 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
             .spawn()
             .unwrap(),
     );
-    for incident in ["429-storm", "503-outage", "stream-cut"] {
+    for incident in [
+        "429-storm",
+        "503-outage",
+        "stream-cut",
+        "retry-after",
+        "status-list",
+    ] {
         let scenario = format!("scenarios/live/portkey-{incident}.yaml");
         let sim = dir.join(format!("{incident}-sim"));
         let out = Command::new(env!("CARGO_BIN_EXE_routersim"))
@@ -385,7 +438,15 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
             assert_eq!(calls(measured), calls(simulated), "{incident} request {id}");
             let mut same_target_retries = 0;
             for i in 1..simulated.len() {
-                let expected = if simulated[i].0 == simulated[i - 1].0 {
+                let expected = if incident == "retry-after" {
+                    // `use_retry_after_header`: after each 429 (Retry-After: 1) the gateway
+                    // waits its 1 s, before a retry and before the hop after the last one.
+                    if simulated[i - 1].1 == "rate_limit" {
+                        1000.0
+                    } else {
+                        0.0
+                    }
+                } else if simulated[i].0 == simulated[i - 1].0 {
                     same_target_retries += 1;
                     1000.0 * 2f64.powi(same_target_retries - 1)
                 } else {

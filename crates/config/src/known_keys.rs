@@ -76,9 +76,10 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 /// (`profile`, `recovery`, `classification`, `health_check_interval`; LiteLLM's proxy wants
 /// its health checks in `general_settings`), Multigrid's candidate walk (`profile:
 /// multigrid`), `profile: contract`'s attempt policy and deadline budget, the stream watchdog
-/// and recovery policy, `replay`, and the alternatives other gateways use (`retry_budget`,
-/// `retry_throttling`, `outlier_detection`, `hedge_after`; see [`routersim_engine::alternatives`]).
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 20] = [
+/// and recovery policy, `replay`, the alternatives other gateways use (`retry_budget`,
+/// `retry_throttling`, `outlier_detection`, `hedge_after`; see [`routersim_engine::alternatives`]),
+/// and the Portkey gateway's config options `profile: portkey` reads (`portkey_*`).
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 22] = [
     "profile",
     "attempts_per_candidate",
     "allow_fallbacks",
@@ -99,6 +100,8 @@ pub const ROUTERSIM_ROUTER_KEYS: [&str; 20] = [
     "outlier_detection",
     "hedge_after",
     "replay",
+    "portkey_use_retry_after_header",
+    "portkey_fallback_on_status_codes",
 ];
 
 /// The top-level sections routersim reads. Any other top-level key is ignored; one within

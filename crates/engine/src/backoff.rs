@@ -42,6 +42,12 @@ pub struct WaitContext {
     pub retry_index: u32,
     /// The router's `retry_after` floor.
     pub min_backoff: Duration,
+    /// The failure's HTTP status (its kind's usual one when it had none).
+    pub status: Option<u16>,
+    /// What this retry loop has already waited on the provider's Retry-After.
+    pub retry_after_waited: Duration,
+    /// The router's `portkey_use_retry_after_header` (read by `profile: portkey` only).
+    pub use_retry_after_header: bool,
 }
 
 /// Computes the wait before a retry.
@@ -121,6 +127,9 @@ mod tests {
                 retry_after_is_date: false,
                 retry_index,
                 min_backoff: Duration::from_millis(floor_ms),
+                status: None,
+                retry_after_waited: Duration::ZERO,
+                use_retry_after_header: false,
             }
         }
 

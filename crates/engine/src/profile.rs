@@ -21,7 +21,9 @@ use crate::litellm110::{
     LiteLlm110Backoff, LiteLlm110Cooldown, LiteLlm110Fallbacks, LiteLlm110RetryPolicy,
 };
 use crate::multigrid::{MultigridBackoff, MultigridRetryPolicy};
-use crate::portkey::{PortkeyBackoff, PortkeyCooldown, PortkeyRetryPolicy};
+use crate::portkey::{
+    PortkeyBackoff, PortkeyCooldown, PortkeyFallbackStrategy, PortkeyRetryPolicy,
+};
 use crate::retry::{LiteLlmRetryPolicy, RetryPolicy};
 use crate::stream_rules::{self, StreamRules};
 
@@ -92,6 +94,8 @@ pub struct ProfileSpec {
     /// Whether it reads the contract keys (`max_attempts`, `same_route_retries`, the
     /// allowances) and a workload's contract, and validates answers.
     pub reads_contracts: bool,
+    /// Whether it reads the `portkey_*` keys (the Portkey gateway's config options).
+    pub reads_portkey_keys: bool,
     /// Its policies.
     pub policies: Policies,
 }
@@ -123,6 +127,7 @@ const TABLE: [ProfileSpec; 6] = [
         walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
+        reads_portkey_keys: false,
         policies: DOCUMENTED,
     },
     ProfileSpec {
@@ -140,6 +145,7 @@ const TABLE: [ProfileSpec; 6] = [
         walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
+        reads_portkey_keys: false,
         policies: DOCUMENTED,
     },
     // What LiteLLM 1.110.2's code does, decision for decision (`crate::litellm110`).
@@ -158,6 +164,7 @@ const TABLE: [ProfileSpec; 6] = [
         walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
+        reads_portkey_keys: false,
         policies: Policies {
             retry: || Box::new(LiteLlm110RetryPolicy::default()),
             backoff: || Box::new(LiteLlm110Backoff),
@@ -183,6 +190,7 @@ const TABLE: [ProfileSpec; 6] = [
         walk_deadline: true,
         reads_attempts_per_candidate: true,
         reads_contracts: false,
+        reads_portkey_keys: false,
         policies: Policies {
             retry: || Box::new(MultigridRetryPolicy),
             backoff: || Box::new(MultigridBackoff),
@@ -207,6 +215,7 @@ const TABLE: [ProfileSpec; 6] = [
         walk_deadline: true,
         reads_attempts_per_candidate: false,
         reads_contracts: true,
+        reads_portkey_keys: false,
         policies: Policies {
             retry: || Box::new(ContractRetryPolicy),
             backoff: || Box::new(MultigridBackoff),
@@ -232,10 +241,12 @@ const TABLE: [ProfileSpec; 6] = [
         walk_deadline: false,
         reads_attempts_per_candidate: false,
         reads_contracts: false,
+        reads_portkey_keys: true,
         policies: Policies {
             retry: || Box::new(PortkeyRetryPolicy),
             backoff: || Box::new(PortkeyBackoff),
             cooldown: || Box::new(PortkeyCooldown),
+            admission: || Box::new(PortkeyFallbackStrategy),
             ..DOCUMENTED
         },
     },

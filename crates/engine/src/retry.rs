@@ -11,6 +11,8 @@
 //! is left."* and *"A policy's count for the failure's kind wins over `num_retries`, unless the
 //! request itself turned retries off with `num_retries=0`."*
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use crate::classify::RecoveryScope;
@@ -49,6 +51,8 @@ pub struct RetryContext<'a> {
     pub scope: RecoveryScope,
     /// The router's settings.
     pub settings: &'a RouterSettings,
+    /// What this retry loop has already waited on the provider's Retry-After.
+    pub retry_after_waited: Duration,
 }
 
 /// What to do after a failure.
@@ -74,9 +78,14 @@ pub trait RetryPolicy {
         retries_done: u32,
     ) -> RetryDecision;
 
-    /// Whether the router still waits the backoff after giving up for `reason`, before it
-    /// falls back or raises (default: no).
-    fn waits_before_giving_up(&self, _reason: GiveUpReason, _ctx: &RetryContext<'_>) -> bool {
+    /// Whether the router still waits the backoff after giving up on `failure` for `reason`,
+    /// before it falls back or raises (default: no).
+    fn waits_before_giving_up(
+        &self,
+        _reason: GiveUpReason,
+        _failure: &ProviderFailure,
+        _ctx: &RetryContext<'_>,
+    ) -> bool {
         false
     }
 

@@ -101,6 +101,11 @@ impl<'a> Read<'a> {
         self.profile_key(setting, |p| p.reads_contracts, "");
     }
 
+    /// A key of the Portkey gateway's config (`portkey_*`): read by `profile: portkey` only.
+    pub(super) fn portkey_key(&mut self, setting: &Setting) {
+        self.profile_key(setting, |p| p.reads_portkey_keys, "");
+    }
+
     /// `attempts_per_candidate`: under a profile that walks candidates without reading it,
     /// the warning says what that profile reads instead.
     pub(super) fn attempts_per_candidate_key(&mut self, setting: &Setting) {

@@ -147,6 +147,30 @@ pub(super) fn uint32(v: &Value, path: &str) -> Result<u32> {
     })
 }
 
+/// A list of HTTP statuses (`[429, 503]`): each an integer from 100 to 599.
+pub(super) fn status_codes(v: &Value, path: &str) -> Result<Vec<u16>> {
+    let Value::Array(items) = v else {
+        return Err(ConfigError::new(
+            path,
+            format!("expected a list of HTTP statuses, found {}", describe(v)),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let at = format!("{path}[{i}]");
+            let n = uint64(item, &at)?;
+            u16::try_from(n)
+                .ok()
+                .filter(|s| (100..=599).contains(s))
+                .ok_or_else(|| {
+                    ConfigError::new(at, format!("expected an HTTP status (100-599), found {n}"))
+                })
+        })
+        .collect()
+}
+
 /// A non-negative finite number (deployment weights).
 pub(super) fn weight(v: &Value, path: &str) -> Result<f64> {
     let f = match v {

@@ -18,7 +18,7 @@ use super::loader::Loader;
 use super::policy::{PolicyUnit, kind_policy};
 use super::read::{Later, Read, Setting, Source};
 use super::readers::{max_fallbacks, model_group_alias, model_group_retry_policy, timeout};
-use super::scalars::{describe, duration, retries, strategy, uint32};
+use super::scalars::{describe, duration, retries, status_codes, strategy, uint32};
 use crate::known_keys::{is_known_router_key, known_router_keys};
 use crate::spelling::closest_key;
 use routersim_engine::config::{
@@ -44,7 +44,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(crate) const ROUTER_SETTINGS: [Setting; 41] = [
+pub(crate) const ROUTER_SETTINGS: [Setting; 43] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -251,6 +251,18 @@ pub(crate) const ROUTER_SETTINGS: [Setting; 41] = [
                         format!("expected always, dedupe or never, found {}", describe(v)),
                     )
                 })?;
+        }
+        Ok(())
+    }),
+    router("portkey_use_retry_after_header", |r, k| {
+        r.flag(k, |s| &mut s.portkey_use_retry_after_header)?;
+        r.portkey_key(k);
+        Ok(())
+    }),
+    router("portkey_fallback_on_status_codes", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.portkey_fallback_on_status_codes = Some(status_codes(v, &at)?);
+            r.portkey_key(k);
         }
         Ok(())
     }),

@@ -274,3 +274,48 @@ fn an_unknown_policy_field_loads_and_is_said_with_the_closest_field() {
          router_settings.retry_policy.DefaultRetries?"
     );
 }
+
+/// The Portkey gateway's options (`portkey_use_retry_after_header`,
+/// `portkey_fallback_on_status_codes`): read under `profile: portkey`; under any other
+/// profile each loads and is said to do nothing; a status outside 100-599 is an error at its
+/// index.
+#[test]
+fn portkey_keys_are_read_by_profile_portkey_only() {
+    let keys =
+        "  portkey_use_retry_after_header: true\n  portkey_fallback_on_status_codes: [429, 503]\n";
+    let config = load(&format!("router_settings:\n  profile: portkey\n{keys}"));
+    assert!(config.settings.portkey_use_retry_after_header);
+    assert_eq!(
+        config.settings.portkey_fallback_on_status_codes,
+        Some(vec![429, 503])
+    );
+    assert!(config.unread_keys.is_empty(), "{:?}", config.unread_keys);
+
+    let config = load(&format!("router_settings:\n{keys}"));
+    let unread: Vec<(&str, &str)> = config
+        .unread_keys
+        .iter()
+        .map(|k| (k.path.as_str(), k.message.as_str()))
+        .collect();
+    let said = "read by profile: portkey only; it does nothing here";
+    assert_eq!(
+        unread,
+        [
+            ("router_settings.portkey_use_retry_after_header", said),
+            ("router_settings.portkey_fallback_on_status_codes", said),
+        ]
+    );
+
+    let yaml = format!(
+        "{MODELS}router_settings:\n  profile: portkey\n  portkey_fallback_on_status_codes: [429, 4290]\n"
+    );
+    let e = load_router_config_str(&yaml).unwrap_err();
+    assert_eq!(
+        e.path,
+        "router_settings.portkey_fallback_on_status_codes[1]"
+    );
+    assert!(
+        e.message.contains("HTTP status (100-599), found 4290"),
+        "{e}"
+    );
+}

@@ -152,6 +152,10 @@ pub struct RouterSettings {
     /// `replay: always | dedupe | never`: what follows an ambiguous attempt (every profile;
     /// default `always`, see [`crate::replay`]).
     pub replay: Replay,
+    /// `portkey_use_retry_after_header` (`profile: portkey`; default false).
+    pub portkey_use_retry_after_header: bool,
+    /// `portkey_fallback_on_status_codes` (`profile: portkey`; `None`: any failure moves on).
+    pub portkey_fallback_on_status_codes: Option<Vec<u16>>,
 }
 
 /// Default `max_attempts` (the contract seed: "one primary attempt plus one fallback").
@@ -212,6 +216,8 @@ impl Default for RouterSettings {
             outlier_detection: None,
             hedge_after: None,
             replay: Replay::default(),
+            portkey_use_retry_after_header: false,
+            portkey_fallback_on_status_codes: None,
         }
     }
 }

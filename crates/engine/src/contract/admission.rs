@@ -67,7 +67,7 @@ pub trait RouteAdmission {
     }
 
     /// Whether `failure` ends the whole walk (not only the candidate's attempts).
-    fn ends_walk(&self, _failure: &ProviderFailure) -> bool {
+    fn ends_walk(&self, _failure: &ProviderFailure, _settings: &RouterSettings) -> bool {
         false
     }
 }
@@ -129,7 +129,7 @@ impl RouteAdmission for ContractAdmission {
         Some(settings.max_attempts)
     }
 
-    fn ends_walk(&self, failure: &ProviderFailure) -> bool {
+    fn ends_walk(&self, failure: &ProviderFailure, _settings: &RouterSettings) -> bool {
         classify(failure.kind) == FailureClass::Permanent
     }
 }

@@ -44,7 +44,12 @@ impl RetryPolicy for LiteLlm110RetryPolicy {
         self.rules.decide(failure, ctx, retries_done)
     }
 
-    fn waits_before_giving_up(&self, reason: GiveUpReason, ctx: &RetryContext<'_>) -> bool {
+    fn waits_before_giving_up(
+        &self,
+        reason: GiveUpReason,
+        _failure: &ProviderFailure,
+        ctx: &RetryContext<'_>,
+    ) -> bool {
         reason == GiveUpReason::RetriesExhausted
             && ctx.request.num_retries != Some(0)
             && ctx

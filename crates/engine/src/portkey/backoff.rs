@@ -2,12 +2,14 @@
 //! gateway's options (`retryHandler.ts`: `{retries: attempts, randomize: false}`) and the
 //! library's defaults (`factor: 2`, `minTimeout: 1000`, `maxTimeout: Infinity`):
 //! `round(1 · minTimeout · factor^k)` for retry `k` from 0 — exactly 1 s, 2 s, 4 s, 8 s, …
-//! The provider's Retry-After is not read (`use_retry_after_header` is off by default).
+//! With `portkey_use_retry_after_header`, a 429's Retry-After replaces it, and once one has
+//! been waited every later wait of the target is 0 ([`super::retry_after`]).
 
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
 
+use super::retry_after::{RetryAfterVerdict, verdict};
 use crate::backoff::{Backoff, WaitContext};
 use crate::event::WaitReason;
 
@@ -28,10 +30,17 @@ impl PortkeyBackoff {
 
 impl Backoff for PortkeyBackoff {
     fn wait(&self, ctx: &WaitContext, _rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
-        (
-            Self::wait_before(ctx.retry_index),
-            Some(WaitReason::Backoff),
-        )
+        let delay = ctx.retry_after.filter(|_| !ctx.retry_after_is_date);
+        let waited = ctx.retry_after_waited;
+        match verdict(ctx.use_retry_after_header, ctx.status, delay, waited) {
+            RetryAfterVerdict::Wait(r) => (r, Some(WaitReason::RetryAfter)),
+            // `rateLimiter._timeouts` was zeroed by a Retry-After waited before.
+            _ if !waited.is_zero() => (Duration::ZERO, None),
+            _ => (
+                Self::wait_before(ctx.retry_index),
+                Some(WaitReason::Backoff),
+            ),
+        }
     }
 }
 

@@ -10,7 +10,9 @@
 //!   `tryTargetsRecursively`: without `strategy.on_status_codes`, "if the response is ok, skip
 //!   the fallback"). That is the candidate walk over the group's deployments in `order` then
 //!   `model_list` order, each deployment one target; the router's LiteLLM fallback lists are
-//!   not read.
+//!   not read. With `portkey_fallback_on_status_codes` (the gateway's
+//!   `strategy.on_status_codes`) the walk moves on only after a listed status
+//!   ([`PortkeyFallbackStrategy`]); any other failure is the answer.
 //! - **Retries** ([`PortkeyRetryPolicy`]): each target is retried `retry.attempts` times —
 //!   `num_retries` here — when its status is in `on_status_codes`, by default
 //!   `RETRY_STATUS_CODES` = 429, 500, 502, 503, 504 (`src/globals.ts`,
@@ -20,8 +22,10 @@
 //!   throw.
 //! - **Waits** ([`PortkeyBackoff`]): async-retry's defaults with `randomize: false` —
 //!   `minTimeout` 1 s, `factor` 2, no `maxTimeout` — so retry `k` (from 0) waits exactly
-//!   `1 s · 2^k`: 1 s, 2 s, 4 s; no jitter. A Retry-After is ignored (the gateway reads it
-//!   only with `use_retry_after_header: true`, which the emitted config leaves off).
+//!   `1 s · 2^k`: 1 s, 2 s, 4 s; no jitter. A Retry-After is ignored unless
+//!   `portkey_use_retry_after_header` (the gateway's `retry.use_retry_after_header`) is on:
+//!   then a 429's Retry-After is waited instead, within 60 s per target, on the last
+//!   attempt too ([`verdict`] has the rules).
 //! - **No cooldowns** ([`PortkeyCooldown`]): the open-source gateway keeps no health state
 //!   between requests (its circuit breaker needs a config `id` and Portkey's hosted control
 //!   plane); every request starts again at the first target.
@@ -31,10 +35,14 @@
 //!   after it — which the profile presets).
 
 mod backoff;
+mod fallback;
 mod retry;
+mod retry_after;
 
 pub use backoff::{FIRST_WAIT, PortkeyBackoff};
+pub use fallback::PortkeyFallbackStrategy;
 pub use retry::{PortkeyRetryPolicy, RETRY_STATUS_CODES};
+pub use retry_after::{MAX_RETRY_LIMIT, RetryAfterVerdict, verdict};
 
 use tokio::time::Instant;
 

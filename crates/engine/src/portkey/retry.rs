@@ -3,10 +3,12 @@
 //! own `num_retries` wins, as `drive` sends none it is the router's) while the status is in
 //! `on_status_codes` — by default [`RETRY_STATUS_CODES`] (`src/globals.ts`) — or `fetch`
 //! threw (a connection error: async-retry retries every throw). Any other status is
-//! `bail`ed: no retry, and the fallback strategy moves on.
+//! `bail`ed: no retry, and the fallback strategy moves on. A Retry-After skip
+//! ([`super::retry_after`]) ends the target as `retries_exhausted`, as the gateway counts it.
 
+use super::retry_after::{RetryAfterVerdict, verdict};
 use crate::event::GiveUpReason;
-use crate::failure::{FailureKind, ProviderFailure};
+use crate::failure::{FailureKind, ProviderFailure, RetryAfter};
 use crate::retry::{RetryContext, RetryDecision, RetryPolicy};
 
 /// `RETRY_STATUS_CODES` (`src/globals.ts`): what `retry.attempts` retries when the config
@@ -29,6 +31,22 @@ impl PortkeyRetryPolicy {
             .or(failure.kind.default_status())
             .is_some_and(|s| RETRY_STATUS_CODES.contains(&s))
     }
+
+    /// What the gateway does with `failure`'s Retry-After (an HTTP-date parses as NaN).
+    fn retry_after(failure: &ProviderFailure, ctx: &RetryContext<'_>) -> RetryAfterVerdict {
+        let delay = match failure.retry_after {
+            Some(RetryAfter::Delay(d)) => Some(d),
+            _ => None,
+        };
+        let status = failure.status.or(failure.kind.default_status());
+        let on = ctx.settings.portkey_use_retry_after_header;
+        verdict(on, status, delay, ctx.retry_after_waited)
+    }
+
+    /// The target's `retry.attempts`.
+    fn max_retries(ctx: &RetryContext<'_>) -> u32 {
+        ctx.request.num_retries.unwrap_or(ctx.settings.num_retries)
+    }
 }
 
 impl RetryPolicy for PortkeyRetryPolicy {
@@ -41,10 +59,24 @@ impl RetryPolicy for PortkeyRetryPolicy {
         if !Self::retries(failure) {
             return RetryDecision::GiveUp(GiveUpReason::NonRetryableStatus);
         }
-        let max_retries = ctx.request.num_retries.unwrap_or(ctx.settings.num_retries);
-        if retries_done >= max_retries {
+        let max_retries = Self::max_retries(ctx);
+        let skipped = Self::retry_after(failure, ctx) == RetryAfterVerdict::Skip;
+        if retries_done >= max_retries || skipped {
             return RetryDecision::GiveUp(GiveUpReason::RetriesExhausted);
         }
         RetryDecision::Retry { max_retries }
+    }
+
+    /// A 429's Retry-After is waited after the last attempt too (not with `attempts: 0`: no
+    /// status is read then, `normalizeRetryConfig`).
+    fn waits_before_giving_up(
+        &self,
+        reason: GiveUpReason,
+        failure: &ProviderFailure,
+        ctx: &RetryContext<'_>,
+    ) -> bool {
+        reason == GiveUpReason::RetriesExhausted
+            && Self::max_retries(ctx) > 0
+            && matches!(Self::retry_after(failure, ctx), RetryAfterVerdict::Wait(_))
     }
 }

@@ -46,6 +46,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
             // are looked up again, and the deployment picked is not borrowed.
             let mut retries_done = 0u32;
             let mut first_failure = None;
+            let mut retry_after_waited = Duration::ZERO;
             loop {
                 // The candidates live only until the pick: they are not kept across the attempt.
                 let picked = match scope {
@@ -93,19 +94,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
                         scope,
                         retries_done,
                         first_failure: *first_failure.get_or_insert(failed.failure.kind),
+                        retry_after_waited,
                     };
-                    let (now, wait, kept, gives_up) = match self
-                        .before_retry(g, request, failed, &looked, run)
-                    {
-                        Next::Retry { now, wait, kept } => (now, wait, kept.map(Box::new), false),
-                        Next::GiveUp { failed, wait: None } => return Err(failed),
-                        Next::GiveUp {
-                            failed,
-                            wait: Some((now, wait)),
-                        } => (now, wait, Some(Box::new(failed)), true),
-                    };
-                    run.pending_wait = wait;
-                    ((!wait.is_zero()).then(|| now + wait), kept, gives_up)
+                    self.next_step(g, request, failed, &looked, run, &mut retry_after_waited)?
                 };
                 if !gives_up {
                     // Counted before the backoff, which then keeps only its timer.
@@ -125,6 +116,40 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 }
             }
         }
+    }
+
+    /// [`Router::before_retry`]'s verdict as the loop keeps it across the wait: when the wait
+    /// ends, the failure it may end in, and whether the loop gives up after it (a failure
+    /// given up at once is the `Err`). A wait on a Retry-After is added to `retry_after_waited`.
+    fn next_step(
+        &self,
+        g: &Group,
+        request: &Request,
+        failed: Failed,
+        looked: &Looked,
+        run: &mut RequestRun,
+        retry_after_waited: &mut Duration,
+    ) -> Result<(Option<Instant>, Option<Box<Failed>>, bool), Failed> {
+        let (now, wait, kept, gives_up) = match self.before_retry(g, request, failed, looked, run) {
+            Next::Retry {
+                now,
+                wait,
+                kept,
+                on_retry_after,
+            } => {
+                if on_retry_after {
+                    *retry_after_waited += wait;
+                }
+                (now, wait, kept.map(Box::new), false)
+            }
+            Next::GiveUp { failed, wait: None } => return Err(failed),
+            Next::GiveUp {
+                failed,
+                wait: Some((now, wait)),
+            } => (now, wait, Some(Box::new(failed)), true),
+        };
+        run.pending_wait = wait;
+        Ok(((!wait.is_zero()).then(|| now + wait), kept, gives_up))
     }
 
     /// The failure kept across a wait, when the loop ends with it: a give-up that waited, or
@@ -252,7 +277,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
         let now = self.clock.now();
         let ctx = self.retry_context(g, request, &failed, looked, now);
-        let wait_ctx = self.wait_context(g, &failed, &ctx, looked.retries_done);
+        let wait_ctx = self.wait_context(g, &failed, &ctx, looked);
         let decision = match self
             .retry
             .decide(&failed.failure, &ctx, looked.retries_done)
@@ -266,8 +291,12 @@ impl<P: Provider, C: Clock> Router<P, C> {
         let max_retries = match decision {
             RetryDecision::Retry { max_retries } => max_retries,
             RetryDecision::GiveUp(reason) => {
-                let ends_walk = self.admission.ends_walk(&failed.failure);
-                let waits = self.retry.waits_before_giving_up(reason, &ctx);
+                let ends_walk = self
+                    .admission
+                    .ends_walk(&failed.failure, &self.config.settings);
+                let waits = self
+                    .retry
+                    .waits_before_giving_up(reason, &failed.failure, &ctx);
                 let failed = self.give_up(g, request, failed, reason, ends_walk);
                 let wait = waits.then(|| (now, self.wait_for(&wait_ctx, request, now)));
                 return Next::GiveUp { failed, wait };
@@ -291,7 +320,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
         self.emit_wait(wait, wait_reason, request, now);
         // Kept across the wait only when a deadline the wait may reach would end the retry.
         let kept = (run.walk_deadline.is_some() && !wait.is_zero()).then_some(failed);
-        Next::Retry { now, wait, kept }
+        let on_retry_after = wait_reason == Some(crate::event::WaitReason::RetryAfter);
+        Next::Retry {
+            now,
+            wait,
+            kept,
+            on_retry_after,
+        }
     }
 
     /// The candidate walk's own limits on a retry it would take after `wait`: the profile's cap
@@ -388,6 +423,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 && !settings.content_policy_fallbacks.is_empty(),
             scope: self.classifier.scope(&failed.failure),
             settings,
+            retry_after_waited: looked.retry_after_waited,
         }
     }
 
@@ -397,7 +433,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         g: &Group,
         failed: &Failed,
         ctx: &RetryContext<'_>,
-        retries_done: u32,
+        looked: &Looked,
     ) -> WaitContext {
         WaitContext {
             group_size: g.members.len(),
@@ -408,8 +444,14 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 failed.failure.retry_after,
                 Some(RetryAfter::HttpDate(_))
             ),
-            retry_index: retries_done,
+            retry_index: looked.retries_done,
             min_backoff: self.config.settings.retry_after,
+            status: failed
+                .failure
+                .status
+                .or(failed.failure.kind.default_status()),
+            retry_after_waited: looked.retry_after_waited,
+            use_retry_after_header: self.config.settings.portkey_use_retry_after_header,
         }
     }
 
@@ -439,15 +481,19 @@ struct Looked {
     scope: Scope,
     retries_done: u32,
     first_failure: FailureKind,
+    /// What the loop has waited on the provider's Retry-After so far.
+    retry_after_waited: Duration,
 }
 
 /// What comes after a failure.
 enum Next {
-    /// Retry after `wait` from `now`; `kept`: the failure, when the wait may end the retry.
+    /// Retry after `wait` from `now`; `kept`: the failure, when the wait may end the retry;
+    /// `on_retry_after`: the wait is the provider's Retry-After.
     Retry {
         now: Instant,
         wait: Duration,
         kept: Option<Failed>,
+        on_retry_after: bool,
     },
     /// Give up, after `wait` when the retry policy asks for one.
     GiveUp {

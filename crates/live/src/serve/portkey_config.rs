@@ -7,7 +7,9 @@
 //! `order` then `model_list` order, as the targets of `strategy: {mode: fallback}` (each
 //! `provider: openai` with `custom_host` at its fake endpoint, `{root}/v1`, and
 //! `override_params.model` its model name); `retry.attempts` is `num_retries` on the
-//! gateway's default statuses ([`RETRY_STATUS_CODES`]), `use_retry_after_header` left off;
+//! gateway's default statuses ([`RETRY_STATUS_CODES`]), with `use_retry_after_header` when
+//! `portkey_use_retry_after_header` is on; `portkey_fallback_on_status_codes` is the
+//! strategy's `on_status_codes`;
 //! `forward_headers` passes drive's `x-routersim-*` headers on to the providers, so provider
 //! calls join their requests. The router's LiteLLM `fallbacks` lists, cooldowns and routing
 //! strategy have no counterpart here (the profile does not read them either).
@@ -81,12 +83,21 @@ pub fn portkey_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
             "override_params": {"model": model},
         }));
     }
+    let settings = &scenario.router.settings;
+    let mut strategy = json!({"mode": "fallback"});
+    if let Some(codes) = &settings.portkey_fallback_on_status_codes {
+        strategy["on_status_codes"] = json!(codes);
+    }
+    let mut retry = json!({
+        "attempts": settings.num_retries,
+        "on_status_codes": RETRY_STATUS_CODES,
+    });
+    if settings.portkey_use_retry_after_header {
+        retry["use_retry_after_header"] = json!(true);
+    }
     let config: Value = json!({
-        "strategy": {"mode": "fallback"},
-        "retry": {
-            "attempts": scenario.router.settings.num_retries,
-            "on_status_codes": RETRY_STATUS_CODES,
-        },
+        "strategy": strategy,
+        "retry": retry,
         "forward_headers": FORWARDED,
         "targets": targets,
     });

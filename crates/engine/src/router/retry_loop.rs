@@ -129,7 +129,7 @@ impl<P: Provider, C: Clock> Router<P, C> {
         looked: &Looked,
         run: &mut RequestRun,
         retry_after_waited: &mut Duration,
-    ) -> Result<(Option<Instant>, Option<Box<Failed>>, bool), Failed> {
+    ) -> Result<Step, Failed> {
         let (now, wait, kept, gives_up) = match self.before_retry(g, request, failed, looked, run) {
             Next::Retry {
                 now,
@@ -475,6 +475,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
         }
     }
 }
+
+/// What the loop keeps across a wait: when it ends, the failure it may end in, and whether
+/// the loop gives up after it.
+type Step = (Option<Instant>, Option<Box<Failed>>, bool);
 
 /// What the retry loop knows when it asks about a failure.
 struct Looked {

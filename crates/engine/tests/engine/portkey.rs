@@ -165,7 +165,8 @@ fn retry_handler_waits(retry_count: u32, r_ms: &[u128]) -> (Vec<u128>, bool) {
             (1000.0 * 2f64.powi(attempt as i32 - 1)).round() as u128
         };
         waits.push(wait);
-        if attempt >= retry_count + 1 {
+        // The source's `attempt >= retryCount + 1`: async-retry `bail`s after the last one.
+        if attempt > retry_count {
             break;
         }
     }

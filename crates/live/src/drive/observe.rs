@@ -57,15 +57,7 @@ pub async fn observe(
 ) -> Result<Observed, DriveError> {
     let signal = Stop::listen();
     let (counters, metrics_task) = counters_and_metrics(options).await?;
-    let providers = match options.providers {
-        Some(_) => None,
-        None => {
-            let providers = providers::Providers::bind(scenario, dir)?;
-            let headers = ready(providers.endpoints()).map_err(DriveError::Ready)?;
-            client.headers.borrow_mut().extend(headers);
-            Some(providers)
-        }
-    };
+    let providers = bind_providers(scenario, options, &client, dir, ready)?;
     let interrupted = |signal: &'static str| DriveError::Interrupted {
         signal,
         out: options
@@ -148,6 +140,24 @@ pub async fn observe(
         routes_warning,
         server: running.map(crate::serve::Running::stop),
     })
+}
+
+/// The in-process providers, listening (none with `--providers`); `ready`'s headers join the
+/// client's.
+fn bind_providers(
+    scenario: &Scenario,
+    options: &DriveOptions,
+    client: &Client,
+    dir: &Path,
+    ready: &mut dyn FnMut(&Endpoints) -> Result<Vec<super::header::ExtraHeader>, String>,
+) -> Result<Option<providers::Providers>, DriveError> {
+    if options.providers.is_some() {
+        return Ok(None);
+    }
+    let providers = providers::Providers::bind(scenario, dir)?;
+    let headers = ready(providers.endpoints()).map_err(DriveError::Ready)?;
+    client.headers.borrow_mut().extend(headers);
+    Ok(Some(providers))
 }
 
 /// Waits for the requests in flight: after a signal a second at most; otherwise the drain

@@ -6,18 +6,20 @@
 
 /// Up to eight indices inline, then a heap spill.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Indices {
+pub struct Indices {
     len: usize,
     inline: [usize; 8],
     spill: Vec<usize>,
 }
 
 impl Indices {
-    pub(crate) fn new() -> Self {
+    /// An empty set.
+    pub fn new() -> Self {
         Self::default()
     }
 
-    pub(crate) fn push(&mut self, value: usize) {
+    /// Appends `value` (duplicates are kept).
+    pub fn push(&mut self, value: usize) {
         if self.len < self.inline.len() {
             self.inline[self.len] = value;
         } else {
@@ -29,7 +31,8 @@ impl Indices {
         self.len += 1;
     }
 
-    pub(crate) fn as_slice(&self) -> &[usize] {
+    /// The indices, in push order.
+    pub fn as_slice(&self) -> &[usize] {
         if self.len <= self.inline.len() {
             &self.inline[..self.len]
         } else {
@@ -37,16 +40,19 @@ impl Indices {
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Whether nothing was pushed.
+    pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    pub(crate) fn clear(&mut self) {
+    /// Empties the set, keeping its spill allocation.
+    pub fn clear(&mut self) {
         self.len = 0;
         self.spill.clear();
     }
 
-    pub(crate) fn extend(&mut self, values: impl IntoIterator<Item = usize>) {
+    /// Appends every value.
+    pub fn extend(&mut self, values: impl IntoIterator<Item = usize>) {
         for v in values {
             self.push(v);
         }
@@ -57,8 +63,15 @@ impl Indices {
 /// every await), so it is small: five indices inline in 32 bytes, then a heap spill. Indices
 /// are stored as `u32` (a config has far fewer deployments).
 #[derive(Clone, Debug)]
-pub(crate) enum Tried {
-    Inline { len: u8, items: [u32; 5] },
+pub enum Tried {
+    /// Up to five indices, the first `len` of `items` in use.
+    Inline {
+        /// How many of `items` are in use.
+        len: u8,
+        /// The indices.
+        items: [u32; 5],
+    },
+    /// More than five.
     Spilled(Vec<u32>),
 }
 
@@ -72,7 +85,8 @@ impl Default for Tried {
 }
 
 impl Tried {
-    pub(crate) fn new() -> Self {
+    /// An empty set.
+    pub fn new() -> Self {
         Self::default()
     }
 
@@ -83,7 +97,8 @@ impl Tried {
         }
     }
 
-    pub(crate) fn push(&mut self, value: usize) {
+    /// Appends `value` (duplicates are kept).
+    pub fn push(&mut self, value: usize) {
         let value = u32::try_from(value).unwrap_or(u32::MAX);
         match self {
             Self::Inline { len, items } if usize::from(*len) < items.len() => {
@@ -99,23 +114,26 @@ impl Tried {
         }
     }
 
-    pub(crate) fn contains(&self, value: &usize) -> bool {
+    /// Whether `value` is in.
+    pub fn contains(&self, value: &usize) -> bool {
         u32::try_from(*value).is_ok_and(|v| self.slice().contains(&v))
     }
 
     /// Pushes `value` unless it is already in (by value: a caller's local is not borrowed,
     /// so an async caller need not keep it across its next await).
-    pub(crate) fn insert(&mut self, value: usize) {
+    pub fn insert(&mut self, value: usize) {
         if !self.contains(&value) {
             self.push(value);
         }
     }
 
-    pub(crate) fn last(&self) -> Option<usize> {
+    /// The last index pushed.
+    pub fn last(&self) -> Option<usize> {
         self.slice().last().map(|&v| v as usize)
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+    /// The indices, in push order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.slice().iter().map(|&v| v as usize)
     }
 }

@@ -360,5 +360,9 @@ fn print_diff_json(args: &DiffArgs, diff: &ReportDiff) -> std::io::Result<()> {
             .collect();
         document["windows"] = serde_json::Value::Array(windows);
     }
+    // Only when a report disagrees with itself, so every other document reads as before.
+    if !diff.disagreements.is_empty() {
+        document["rates_computed_two_ways"] = serde_json::json!(diff.disagreements);
+    }
     print_json(&document)
 }

@@ -116,6 +116,19 @@ pub(super) enum LineProblem {
     Missing(&'static str),
 }
 
+/// What every LiteLLM row (a payload line, a spend log row) must carry: its start and end
+/// (Unix seconds) and its model group, each named by LiteLLM's field when missing.
+pub(super) fn span_and_group<'g>(
+    start: &Loose,
+    end: &Loose,
+    group: &'g Loose,
+) -> Result<(f64, f64, std::borrow::Cow<'g, str>), LineProblem> {
+    let start = start.timestamp().ok_or(LineProblem::Missing("startTime"))?;
+    let end = end.timestamp().ok_or(LineProblem::Missing("endTime"))?;
+    let group = group.text().ok_or(LineProblem::Missing("model_group"))?;
+    Ok((start, end, group))
+}
+
 impl Headers<'_> {
     /// Seconds, from `retry-after-ms` or `retry-after` (the provider's, as LiteLLM keeps it).
     fn retry_after(&self, answered: f64) -> Option<f64> {
@@ -131,18 +144,8 @@ impl Headers<'_> {
 impl<'a> PayloadLine<'a> {
     /// The row as a [`Call`].
     pub(super) fn into_call(self, line: u64, names: &mut Interner) -> Result<Call, LineProblem> {
-        let start = self
-            .start_time
-            .timestamp()
-            .ok_or(LineProblem::Missing("startTime"))?;
-        let end = self
-            .end_time
-            .timestamp()
-            .ok_or(LineProblem::Missing("endTime"))?;
-        let group = self
-            .model_group
-            .text()
-            .ok_or(LineProblem::Missing("model_group"))?;
+        let (start, end, group) =
+            span_and_group(&self.start_time, &self.end_time, &self.model_group)?;
         let success = match self.status.text().as_deref() {
             Some("success") => true,
             Some("failure") => false,

@@ -16,7 +16,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 
 use super::intern::Interner;
 use super::loose::{Loose, LooseList, parse_list_text};
-use super::payload::{ErrorInformation, LineProblem, read_failure};
+use super::payload::{ErrorInformation, LineProblem, read_failure, span_and_group};
 use crate::call::{Call, Scope, request_key};
 
 /// The fields read from a spend-log row.
@@ -157,18 +157,8 @@ impl SpendRow<'_> {
 
     /// The row as a [`Call`].
     pub(super) fn into_call(self, line: u64, names: &mut Interner) -> Result<Call, LineProblem> {
-        let start = self
-            .start_time
-            .timestamp()
-            .ok_or(LineProblem::Missing("startTime"))?;
-        let end = self
-            .end_time
-            .timestamp()
-            .ok_or(LineProblem::Missing("endTime"))?;
-        let group = self
-            .model_group
-            .text()
-            .ok_or(LineProblem::Missing("model_group"))?;
+        let (start, end, group) =
+            span_and_group(&self.start_time, &self.end_time, &self.model_group)?;
         let mut call = Call::new(line, start, end, names.get(&group), Scope::Request);
         call.deployment = self.model_id.text().map(|d| names.get(&d));
         call.model = self.model.text().map(|m| names.get(&m));

@@ -51,6 +51,7 @@ mod report_html;
 mod reports;
 mod scenarios;
 mod serve;
+mod signals;
 mod stream_billing;
 mod suggestions;
 mod summary_numbers;

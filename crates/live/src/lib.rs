@@ -17,3 +17,4 @@ pub mod drive;
 pub mod proxy;
 pub mod redis;
 pub mod serve;
+pub mod stop;

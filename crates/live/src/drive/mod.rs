@@ -28,7 +28,6 @@ pub mod options;
 pub mod providers;
 pub mod record;
 pub mod report;
-pub mod stop;
 pub mod target;
 pub mod write;
 

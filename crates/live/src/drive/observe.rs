@@ -15,9 +15,9 @@ use super::metrics::{DriveMetrics, METRICS_PATH, serve_metrics};
 use super::options::DriveOptions;
 use super::providers;
 use super::record::{RequestRecord, Unfinished};
-use super::stop::Stop;
 use super::target::{check_routes, hold_providers_clock, identify, wait_for};
 use crate::serve::Endpoints;
+use crate::stop::Stop;
 use routersim_sim::scenario::Scenario;
 
 /// What the generator observed.

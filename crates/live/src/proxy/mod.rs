@@ -55,7 +55,8 @@ use routersim_wire::openai::server::Meta;
 use serde_json::json;
 use tokio::net::TcpListener;
 
-use crate::serve::{bind, is_loopback, terminated};
+use crate::serve::{bind, is_loopback};
+use crate::stop::Stop;
 use events::{StreamMsg, StreamRoutes};
 use frontend::{ChatRequest, parse_chat};
 use metrics::{METRICS_PATH, ProxySink, metrics_response};
@@ -512,6 +513,7 @@ async fn run(
     };
     let server =
         Rc::new(ProxyServer::with_state(config, options.epoch_unix_ms, redis).map_err(file_less)?);
+    let stop = Stop::listen();
     let listener = bind(options.listen)?;
     let addr = listener.local_addr()?;
     ready(addr, &server.model_groups()).map_err(ProxyError::Ready)?;
@@ -526,11 +528,8 @@ async fn run(
             async move { server.router.run_health_checks().await }
         }),
     ];
-    let stopped_by = tokio::select! {
-        biased;
-        _ = tokio::signal::ctrl_c() => "ctrl-c",
-        () = terminated() => "sigterm",
-    };
+    stop.notified().await;
+    let stopped_by = stop.name();
     for task in tasks {
         task.abort();
     }

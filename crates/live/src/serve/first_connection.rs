@@ -28,7 +28,8 @@ use routersim_report::provider_metrics::ProviderCallMetrics;
 use tokio::time::Instant;
 
 use super::early_scrape::{answer_scrapes, is_scrape};
-use super::{Bound, ServeError, start_serving_from, terminated};
+use super::{Bound, ServeError, start_serving_from};
+use crate::stop::Stop;
 
 /// The longest the server waits, after the scenario's duration, for its first client to close.
 pub const OUTLIVE_AT_MOST: Duration = Duration::from_secs(300);
@@ -43,12 +44,12 @@ pub(super) async fn serve_from_first_connection(
     log: CallLog,
     limits: ConnLimits,
     duration: Duration,
+    stop: &Stop,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
     let metrics = log.shared_metrics();
     let first = tokio::select! {
         biased;
-        _ = tokio::signal::ctrl_c() => Err("ctrl-c"),
-        () = terminated() => Err("sigterm"),
+        () = stop.notified() => Err(stop.name()),
         first = first_traffic(&bound, &metrics) => Ok(first),
     };
     let start = first.as_ref().map_or_else(|_| Instant::now(), |f| f.2);
@@ -68,15 +69,13 @@ pub(super) async fn serve_from_first_connection(
     ));
     let stopped_by = tokio::select! {
         biased;
-        _ = tokio::signal::ctrl_c() => "ctrl-c",
-        () = terminated() => "sigterm",
+        () = stop.notified() => stop.name(),
         () = tokio::time::sleep_until(running.start + duration) => "duration",
     };
     if stopped_by == "duration" {
         let outlived = tokio::select! {
             biased;
-            _ = tokio::signal::ctrl_c() => "ctrl-c",
-            () = terminated() => "sigterm",
+            () = stop.notified() => stop.name(),
             _ = &mut first_client => "duration",
             () = tokio::time::sleep(OUTLIVE_AT_MOST) => "duration",
         };

@@ -30,6 +30,7 @@ use routersim_wire::route::percent_encode;
 use tokio::net::TcpListener;
 use tokio::time::Instant;
 
+use crate::stop::Stop;
 use routersim_sim::report_dir::{ReportDir, ReportDirError};
 use routersim_sim::scenario::Scenario;
 
@@ -246,19 +247,6 @@ pub fn serve(
     })
 }
 
-/// Resolves on SIGTERM (`kill`, `docker stop`, `timeout`): a stop like Ctrl-C, so the call
-/// log is kept. Never resolves where there is no such signal.
-pub(crate) async fn terminated() {
-    #[cfg(unix)]
-    if let Ok(mut signal) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-    {
-        signal.recv().await;
-        return;
-    }
-    std::future::pending::<()>().await;
-}
-
 async fn run(
     scenario: &Scenario,
     options: &ServeOptions,
@@ -267,9 +255,11 @@ async fn run(
     duration: Duration,
     ready: &mut dyn FnMut(&Endpoints) -> Result<(), String>,
 ) -> Result<(Rc<WireServer>, &'static str), ServeError> {
+    let stop = Stop::listen();
     let bound = bind_endpoints(scenario, options)?;
     ready(&bound.endpoints).map_err(ServeError::Ready)?;
-    first_connection::serve_from_first_connection(scenario, bound, log, limits, duration).await
+    first_connection::serve_from_first_connection(scenario, bound, log, limits, duration, &stop)
+        .await
 }
 
 /// The listeners of a server not started yet, and their addresses.

@@ -1,5 +1,9 @@
-//! Ctrl-C and SIGTERM during a live run: they stop the arrivals (and cut the drain short), and
-//! drive still writes what happened — unless nothing was sent yet.
+//! Ctrl-C and SIGTERM during a live run. In `drive` they stop the arrivals (and cut the drain
+//! short), and drive still writes what happened — unless nothing was sent yet; in `serve` and
+//! `proxy` they stop the server, and its call log is kept.
+//!
+//! The handlers are installed before a server says it is ready: a signal sent the moment the
+//! ready line is read must be a clean stop, not the default action (the process killed).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -7,7 +11,7 @@ use std::rc::Rc;
 use tokio::sync::Notify;
 
 /// Ctrl-C or SIGTERM, listened for from the start of the run (a signal while drive waits for
-/// the target still stops it cleanly).
+/// the target, or just after a server said it is ready, still stops it cleanly).
 #[derive(Debug, Default)]
 pub struct Stop {
     name: Cell<Option<&'static str>>,

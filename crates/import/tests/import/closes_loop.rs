@@ -8,11 +8,14 @@
 //! that fell back: within 10 %, or one for counts under ten; p50/p99 per window are printed
 //! side by side), under routersim's default profile and under `litellm-1.110`.
 //!
-//! `recorded-storms/` holds more recordings of the 429 storm, each of a live run whose last
-//! cooldown ran later than its replay's (the proxy wrote each cooldown after its own
-//! processing), so the replay probed `gpt-a` an arrival before the live run did: a window ended
-//! at the next observed success failed that probe and cooled `gpt-a` for one more Retry-After
-//! (74 calls against 97 live); ended halfway to it, the replay holds.
+//! `recorded-storms/` holds more recordings of the 429 storm, each of a live run whose
+//! cooldowns ran later than its replay's (the proxy writes each cooldown after its own
+//! processing, which the log does not show), so the replay probed `gpt-a` before the live run
+//! did, and a window ended at the next observed success failed that probe and cooled `gpt-a`
+//! for one more Retry-After: `1/` by an arrival (74 calls against 97 live), `2/` by a burst of
+//! nine arrivals the proxy queued while it stalled on the last 429 (it answered 267 ms late and
+//! retried 173 ms after that; 79 calls against 96). Ended halfway to that success, the replays
+//! hold.
 //!
 //! Times: the injected windows count from drive's start, the log's from its first row (the
 //! first provider call, which `provider_calls.csv` dates from the same start), so the truth is

@@ -9,13 +9,14 @@
 //!   it) is unknown, so the fault is carried through it; the seconds so carried are counted
 //!   ([`FoundFault::unobserved`]) and the output says so. The silence after the last failure is
 //!   unknown too (the true end lies anywhere in it), and its middle is the end that a replay
-//!   holds to best: a replay's cooldowns run a few tens of milliseconds off the live router's
-//!   (its proxy wrote each cooldown after its own processing), so the replay can probe the
-//!   deployment one arrival earlier or later than the live run did. Ended at the next success,
-//!   an earlier probe would fail and cool the deployment for one more Retry-After (a storm's
-//!   replay then lost a quarter of its calls); ended at the last failure, a later one would
-//!   succeed and end the storm one cooldown early. The middle leaves half the silence either
-//!   way. No success after the last failure: the window lasts to the end of the log.
+//!   holds to best: a replay's cooldowns end tens to hundreds of milliseconds off the live
+//!   router's (its proxy wrote each cooldown after its own processing, late when it stalled),
+//!   so the replay can probe the deployment one arrival or a few earlier or later than the live
+//!   run did. Ended at the next success, an earlier probe would fail and cool the deployment for
+//!   one more Retry-After (a storm's replay then lost a quarter of its calls); ended at the last
+//!   failure, a later one would succeed and end the storm one cooldown early. The middle leaves
+//!   half the silence either way. No success after the last failure: the window lasts to the end
+//!   of the log.
 //! - **Probability**: the segment's failures over its calls (for a stream cut: over its
 //!   streams). Each call is an independent draw at the provider whatever the router did before
 //!   it, so this estimates the provider's rate even where the router chose whom to call.

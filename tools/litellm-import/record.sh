@@ -10,7 +10,7 @@
 #   live/summary.json        the live report drive wrote (the replay is compared with it)
 #   live/provider_calls.csv  what the fake providers saw (the ground truth of every call)
 # A run is kept only when every request was answered and the proxy kept up (the median request
-# after the incident's windows under 3 s); otherwise the incident is recorded once more, and a
+# after the incident's windows under 1.5 s); otherwise the incident is recorded once more, and a
 # second miss fails the script.
 # The scenario that drove the providers (incidents/<name>.yaml) is the ground truth of the
 # faults. Recordings differ from run to run (wall-clock timing, LiteLLM's shuffle), so they are
@@ -110,13 +110,17 @@ PYEOF
   fi
   # Nor is the run of a proxy starved of CPU (a loaded machine, proxies beside one another): it
   # answers in seconds where the fakes take tens of ms, and retries and falls back otherwise.
-  # Requests after the incident's windows are the healthy ones: their median must stay under 3 s.
+  # Requests after the incident's windows are the healthy ones: their median must stay under
+  # 1.5 s. A proxy that kept up answered them in 90-960 ms (sixteen recordings on a loaded
+  # 2-core machine, the fakes answering in 40-150 ms); one at 2.7 s dated the fakes' 10 ms 429s
+  # at 0.4-1 s in its own log, let five requests at a time through each cooldown, and its
+  # storm was not the incident (its replay called gpt-a 108 times where it had 95).
   if ! "$PY" - "$dir/live/summary.json" <<'PYEOF'
 import json, sys
 windows = json.load(open(sys.argv[1])).get("windows") or []
 slow = max([(w.get("after") or {}).get("p50_latency_ms") or 0 for w in windows] or [0])
-if slow > 3000:
-    print(f"record.sh: the proxy was starved: requests after the incident took {slow:.0f} ms (median), more than 3 s", file=sys.stderr)
+if slow > 1500:
+    print(f"record.sh: the proxy was starved: requests after the incident took {slow:.0f} ms (median), more than 1.5 s", file=sys.stderr)
     sys.exit(1)
 PYEOF
   then

@@ -4,11 +4,19 @@
 //!
 //! - **Start**: the first failure of the kind in the segment's first bucket, or, when the
 //!   bucket before it ended with failures after its last success, the first of those.
-//! - **End**: the next observed success after the segment's last failure. A stretch without
-//!   calls inside a window (the deployment was cooling: the router did not call it) is unknown,
-//!   so the fault is carried through it until that success; the seconds so carried are counted
-//!   ([`FoundFault::unobserved`]) and the output says so. No success after the last failure:
-//!   the window lasts to the end of the log.
+//! - **End**: halfway between the segment's last failure and the next observed success. A
+//!   stretch without calls inside a window (the deployment was cooling: the router did not call
+//!   it) is unknown, so the fault is carried through it; the seconds so carried are counted
+//!   ([`FoundFault::unobserved`]) and the output says so. The silence after the last failure is
+//!   unknown too (the true end lies anywhere in it), and its middle is the end that a replay
+//!   holds to best: a replay's cooldowns end tens to hundreds of milliseconds off the live
+//!   router's (its proxy wrote each cooldown after its own processing, late when it stalled),
+//!   so the replay can probe the deployment one arrival or a few earlier or later than the live
+//!   run did. Ended at the next success, an earlier probe would fail and cool the deployment for
+//!   one more Retry-After (a storm's replay then lost a quarter of its calls); ended at the last
+//!   failure, a later one would succeed and end the storm one cooldown early. The middle leaves
+//!   half the silence either way. No success after the last failure: the window lasts to the end
+//!   of the log.
 //! - **Probability**: the segment's failures over its calls (for a stream cut: over its
 //!   streams). Each call is an independent draw at the provider whatever the router did before
 //!   it, so this estimates the provider's rate even where the router chose whom to call.
@@ -38,8 +46,11 @@ pub struct FoundFault {
     pub kind: SeriesKind,
     /// Start.
     pub from: f64,
-    /// End; `None`: to the end of the log (no success came after).
+    /// End (halfway to [`FoundFault::healthy_at`]); `None`: to the end of the log (no success
+    /// came after).
     pub to: Option<f64>,
+    /// The next observed success after the window's last failure; `None`: none came.
+    pub healthy_at: Option<f64>,
     /// The failure probability to inject.
     pub probability: f64,
     /// The segment's own failure rate (before the baseline is taken out).
@@ -115,6 +126,7 @@ fn kind_faults(
         let mut background = window(series, deployment, kind, buckets, &observed, quietest);
         background.from = first_start;
         background.to = None;
+        background.healthy_at = None;
         background.probability = baseline;
         background.background = true;
         background.unobserved = 0.0;
@@ -161,6 +173,7 @@ fn merge_overlapping(windows: Vec<FoundFault>, baseline: f64) -> Vec<FoundFault>
             last.latency = w.latency;
         }
         last.to = last.to.zip(w.to).map(|(a, b)| a.max(b));
+        last.healthy_at = last.healthy_at.zip(w.healthy_at).map(|(a, b)| a.max(b));
         last.failures += w.failures;
         last.calls += w.calls;
         last.unobserved += w.unobserved;
@@ -191,7 +204,8 @@ fn window(
         .filter_map(|(_, b)| b.kind(kind))
         .map(|c| c.last)
         .fold(from, f64::max);
-    let to = end_of(series, buckets, last_failure);
+    let healthy_at = end_of(series, buckets, last_failure);
+    let to = healthy_at.map(|ok| last_failure + (ok - last_failure) / 2.0);
     let mut retry = BTreeMap::<u64, u32>::new();
     let mut tokens = BTreeMap::<u32, u32>::new();
     let mut latency = BTreeMap::<u64, u32>::new();
@@ -227,6 +241,7 @@ fn window(
         kind,
         from,
         to,
+        healthy_at,
         probability: rate,
         rate,
         retry_after: median(&retry).map(|ms| ms as f64 / 1000.0),
@@ -338,7 +353,7 @@ mod tests {
     }
 
     #[test]
-    fn a_window_ends_at_the_first_success_after_its_last_failure_not_its_segments_end() {
+    fn the_next_success_is_the_first_after_the_last_failure_not_the_segments_end() {
         let mut series = Series::new(1.0);
         let unavailable = Outcome::Failed(FailureKind::ServiceUnavailable);
         for at in [24.3, 24.6, 25.2] {
@@ -374,12 +389,14 @@ mod tests {
         let found = find_faults(&series);
         assert_eq!(found.len(), 1, "{found:#?}");
         let f = &found[0];
-        assert_eq!((f.from, f.to), (7.186, Some(28.41)));
+        assert_eq!((f.from, f.healthy_at), (7.186, Some(28.41)));
+        // Halfway from the last 429 (24.176 s) to that success.
+        assert!((f.to.unwrap() - 26.293).abs() < 1e-9, "{f:#?}");
         assert_eq!((f.failures, f.calls, f.probability), (6, 6, 1.0), "{f:#?}");
     }
 
     #[test]
-    fn a_storm_is_carried_through_its_cooldowns_to_the_next_success() {
+    fn a_storm_is_carried_through_its_cooldowns_and_ends_halfway_to_the_next_success() {
         let mut series = Series::new(1.0);
         let rl = Outcome::Failed(FailureKind::RateLimit);
         for i in 0..80 {
@@ -395,7 +412,10 @@ mod tests {
         let found = find_faults(&series);
         assert_eq!(found.len(), 1, "{found:#?}");
         let f = &found[0];
-        assert_eq!((f.from, f.to), (8.05, Some(28.5)));
+        // The last 429 at 24.4 s, the next success at 28.5 s: the storm ended somewhere in the
+        // 4.1 s between (4 s of them cooling); the window ends in their middle.
+        assert_eq!((f.from, f.healthy_at), (8.05, Some(28.5)));
+        assert!((f.to.unwrap() - 26.45).abs() < 1e-9, "{f:#?}");
         assert_eq!((f.probability, f.failures), (1.0, 5));
         assert_eq!(f.retry_after, Some(4.0));
     }

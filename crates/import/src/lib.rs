@@ -6,8 +6,8 @@
 //! import keeps the two apart: it reads every row as a provider call (or the part of a request
 //! the format records), estimates each deployment's failures per time bucket from the calls it
 //! did get, finds the windows where a failure kind's rate changed (optimal partitioning, see
-//! [`segment`]), carries a fault through a stretch without calls until the next observed
-//! success, and says where it had to assume.
+//! [`segment`]), carries a fault through a stretch without calls, ends it halfway to the next
+//! observed success, and says where it had to assume.
 //!
 //! - [`format`]: the three log formats, detected, read a row at a time.
 //! - [`call`]: the row every format becomes.

@@ -103,9 +103,13 @@ pub fn fault_notes(faults: &[FoundFault], t0: f64) -> Vec<String> {
         if f.unobserved > 0.0 {
             notes.push(format!(
                 "{what}: {} of the window from {} had no call to it (cooling, or no traffic): its \
-                 health then is unknown, assumed failing until the next observed success",
+                 health then is unknown, assumed failing; the window ends halfway between its last \
+                 failure and the next observed success{}",
                 seconds(f.unobserved),
-                seconds(f.from - t0)
+                seconds(f.from - t0),
+                f.healthy_at
+                    .map(|ok| format!(" (at {})", seconds(ok - t0)))
+                    .unwrap_or_default()
             ));
         }
         if f.to.is_none() && !f.background {

@@ -160,7 +160,7 @@ fn fault_lines(out: &mut String, f: &FoundFault, probability: f64, t0: f64) {
     if f.unobserved > 0.0 {
         let _ = write!(
             why,
-            "; {} without a call to it (cooling?): assumed still failing",
+            "; {} without a call to it (cooling?): assumed still failing, to halfway from its last failure to the next success",
             seconds(f.unobserved)
         );
     }
@@ -258,6 +258,7 @@ mod tests {
             kind: SeriesKind::Error(FailureKind::ServiceUnavailable),
             from,
             to: Some(to),
+            healthy_at: Some(to),
             probability,
             rate: probability,
             retry_after: None,

@@ -31,6 +31,7 @@ pub fn write_import_json(
                 "kind": f.kind.name(),
                 "from_s": round(f.from - t0),
                 "to_s": f.to.map(|t| round(t - t0)),
+                "healthy_at_s": f.healthy_at.map(|t| round(t - t0)),
                 "rate": round(f.rate),
                 "probability": round(drawn),
                 "calls": f.calls,
@@ -49,7 +50,7 @@ pub fn write_import_json(
         "rows_kept": read.kept,
         "epoch": rfc3339(t0),
         "bucket_s": options.bucket.as_secs_f64(),
-        "method": "per deployment and failure kind: optimal partition (PELT) of the Bernoulli failure series, penalty 1.5 ln N per segment; windows carried through buckets without calls to the next observed success",
+        "method": "per deployment and failure kind: optimal partition (PELT) of the Bernoulli failure series, penalty 1.5 ln N per segment; windows carried through buckets without calls, ended halfway between the last failure and the next observed success",
         "windows": windows,
         "assumptions": notes,
     });

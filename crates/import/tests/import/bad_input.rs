@@ -97,10 +97,13 @@ fn rows_in_any_order_import_the_same() {
         (b.requests, b.faults.clone())
     );
     let (fa, fb) = (&a.faults[0], &b.faults[0]);
+    // d-a's failures every 0.4 s from 20 s to 39.6 s, its next success at 40 s: the window
+    // ends halfway between.
     assert_eq!(
-        (fa.from - a.t0, fa.to.map(|t| t - a.t0)),
+        (fa.from - a.t0, fa.healthy_at.map(|t| t - a.t0)),
         (20.0, Some(40.0))
     );
+    assert!((fa.to.unwrap() - a.t0 - 39.8).abs() < 1e-6, "{fa:?}");
     assert_eq!((fb.from - b.t0, fb.probability), (20.0, 1.0));
     // The traffic comes out by arrival whatever the order of the rows.
     let scenario = std::fs::read_to_string(dir.join("b/scenario.yaml")).unwrap();

@@ -20,8 +20,10 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// The recorded incidents: the committed ones (two recordings of each: `recorded/`, and
 /// `recorded-2/`, recorded one incident at a time, whose regional outage ends with failures in
-/// the same slot as the first successes after it), and (with `ROUTERSIM_IMPORT_RECORDED=DIR`,
-/// which `.ci/run` sets after re-recording them) the fresh ones; each with its name.
+/// the same slot as the first successes after it), more recordings of the 429 storm alone
+/// (`recorded-storms/N/429-storm`: live runs whose cooldowns ran late against the replay's, see
+/// `closes_loop.rs`), and (with `ROUTERSIM_IMPORT_RECORDED=DIR`, which `.ci/run` sets after
+/// re-recording them) the fresh ones; each with its name.
 #[allow(
     clippy::disallowed_methods,
     reason = "the test's environment names a fresh recording"
@@ -50,6 +52,17 @@ pub fn recorded() -> Vec<(String, PathBuf)> {
             let name = dir.file_name().unwrap().to_string_lossy().to_string();
             out.push((name, dir));
         }
+    }
+    let storms = fixtures().join("recorded-storms");
+    let mut more: Vec<PathBuf> = std::fs::read_dir(&storms)
+        .unwrap_or_else(|e| panic!("{}: {e}", storms.display()))
+        .map(|e| e.unwrap().path().join("429-storm"))
+        .collect();
+    more.sort();
+    assert!(!more.is_empty(), "no recordings in {}", storms.display());
+    for dir in more {
+        assert!(dir.join("litellm.yaml").exists(), "{}", dir.display());
+        out.push(("429-storm".to_string(), dir));
     }
     out
 }

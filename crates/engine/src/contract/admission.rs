@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use rand_chacha::ChaCha8Rng;
+
 use super::class::{FailureClass, classify};
 use super::{budget, capability, health, validate};
 use crate::config::{Deployment, RouterSettings};
@@ -69,6 +71,18 @@ pub trait RouteAdmission {
     /// Whether `failure` ends the whole walk (not only the candidate's attempts).
     fn ends_walk(&self, _failure: &ProviderFailure, _settings: &RouterSettings) -> bool {
         false
+    }
+
+    /// Whether the walk tries one route of the request's group only, the one
+    /// [`RouteAdmission::pick_route`] picks, and never another (default: it walks them).
+    fn picks_one_route(&self, _settings: &RouterSettings) -> bool {
+        false
+    }
+
+    /// The route to try among `routes` (the group's routes still open), as a position in it,
+    /// when [`RouteAdmission::picks_one_route`]; `None`: none can be picked (default: the first).
+    fn pick_route(&self, routes: &[&Deployment], _rng: &mut ChaCha8Rng) -> Option<usize> {
+        (!routes.is_empty()).then_some(0)
     }
 }
 

@@ -3,7 +3,8 @@
 //! library's defaults (`factor: 2`, `minTimeout: 1000`, `maxTimeout: Infinity`):
 //! `round(1 · minTimeout · factor^k)` for retry `k` from 0 — exactly 1 s, 2 s, 4 s, 8 s, …
 //! With `portkey_use_retry_after_header`, a 429's Retry-After replaces it, and once one has
-//! been waited every later wait of the target is 0 ([`super::retry_after`]).
+//! been waited every later wait of the target is 0 ([`super::retry_after`]); a `retry-after`
+//! in seconds with a fraction is read by `Number.parseInt`, its fraction dropped.
 
 use std::time::Duration;
 
@@ -30,7 +31,13 @@ impl PortkeyBackoff {
 
 impl Backoff for PortkeyBackoff {
     fn wait(&self, ctx: &WaitContext, _rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
-        let delay = ctx.retry_after.filter(|_| !ctx.retry_after_is_date);
+        // `Number.parseInt` of the header: a number of seconds with a fraction is its whole
+        // seconds; an HTTP-date is NaN (the backoff).
+        let delay = if ctx.retry_after_is_date {
+            ctx.retry_after_parse_int
+        } else {
+            ctx.retry_after
+        };
         let waited = ctx.retry_after_waited;
         match verdict(ctx.use_retry_after_header, ctx.status, delay, waited) {
             RetryAfterVerdict::Wait(r) => (r, Some(WaitReason::RetryAfter)),

@@ -12,11 +12,12 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::core::Router;
+use super::core::{Router, lock};
 use super::group::Group;
 use super::retry_loop::Scope;
 use super::run::{Failed, NoCandidate, RequestRun};
 use crate::clock::Clock;
+use crate::config::Deployment;
 use crate::event::{EventKind, FallbackLevel, FilterReason, GiveUpReason};
 use crate::failure::FailureKind;
 use crate::provider::Provider;
@@ -131,7 +132,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
         WalkState {
             deadline,
             max_attempts: self.admission.max_attempts(settings),
-            first_route_only: request.disable_fallbacks || !settings.allow_fallbacks,
+            // A profile that picks one route (Portkey's `loadbalance`) never tries another.
+            first_route_only: request.disable_fallbacks
+                || !settings.allow_fallbacks
+                || self.admission.picks_one_route(settings),
             out_of_time: false,
             saw_suppressed: false,
             last: None,
@@ -293,6 +297,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
         cursor: &mut usize,
     ) -> Option<usize> {
         let open = |p: usize| p >= 128 || visited & (1u128 << p) == 0;
+        if self.admission.picks_one_route(&self.config.settings) {
+            return self.pick_one(g, visited, cursor);
+        }
         if !self.admission.ranks_routes() || g.members.len() > 128 {
             while *cursor < g.members.len() {
                 let p = *cursor;
@@ -318,6 +325,25 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .map(key)
             .min_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)))
             .map(|(_, _, p)| p)
+    }
+
+    /// The one member of `g` a profile that picks one route tries, once per group (`cursor`
+    /// marks the pick made): the admission's pick among the members not `visited`, drawn
+    /// from the router's seeded generator.
+    fn pick_one(&self, g: &Group, visited: u128, cursor: &mut usize) -> Option<usize> {
+        if *cursor > 0 {
+            return None;
+        }
+        *cursor = 1;
+        let open: Vec<usize> = (0..g.members.len())
+            .filter(|&p| p >= 128 || visited & (1u128 << p) == 0)
+            .collect();
+        let routes: Vec<&Deployment> = open
+            .iter()
+            .map(|&p| &self.config.deployments[g.members[p]])
+            .collect();
+        let picked = self.admission.pick_route(&routes, &mut lock(&self.rng))?;
+        open.get(picked).copied()
     }
 
     /// The members of `g` the request's contract rules out, as a mask of positions (each

@@ -444,6 +444,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 failed.failure.retry_after,
                 Some(RetryAfter::HttpDate(_))
             ),
+            retry_after_parse_int: match &failed.failure.retry_after {
+                Some(RetryAfter::HttpDate(text)) => crate::retry_after::parse_int_seconds(text),
+                _ => None,
+            },
             retry_index: looked.retries_done,
             min_backoff: self.config.settings.retry_after,
             status: failed

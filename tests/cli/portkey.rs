@@ -510,10 +510,19 @@ fn loadbalance_draws<'a>(
             }
         }
     }
-    let by_target: std::collections::BTreeMap<String, &Vec<Attempt>> =
-        sim.values().map(|calls| (calls[0].0.clone(), calls)).collect();
-    assert_eq!(by_target.len(), 2, "the simulation draws gpt-a and gpt-b: {sim:?}");
-    assert!(live_draws.get("gpt-a").copied().unwrap_or(0) >= 2, "{live_draws:?}");
+    let by_target: std::collections::BTreeMap<String, &Vec<Attempt>> = sim
+        .values()
+        .map(|calls| (calls[0].0.clone(), calls))
+        .collect();
+    assert_eq!(
+        by_target.len(),
+        2,
+        "the simulation draws gpt-a and gpt-b: {sim:?}"
+    );
+    assert!(
+        live_draws.get("gpt-a").copied().unwrap_or(0) >= 2,
+        "{live_draws:?}"
+    );
     eprintln!("loadbalance live draws: {live_draws:?}");
     by_target
 }
@@ -527,14 +536,27 @@ fn loadbalance_draws<'a>(
 fn simulated_draws_follow_the_weights(dir: &std::path::Path) {
     let out = dir.join("loadbalance-seeds");
     let run = Command::new(env!("CARGO_BIN_EXE_routersim"))
-        .args(["sweep", "scenarios/live/portkey-loadbalance.yaml", "--seeds", "1..50"])
-        .args(["--set", "router_settings.portkey_strategy=loadbalance", "--no-baseline"])
+        .args([
+            "sweep",
+            "scenarios/live/portkey-loadbalance.yaml",
+            "--seeds",
+            "1..50",
+        ])
+        .args([
+            "--set",
+            "router_settings.portkey_strategy=loadbalance",
+            "--no-baseline",
+        ])
         .arg("--out")
         .arg(&out)
         .current_dir(repo())
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let mut draws = std::collections::BTreeMap::<String, u64>::new();
     let mut runs = 0;
     for entry in walk_files(&out) {

@@ -330,8 +330,14 @@ fn portkey_strategy_and_retry_list_are_read_by_profile_portkey_only() {
     use routersim_engine::config::PortkeyStrategy;
     let keys = "  portkey_strategy: loadbalance\n  portkey_retry_on_status_codes: [503]\n";
     let config = load(&format!("router_settings:\n  profile: portkey\n{keys}"));
-    assert_eq!(config.settings.portkey_strategy, PortkeyStrategy::Loadbalance);
-    assert_eq!(config.settings.portkey_retry_on_status_codes, Some(vec![503]));
+    assert_eq!(
+        config.settings.portkey_strategy,
+        PortkeyStrategy::Loadbalance
+    );
+    assert_eq!(
+        config.settings.portkey_retry_on_status_codes,
+        Some(vec![503])
+    );
     assert!(config.unread_keys.is_empty(), "{:?}", config.unread_keys);
     let config = load("router_settings:\n  profile: portkey\n");
     assert_eq!(config.settings.portkey_strategy, PortkeyStrategy::Fallback);
@@ -357,10 +363,17 @@ fn portkey_strategy_and_retry_list_are_read_by_profile_portkey_only() {
         .map(|k| (k.path.as_str(), k.message.as_str()))
         .collect();
     assert_eq!(unread.len(), 1, "{unread:?}");
-    assert_eq!(unread[0].0, "router_settings.portkey_fallback_on_status_codes");
-    assert!(unread[0].1.contains("loadbalance never moves"), "{unread:?}");
+    assert_eq!(
+        unread[0].0,
+        "router_settings.portkey_fallback_on_status_codes"
+    );
+    assert!(
+        unread[0].1.contains("loadbalance never moves"),
+        "{unread:?}"
+    );
 
-    let yaml = format!("{MODELS}router_settings:\n  profile: portkey\n  portkey_strategy: single\n");
+    let yaml =
+        format!("{MODELS}router_settings:\n  profile: portkey\n  portkey_strategy: single\n");
     let e = load_router_config_str(&yaml).unwrap_err();
     assert_eq!(e.path, "router_settings.portkey_strategy");
     assert!(e.message.contains("fallback or loadbalance"), "{e}");

@@ -48,9 +48,9 @@ mod strategy;
 
 pub use backoff::{FIRST_WAIT, PortkeyBackoff};
 pub use loadbalance::{pick_by_weight, target_weight};
-pub use strategy::PortkeyAdmission;
 pub use retry::{PortkeyRetryPolicy, RETRY_STATUS_CODES};
 pub use retry_after::{MAX_RETRY_LIMIT, RetryAfterVerdict, verdict};
+pub use strategy::PortkeyAdmission;
 
 use tokio::time::Instant;
 

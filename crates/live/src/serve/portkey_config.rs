@@ -131,3 +131,74 @@ pub fn portkey_config(scenario: &Scenario, roots: &[String]) -> Result<String, S
     });
     Ok(config.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use routersim_sim::scenario::parse_scenario;
+
+    /// Two deployments of `g`: `a` (weight 3, its own `num_retries: 1`) and `b` (no weight).
+    fn emit(strategy: &str, b_weight: &str) -> Result<Value, String> {
+        let yaml = format!(
+            "name: lb\nduration: 1s\nrouter:\n  model_list:\n    - {{model_name: g, \
+             litellm_params: {{model: openai/x, weight: 3, num_retries: 1}}, model_info: {{id: \
+             a}}}}\n    - {{model_name: g, litellm_params: {{model: openai/y{b_weight}}}, \
+             model_info: {{id: b}}}}\n  router_settings:\n    profile: portkey\n    \
+             portkey_strategy: {strategy}\n    portkey_retry_on_status_codes: [503]\n    \
+             portkey_fallback_on_status_codes: [429]\ntraffic:\n  - {{at: 100ms, model: g}}\n"
+        );
+        let scenario = parse_scenario(&yaml, std::path::Path::new("lb.yaml")).unwrap();
+        let roots = ["http://h:1/d/a".to_string(), "http://h:1/d/b".to_string()];
+        portkey_config(&scenario, &roots).map(|text| serde_json::from_str(&text).unwrap())
+    }
+
+    /// Loadbalance: each target with its weight (none: 1), the retry list on the config's
+    /// `retry` and on a target's own (its `num_retries`), no `on_status_codes` on the strategy
+    /// (it never falls back); fallback: no weights, the strategy's list.
+    #[test]
+    fn targets_carry_their_weight_and_own_retry() {
+        let config = emit("loadbalance", "").unwrap();
+        assert_eq!(config["strategy"], json!({"mode": "loadbalance"}));
+        assert_eq!(
+            config["retry"],
+            json!({"attempts": 2, "on_status_codes": [503]})
+        );
+        let targets = config["targets"].as_array().unwrap();
+        assert_eq!(targets[0]["weight"], json!(3.0));
+        assert_eq!(
+            targets[0]["retry"],
+            json!({"attempts": 1, "on_status_codes": [503]})
+        );
+        assert_eq!(targets[1]["weight"], json!(1.0));
+        assert_eq!(targets[1].get("retry"), None);
+
+        let config = emit("fallback", "").unwrap();
+        assert_eq!(
+            config["strategy"],
+            json!({"mode": "fallback", "on_status_codes": [429]})
+        );
+        assert_eq!(config["targets"][0].get("weight"), None);
+    }
+
+    /// A loadbalance group whose every weight is 0 has no target to pick: refused.
+    #[test]
+    fn a_loadbalance_without_weight_is_refused() {
+        let one_weight_zero = emit("loadbalance", ", weight: 0");
+        assert!(one_weight_zero.is_ok(), "{one_weight_zero:?}");
+        let e = emit_all_zero().unwrap_err();
+        assert!(
+            e.contains("every deployment of model group \"g\" has weight 0"),
+            "{e}"
+        );
+    }
+
+    fn emit_all_zero() -> Result<Value, String> {
+        let yaml = "name: lb\nduration: 1s\nrouter:\n  model_list:\n    - {model_name: g, \
+                    litellm_params: {model: openai/x, weight: 0}, model_info: {id: a}}\n  \
+                    router_settings:\n    profile: portkey\n    portkey_strategy: \
+                    loadbalance\ntraffic:\n  - {at: 100ms, model: g}\n";
+        let scenario = parse_scenario(yaml, std::path::Path::new("lb.yaml")).unwrap();
+        portkey_config(&scenario, &["http://h:1/d/a".to_string()])
+            .map(|text| serde_json::from_str(&text).unwrap())
+    }
+}

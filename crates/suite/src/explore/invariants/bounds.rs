@@ -145,7 +145,13 @@ impl Bounds {
             WalkRule::Candidates { .. } => size.saturating_mul(budget.saturating_add(1)),
         };
         let walked = groups.values().map(per_group).fold(0, u32::saturating_add);
-        let one_route = matches!(rules.walk, WalkRule::Candidates { one_route: true, .. });
+        let one_route = matches!(
+            rules.walk,
+            WalkRule::Candidates {
+                one_route: true,
+                ..
+            }
+        );
         let walked = match rules.walk {
             WalkRule::Candidates { cap: Some(cap), .. } => walked.min(cap),
             _ if one_route => walked.min(budget.saturating_add(1)),

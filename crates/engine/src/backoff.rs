@@ -38,8 +38,7 @@ pub struct WaitContext {
     pub retry_after: Option<Duration>,
     /// Whether that Retry-After was an HTTP-date (not a number of seconds).
     pub retry_after_is_date: bool,
-    /// A Retry-After that was not integer seconds, read as a JavaScript router reads it
-    /// ([`crate::retry_after::parse_int_seconds`]: `1.5` is 1 s; a date is none).
+    /// A Retry-After that was not integer seconds, read by JavaScript's `Number.parseInt`.
     pub retry_after_parse_int: Option<Duration>,
     /// 0 for the first retry.
     pub retry_index: u32,

@@ -123,8 +123,7 @@ pub enum Profile {
     Portkey,
 }
 
-/// `portkey_strategy` (`profile: portkey`): the Portkey gateway's `strategy.mode` over the
-/// group's deployments (see [`crate::portkey`]).
+/// `portkey_strategy`: the Portkey gateway's `strategy.mode` (see [`crate::portkey`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PortkeyStrategy {
     /// `fallback`: the targets in order, the next after a failure.

@@ -158,8 +158,7 @@ pub struct RouterSettings {
     pub portkey_fallback_on_status_codes: Option<Vec<u16>>,
     /// `portkey_strategy: fallback | loadbalance` (`profile: portkey`; default `fallback`).
     pub portkey_strategy: PortkeyStrategy,
-    /// `portkey_retry_on_status_codes` (`profile: portkey`; `None`: the gateway's default
-    /// list, [`RETRY_STATUS_CODES`](crate::portkey::RETRY_STATUS_CODES)).
+    /// `portkey_retry_on_status_codes` (`profile: portkey`; `None`: the gateway's default).
     pub portkey_retry_on_status_codes: Option<Vec<u16>>,
 }
 

@@ -5,8 +5,6 @@
 
 use std::time::Duration;
 
-use rand_chacha::ChaCha8Rng;
-
 use super::class::{FailureClass, classify};
 use super::{budget, capability, health, validate};
 use crate::config::{Deployment, RouterSettings};
@@ -73,15 +71,13 @@ pub trait RouteAdmission {
         false
     }
 
-    /// Whether the walk tries one route of the request's group only, the one
-    /// [`RouteAdmission::pick_route`] picks, and never another (default: it walks them).
+    /// Whether the walk tries only the one route [`RouteAdmission::pick_route`] picks.
     fn picks_one_route(&self, _settings: &RouterSettings) -> bool {
         false
     }
 
-    /// The route to try among `routes` (the group's routes still open), as a position in it,
-    /// when [`RouteAdmission::picks_one_route`]; `None`: none can be picked (default: the first).
-    fn pick_route(&self, routes: &[&Deployment], _rng: &mut ChaCha8Rng) -> Option<usize> {
+    /// That route's position in `routes` (the group's routes still open; `None`: none).
+    fn pick_route(&self, routes: &[&Deployment], _: &mut rand_chacha::ChaCha8Rng) -> Option<usize> {
         (!routes.is_empty()).then_some(0)
     }
 }

@@ -1,21 +1,21 @@
-//! The gateway's `strategy` over the group's targets, as the candidate walk asks it
-//! ([`RouteAdmission`]; `handlerUtils.ts`, `tryTargetsRecursively` at v1.15.2):
-//!
-//! - `fallback` with `portkey_fallback_on_status_codes` (the strategy's `on_status_codes`): the
-//!   walk "skips the fallback" after a status not in it. A connection error is
-//!   `retryRequest`'s 500 there.
-//! - `loadbalance` (`portkey_strategy: loadbalance`): one target picked by weight
-//!   ([`super::loadbalance`]) and no other.
+//! The gateway's `strategy` (`handlerUtils.ts`, `tryTargetsRecursively` at v1.15.2): `fallback`
+//! with `strategy.on_status_codes` "skips the fallback" after a status not in it (a connection
+//! error is `retryRequest`'s 500); `loadbalance` draws one target by weight and `break`s.
 
+use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
+use routersim_primitives::js::pick_by_draw;
 
-use super::loadbalance::{draw, target_weight};
 use crate::config::{Deployment, PortkeyStrategy, RouterSettings};
 use crate::contract::RouteAdmission;
 use crate::failure::{FailureKind, ProviderFailure};
 
-/// The strategy's rules: the fallback's stop (a failure whose status the list does not name
-/// ends the walk) and the loadbalance's one weighted pick.
+/// A target's `weight`: the deployment's, else 1 (`if (t.weight === undefined) t.weight = 1`).
+pub fn target_weight(deployment: &Deployment) -> f64 {
+    deployment.weight.unwrap_or(1.0)
+}
+
+/// The strategy's rules.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PortkeyAdmission;
 
@@ -36,6 +36,6 @@ impl RouteAdmission for PortkeyAdmission {
 
     fn pick_route(&self, routes: &[&Deployment], rng: &mut ChaCha8Rng) -> Option<usize> {
         let weights: Vec<f64> = routes.iter().map(|d| target_weight(d)).collect();
-        draw(&weights, rng)
+        pick_by_draw(&weights, rng.random::<f64>())
     }
 }

@@ -17,7 +17,6 @@ use super::group::Group;
 use super::retry_loop::Scope;
 use super::run::{Failed, NoCandidate, RequestRun};
 use crate::clock::Clock;
-use crate::config::Deployment;
 use crate::event::{EventKind, FallbackLevel, FilterReason, GiveUpReason};
 use crate::failure::FailureKind;
 use crate::provider::Provider;
@@ -132,7 +131,6 @@ impl<P: Provider, C: Clock> Router<P, C> {
         WalkState {
             deadline,
             max_attempts: self.admission.max_attempts(settings),
-            // A profile that picks one route (Portkey's `loadbalance`) never tries another.
             first_route_only: request.disable_fallbacks
                 || !settings.allow_fallbacks
                 || self.admission.picks_one_route(settings),
@@ -327,18 +325,15 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .map(|(_, _, p)| p)
     }
 
-    /// The one member of `g` a profile that picks one route tries, once per group (`cursor`
-    /// marks the pick made): the admission's pick among the members not `visited`, drawn
-    /// from the router's seeded generator.
+    /// The admission's one pick among the members of `g` not `visited` (`cursor`: made).
     fn pick_one(&self, g: &Group, visited: u128, cursor: &mut usize) -> Option<usize> {
-        if *cursor > 0 {
+        if std::mem::replace(cursor, 1) > 0 {
             return None;
         }
-        *cursor = 1;
         let open: Vec<usize> = (0..g.members.len())
             .filter(|&p| p >= 128 || visited & (1u128 << p) == 0)
             .collect();
-        let routes: Vec<&Deployment> = open
+        let routes: Vec<_> = open
             .iter()
             .map(|&p| &self.config.deployments[g.members[p]])
             .collect();

@@ -369,6 +369,8 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
         "stream-cut",
         "retry-after",
         "status-list",
+        "retry-list",
+        "loadbalance",
     ] {
         let scenario = format!("scenarios/live/portkey-{incident}.yaml");
         let sim = dir.join(format!("{incident}-sim"));
@@ -411,8 +413,15 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
             "{incident}: every call joins its request by the forwarded x-routersim-request-id"
         );
         // (`retries` is not compared: a live report cannot tell a hop to the group's next
-        // deployment from a retry; the calls below are compared one by one instead.)
-        for key in ["requests", "ok", "failed", "attempts"] {
+        // deployment from a retry; the calls below are compared one by one instead. Under
+        // loadbalance both sides draw at random, so the outcomes' counts may differ.)
+        let loadbalance = incident == "loadbalance";
+        let keys: &[&str] = if loadbalance {
+            &["requests"]
+        } else {
+            &["requests", "ok", "failed", "attempts"]
+        };
+        for key in keys {
             assert_eq!(s_live[key], s_sim[key], "{incident}: {key}");
         }
         if incident == "stream-cut" {
@@ -430,12 +439,26 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
         }
         let (sim, live) = (attempts_by_request(&sim), attempts_by_request(&live));
         assert_eq!(sim.len(), live.len(), "{incident}");
-        for (id, simulated) in &sim {
-            let measured = &live[id];
+        // Loadbalance: a live request is compared with a simulated one that drew its target.
+        let drawn = if loadbalance {
+            loadbalance_draws(&sim, &live)
+        } else {
+            std::collections::BTreeMap::new()
+        };
+        for (id, measured) in &live {
+            let simulated = match drawn.get(&measured[0].0) {
+                Some(simulated) => simulated,
+                None => &sim[id],
+            };
             let calls = |a: &[Attempt]| -> Vec<(String, String)> {
                 a.iter().map(|(d, o, _)| (d.clone(), o.clone())).collect()
             };
             assert_eq!(calls(measured), calls(simulated), "{incident} request {id}");
+            if incident == "retry-list" {
+                // 500 is not on `[503]`: gpt-a once (the default list would retry it).
+                let to_a = simulated.iter().filter(|(d, _, _)| d == "gpt-a").count();
+                assert_eq!((to_a, simulated.len()), (1, 3), "{simulated:?}");
+            }
             let mut same_target_retries = 0;
             for i in 1..simulated.len() {
                 let expected = if incident == "retry-after" {
@@ -467,6 +490,121 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
             s_sim["attempts"]
         );
     }
+    simulated_draws_follow_the_weights(&dir);
+}
+
+/// `portkey-loadbalance`'s draws (gpt-a weight 3, gpt-b 1, gpt-c 0): every request, live and
+/// simulated, calls one target only (no fallback) and never gpt-c; the simulation draws both
+/// others (seed 35), and live, gpt-a is drawn at least twice of 8 (a draw of weight 3/4 falls
+/// below that with probability 8·¾·¼⁷ + ¼⁸ < 4·10⁻⁴). Returns, by target, the calls of a
+/// simulated request that drew it.
+fn loadbalance_draws<'a>(
+    sim: &'a std::collections::BTreeMap<u64, Vec<Attempt>>,
+    live: &std::collections::BTreeMap<u64, Vec<Attempt>>,
+) -> std::collections::BTreeMap<String, &'a Vec<Attempt>> {
+    let mut live_draws = std::collections::BTreeMap::<&str, u32>::new();
+    for (side, requests) in [("simulated", sim), ("live", live)] {
+        for (id, calls) in requests {
+            let target = &calls[0].0;
+            assert!(
+                calls.iter().all(|(d, _, _)| d == target) && target != "gpt-c",
+                "{side} request {id}: {calls:?}"
+            );
+            if side == "live" {
+                *live_draws.entry(target).or_default() += 1;
+            }
+        }
+    }
+    let by_target: std::collections::BTreeMap<String, &Vec<Attempt>> = sim
+        .values()
+        .map(|calls| (calls[0].0.clone(), calls))
+        .collect();
+    assert_eq!(
+        by_target.len(),
+        2,
+        "the simulation draws gpt-a and gpt-b: {sim:?}"
+    );
+    assert!(
+        live_draws.get("gpt-a").copied().unwrap_or(0) >= 2,
+        "{live_draws:?}"
+    );
+    eprintln!("loadbalance live draws: {live_draws:?}");
+    by_target
+}
+
+/// The simulated draws of `portkey-loadbalance` over seeds 1-50 (8 requests each, 400 draws;
+/// a request's final route, `latency_by_final_route`, is the target it drew): gpt-a (weight 3
+/// of 4) is drawn `k` times with `k` within 5 standard deviations of 300 (`sqrt(400·¾·¼)` ≈
+/// 8.7: 257-343; a fair draw lands outside less than once in a million; the seeds make it
+/// deterministic), gpt-b the rest, gpt-c (weight 0) never; no run has a fallback or a request
+/// of more than 2 attempts.
+fn simulated_draws_follow_the_weights(dir: &std::path::Path) {
+    let out = dir.join("loadbalance-seeds");
+    let run = Command::new(env!("CARGO_BIN_EXE_routersim"))
+        .args([
+            "sweep",
+            "scenarios/live/portkey-loadbalance.yaml",
+            "--seeds",
+            "1..50",
+        ])
+        .args([
+            "--set",
+            "router_settings.portkey_strategy=loadbalance",
+            "--no-baseline",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let mut draws = std::collections::BTreeMap::<String, u64>::new();
+    let mut runs = 0;
+    for entry in walk_files(&out) {
+        if entry.file_name().is_some_and(|n| n == "summary.json")
+            && entry.parent() != Some(out.as_path())
+        {
+            let s: Value = serde_json::from_str(&std::fs::read_to_string(&entry).unwrap()).unwrap();
+            if s.get("requests").is_none() {
+                continue;
+            }
+            runs += 1;
+            for (target, route) in s["latency_by_final_route"].as_object().unwrap() {
+                *draws.entry(target.clone()).or_default() += route["count"].as_u64().unwrap();
+            }
+            assert_eq!(s["fallbacks"], 0, "{}", entry.display());
+            let most = s["attempts_per_request"]["max"].as_u64().unwrap();
+            assert!(most <= 2, "{}", entry.display());
+        }
+    }
+    let count = |target: &str| draws.get(target).copied().unwrap_or(0);
+    assert_eq!(runs, 50, "{}", out.display());
+    assert_eq!(count("gpt-a") + count("gpt-b"), 400, "{draws:?}");
+    assert_eq!(count("gpt-c"), 0, "{draws:?}");
+    let sigma = (400.0f64 * 0.75 * 0.25).sqrt();
+    assert!(
+        (count("gpt-a") as f64 - 300.0).abs() <= 5.0 * sigma,
+        "{draws:?}"
+    );
+    eprintln!("loadbalance simulated draws, seeds 1-50: {draws:?}");
+}
+
+/// Every file under `dir`, depth first.
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// `explore`'s wait bound follows the profile: Portkey's waits double without a cap, so with

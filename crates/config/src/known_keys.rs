@@ -79,7 +79,7 @@ pub const LITELLM_ROUTER_INIT_ARGS: [&str; 61] = [
 /// and recovery policy, `replay`, the alternatives other gateways use (`retry_budget`,
 /// `retry_throttling`, `outlier_detection`, `hedge_after`; see [`routersim_engine::alternatives`]),
 /// and the Portkey gateway's config options `profile: portkey` reads (`portkey_*`).
-pub const ROUTERSIM_ROUTER_KEYS: [&str; 22] = [
+pub const ROUTERSIM_ROUTER_KEYS: [&str; 24] = [
     "profile",
     "attempts_per_candidate",
     "allow_fallbacks",
@@ -101,6 +101,8 @@ pub const ROUTERSIM_ROUTER_KEYS: [&str; 22] = [
     "hedge_after",
     "replay",
     "portkey_use_retry_after_header",
+    "portkey_strategy",
+    "portkey_retry_on_status_codes",
     "portkey_fallback_on_status_codes",
 ];
 

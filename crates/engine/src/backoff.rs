@@ -38,6 +38,8 @@ pub struct WaitContext {
     pub retry_after: Option<Duration>,
     /// Whether that Retry-After was an HTTP-date (not a number of seconds).
     pub retry_after_is_date: bool,
+    /// A Retry-After that was not integer seconds, read by JavaScript's `Number.parseInt`.
+    pub retry_after_parse_int: Option<Duration>,
     /// 0 for the first retry.
     pub retry_index: u32,
     /// The router's `retry_after` floor.
@@ -125,6 +127,7 @@ mod tests {
                 group_healthy_left: healthy_left,
                 retry_after: retry_after_ms.map(Duration::from_millis),
                 retry_after_is_date: false,
+                retry_after_parse_int: None,
                 retry_index,
                 min_backoff: Duration::from_millis(floor_ms),
                 status: None,

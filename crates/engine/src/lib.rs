@@ -61,6 +61,6 @@ pub mod stats;
 pub mod strategy;
 pub mod stream;
 pub mod stream_rules;
-pub mod sync;
+pub use routersim_primitives::sync;
 
 pub use router::{Router, RouterBuilder};

@@ -21,9 +21,7 @@ use crate::litellm110::{
     LiteLlm110Backoff, LiteLlm110Cooldown, LiteLlm110Fallbacks, LiteLlm110RetryPolicy,
 };
 use crate::multigrid::{MultigridBackoff, MultigridRetryPolicy};
-use crate::portkey::{
-    PortkeyBackoff, PortkeyCooldown, PortkeyFallbackStrategy, PortkeyRetryPolicy,
-};
+use crate::portkey::{PortkeyAdmission, PortkeyBackoff, PortkeyCooldown, PortkeyRetryPolicy};
 use crate::retry::{LiteLlmRetryPolicy, RetryPolicy};
 use crate::stream_rules::{self, StreamRules};
 
@@ -224,8 +222,9 @@ const TABLE: [ProfileSpec; 6] = [
         },
     },
     // The Portkey AI gateway 1.15.2 under the config `drive --emit-portkey-config` writes
-    // (`crate::portkey`): its fallback strategy is the candidate walk, a target's retries
-    // `num_retries`, its waits async-retry's, no cooldowns.
+    // (`crate::portkey`): its fallback strategy is the candidate walk (its loadbalance one
+    // weighted pick of it), a target's retries `num_retries`, its waits async-retry's, no
+    // cooldowns.
     ProfileSpec {
         profile: Profile::Portkey,
         names: &["portkey", "portkey-1.15", "portkey-1.15.2"],
@@ -246,7 +245,7 @@ const TABLE: [ProfileSpec; 6] = [
             retry: || Box::new(PortkeyRetryPolicy),
             backoff: || Box::new(PortkeyBackoff),
             cooldown: || Box::new(PortkeyCooldown),
-            admission: || Box::new(PortkeyFallbackStrategy),
+            admission: || Box::new(PortkeyAdmission),
             ..DOCUMENTED
         },
     },

@@ -22,7 +22,8 @@ use super::scalars::{describe, duration, retries, status_codes, strategy, uint32
 use crate::known_keys::{is_known_router_key, known_router_keys};
 use crate::spelling::closest_key;
 use routersim_engine::config::{
-    Classification, Deployment, Profile, Recovery, RouterSettings, UnknownKey,
+    Classification, Deployment, PortkeyStrategy, Profile, Recovery, RouterSettings, UnknownKey,
+    UnreadKey,
 };
 use routersim_engine::pattern::ModelPattern;
 use routersim_engine::stream::StreamRecovery;
@@ -44,7 +45,7 @@ const fn either(key: &'static str, read: fn(&mut Read<'_>, &Setting) -> Result<(
 }
 
 /// Every modelled `router_settings` key, in the order they are read.
-pub(crate) const ROUTER_SETTINGS: [Setting; 43] = [
+pub(crate) const ROUTER_SETTINGS: [Setting; 45] = [
     router("routing_strategy", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.routing_strategy = strategy(v, &at)?;
@@ -259,10 +260,35 @@ pub(crate) const ROUTER_SETTINGS: [Setting; 43] = [
         r.portkey_key(k);
         Ok(())
     }),
+    router("portkey_strategy", |r, k| {
+        let (choices, parse) = (PortkeyStrategy::choices, PortkeyStrategy::from_name);
+        if let Some(strategy) = r.named(k, choices, parse)? {
+            r.settings.portkey_strategy = strategy;
+            r.portkey_key(k);
+        }
+        Ok(())
+    }),
+    router("portkey_retry_on_status_codes", |r, k| {
+        if let Some((v, at)) = r.router(k) {
+            r.settings.portkey_retry_on_status_codes = Some(status_codes(v, &at)?);
+            r.portkey_key(k);
+        }
+        Ok(())
+    }),
     router("portkey_fallback_on_status_codes", |r, k| {
         if let Some((v, at)) = r.router(k) {
             r.settings.portkey_fallback_on_status_codes = Some(status_codes(v, &at)?);
             r.portkey_key(k);
+            // `loadbalance` never falls back: the list has nothing to decide.
+            if r.profile().reads_portkey_keys
+                && r.settings.portkey_strategy == PortkeyStrategy::Loadbalance
+            {
+                r.loader.unread(UnreadKey::new(
+                    at,
+                    "read by portkey_strategy: fallback only (loadbalance never moves to \
+                     another target); it does nothing here",
+                ));
+            }
         }
         Ok(())
     }),

@@ -319,3 +319,62 @@ fn portkey_keys_are_read_by_profile_portkey_only() {
         "{e}"
     );
 }
+
+/// `portkey_strategy` and `portkey_retry_on_status_codes` (the gateway's `strategy.mode` and
+/// `retry.on_status_codes`): read under `profile: portkey`, said to do nothing under another
+/// profile; a strategy the gateway does not model here is an error at its path; under
+/// `loadbalance`, `portkey_fallback_on_status_codes` is said to do nothing (it never falls
+/// back).
+#[test]
+fn portkey_strategy_and_retry_list_are_read_by_profile_portkey_only() {
+    use routersim_engine::config::PortkeyStrategy;
+    let keys = "  portkey_strategy: loadbalance\n  portkey_retry_on_status_codes: [503]\n";
+    let config = load(&format!("router_settings:\n  profile: portkey\n{keys}"));
+    assert_eq!(
+        config.settings.portkey_strategy,
+        PortkeyStrategy::Loadbalance
+    );
+    assert_eq!(
+        config.settings.portkey_retry_on_status_codes,
+        Some(vec![503])
+    );
+    assert!(config.unread_keys.is_empty(), "{:?}", config.unread_keys);
+    let config = load("router_settings:\n  profile: portkey\n");
+    assert_eq!(config.settings.portkey_strategy, PortkeyStrategy::Fallback);
+    assert_eq!(config.settings.portkey_retry_on_status_codes, None);
+
+    let config = load(&format!("router_settings:\n{keys}"));
+    let paths: Vec<&str> = config.unread_keys.iter().map(|k| k.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "router_settings.portkey_strategy",
+            "router_settings.portkey_retry_on_status_codes"
+        ]
+    );
+
+    let config = load(
+        "router_settings:\n  profile: portkey\n  portkey_strategy: loadbalance\n  \
+         portkey_fallback_on_status_codes: [429]\n",
+    );
+    let unread: Vec<(&str, &str)> = config
+        .unread_keys
+        .iter()
+        .map(|k| (k.path.as_str(), k.message.as_str()))
+        .collect();
+    assert_eq!(unread.len(), 1, "{unread:?}");
+    assert_eq!(
+        unread[0].0,
+        "router_settings.portkey_fallback_on_status_codes"
+    );
+    assert!(
+        unread[0].1.contains("loadbalance never moves"),
+        "{unread:?}"
+    );
+
+    let yaml =
+        format!("{MODELS}router_settings:\n  profile: portkey\n  portkey_strategy: single\n");
+    let e = load_router_config_str(&yaml).unwrap_err();
+    assert_eq!(e.path, "router_settings.portkey_strategy");
+    assert!(e.message.contains("fallback or loadbalance"), "{e}");
+}

@@ -25,7 +25,7 @@ pub use alternatives::{HedgeAfter, OutlierSettings, RetryBudgetSettings, RetryTh
 pub use deployment::{Deployment, KindPolicy};
 pub use fallbacks::{FallbackMap, FallbackTarget};
 pub use modes::{Replay, SchemaMode, StreamRecovery};
-pub use names::{Classification, Profile, Recovery, RoutingStrategyName};
+pub use names::{Classification, PortkeyStrategy, Profile, Recovery, RoutingStrategyName};
 pub use settings::{
     DEFAULT_ATTEMPTS_PER_CANDIDATE, DEFAULT_CONNECT_ALLOWANCE, DEFAULT_COOLDOWN_TIME,
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_FALLBACKS, DEFAULT_NUM_RETRIES, DEFAULT_REQUEST_DEADLINE,

@@ -123,6 +123,21 @@ pub enum Profile {
     Portkey,
 }
 
+/// `portkey_strategy`: the Portkey gateway's `strategy.mode` (see [`crate::portkey`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PortkeyStrategy {
+    /// `fallback`: the targets in order, the next after a failure.
+    #[default]
+    Fallback,
+    /// `loadbalance`: one target picked at random by `weight`, never another.
+    Loadbalance,
+}
+
+name_table!(PortkeyStrategy {
+    Fallback => "fallback",
+    Loadbalance => "loadbalance",
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +157,7 @@ mod tests {
         check!(RoutingStrategyName);
         check!(Recovery);
         check!(Classification);
+        check!(PortkeyStrategy);
         assert_eq!(Recovery::choices(), "ttl or half_open");
         assert_eq!(RoutingStrategyName::ALL.len(), 8);
         assert_eq!(RoutingStrategyName::NAMES.len(), 10);

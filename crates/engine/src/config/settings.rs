@@ -11,7 +11,7 @@ use super::alternatives::{
 use super::deployment::{Deployment, KindPolicy};
 use super::fallbacks::FallbackMap;
 use super::modes::{Replay, StreamRecovery};
-use super::names::{Classification, Profile, Recovery, RoutingStrategyName};
+use super::names::{Classification, PortkeyStrategy, Profile, Recovery, RoutingStrategyName};
 use super::unknown::{UnknownKey, UnreadKey};
 
 /// Default `num_retries` (LiteLLM's).
@@ -156,6 +156,10 @@ pub struct RouterSettings {
     pub portkey_use_retry_after_header: bool,
     /// `portkey_fallback_on_status_codes` (`profile: portkey`; `None`: any failure moves on).
     pub portkey_fallback_on_status_codes: Option<Vec<u16>>,
+    /// `portkey_strategy: fallback | loadbalance` (`profile: portkey`; default `fallback`).
+    pub portkey_strategy: PortkeyStrategy,
+    /// `portkey_retry_on_status_codes` (`profile: portkey`; `None`: the gateway's default).
+    pub portkey_retry_on_status_codes: Option<Vec<u16>>,
 }
 
 /// Default `max_attempts` (the contract seed: "one primary attempt plus one fallback").
@@ -218,6 +222,8 @@ impl Default for RouterSettings {
             replay: Replay::default(),
             portkey_use_retry_after_header: false,
             portkey_fallback_on_status_codes: None,
+            portkey_strategy: PortkeyStrategy::Fallback,
+            portkey_retry_on_status_codes: None,
         }
     }
 }

@@ -70,6 +70,16 @@ pub trait RouteAdmission {
     fn ends_walk(&self, _failure: &ProviderFailure, _settings: &RouterSettings) -> bool {
         false
     }
+
+    /// Whether the walk tries only the one route [`RouteAdmission::pick_route`] picks.
+    fn picks_one_route(&self, _settings: &RouterSettings) -> bool {
+        false
+    }
+
+    /// That route's position in `routes` (the group's routes still open; `None`: none).
+    fn pick_route(&self, routes: &[&Deployment], _: &mut rand_chacha::ChaCha8Rng) -> Option<usize> {
+        (!routes.is_empty()).then_some(0)
+    }
 }
 
 /// No contracts: every default.

@@ -1,9 +1,6 @@
-//! The gateway's wait before a retry: async-retry (node-retry's `timeouts()`) with the
-//! gateway's options (`retryHandler.ts`: `{retries: attempts, randomize: false}`) and the
-//! library's defaults (`factor: 2`, `minTimeout: 1000`, `maxTimeout: Infinity`):
-//! `round(1 · minTimeout · factor^k)` for retry `k` from 0 — exactly 1 s, 2 s, 4 s, 8 s, …
-//! With `portkey_use_retry_after_header`, a 429's Retry-After replaces it, and once one has
-//! been waited every later wait of the target is 0 ([`super::retry_after`]).
+//! The gateway's wait before a retry: node-retry's `timeouts()` with `randomize: false` and its
+//! defaults (`factor: 2`, `minTimeout: 1000`, no `maxTimeout`): `round(1000 · 2^k)` ms for
+//! retry `k` from 0. A 429's Retry-After may replace it ([`super::retry_after`]).
 
 use std::time::Duration;
 
@@ -30,7 +27,13 @@ impl PortkeyBackoff {
 
 impl Backoff for PortkeyBackoff {
     fn wait(&self, ctx: &WaitContext, _rng: &mut ChaCha8Rng) -> (Duration, Option<WaitReason>) {
-        let delay = ctx.retry_after.filter(|_| !ctx.retry_after_is_date);
+        // `Number.parseInt` of the header: `2.7` s is 2 s, an HTTP-date NaN (the backoff).
+        let date = ctx.retry_after_is_date;
+        let delay = if date {
+            ctx.retry_after_parse_int
+        } else {
+            ctx.retry_after
+        };
         let waited = ctx.retry_after_waited;
         match verdict(ctx.use_retry_after_header, ctx.status, delay, waited) {
             RetryAfterVerdict::Wait(r) => (r, Some(WaitReason::RetryAfter)),

@@ -1,48 +1,25 @@
-//! `profile: portkey`: what the Portkey AI gateway 1.15.2 (`@portkey-ai/gateway`) does with a
-//! config of `strategy: {mode: fallback}` over the group's deployments and
-//! `retry: {attempts: num_retries}` — the config `drive --emit-portkey-config` writes — as a
-//! bundle of policy implementations (see [`crate::profile`]). Each rule is read from the
-//! gateway's source at tag v1.15.2 and checked against the real gateway in CI
-//! (`tests/cli/portkey.rs`).
+//! `profile: portkey`: what the Portkey AI gateway 1.15.2 does with the config `drive
+//! --emit-portkey-config` writes, as policies (see [`crate::profile`]), each rule read from its
+//! source at tag v1.15.2 and checked against the real gateway in CI (`tests/cli/portkey.rs`):
 //!
-//! - **The walk**: the fallback strategy tries its targets in order and moves on when a
-//!   target's final answer is not ok (`src/handlers/handlerUtils.ts`,
-//!   `tryTargetsRecursively`: without `strategy.on_status_codes`, "if the response is ok, skip
-//!   the fallback"). That is the candidate walk over the group's deployments in `order` then
-//!   `model_list` order, each deployment one target; the router's LiteLLM fallback lists are
-//!   not read. With `portkey_fallback_on_status_codes` (the gateway's
-//!   `strategy.on_status_codes`) the walk moves on only after a listed status
-//!   ([`PortkeyFallbackStrategy`]); any other failure is the answer.
-//! - **Retries** ([`PortkeyRetryPolicy`]): each target is retried `retry.attempts` times —
-//!   `num_retries` here — when its status is in `on_status_codes`, by default
-//!   `RETRY_STATUS_CODES` = 429, 500, 502, 503, 504 (`src/globals.ts`,
-//!   `requestContext.ts: normalizeRetryConfig`); any other status ends the target at once
-//!   (`retryHandler.ts`: "All error codes that aren't retried need to be propogated up",
-//!   `bail`). A connection error has no status: `fetch` throws, and async-retry retries every
-//!   throw.
-//! - **Waits** ([`PortkeyBackoff`]): async-retry's defaults with `randomize: false` —
-//!   `minTimeout` 1 s, `factor` 2, no `maxTimeout` — so retry `k` (from 0) waits exactly
-//!   `1 s · 2^k`: 1 s, 2 s, 4 s; no jitter. A Retry-After is ignored unless
-//!   `portkey_use_retry_after_header` (the gateway's `retry.use_retry_after_header`) is on:
-//!   then a 429's Retry-After is waited instead, within 60 s per target, on the last
-//!   attempt too ([`verdict`] has the rules).
-//! - **No cooldowns** ([`PortkeyCooldown`]): the open-source gateway keeps no health state
-//!   between requests (its circuit breaker needs a config `id` and Portkey's hosted control
-//!   plane); every request starts again at the first target.
-//! - **Streams**: the gateway retries on the status only; once a stream has answered 200 its
-//!   body is piped through, so a cut mid-stream reaches the caller as it is
-//!   (`stream_recovery: multigrid` — recover before the first byte, an error on the stream
-//!   after it — which the profile presets).
+//! - **The walk** ([`PortkeyAdmission`]): `fallback` is the candidate walk over the group's
+//!   deployments in `order` then `model_list` order, the next after any answer that is not ok
+//!   (LiteLLM's fallback lists are not read); `loadbalance` tries one target drawn by weight.
+//! - **Retries** ([`PortkeyRetryPolicy`]); **waits** ([`PortkeyBackoff`]): `1 s · 2^k`.
+//! - **No cooldowns** ([`PortkeyCooldown`]): no health state between requests (its circuit
+//!   breaker needs a config `id` and Portkey's hosted control plane).
+//! - **Streams**: retried on the status only; a 200 stream is piped through, so a cut reaches
+//!   the caller (`stream_recovery: multigrid`, which the profile presets).
 
 mod backoff;
-mod fallback;
 mod retry;
 mod retry_after;
+mod strategy;
 
 pub use backoff::{FIRST_WAIT, PortkeyBackoff};
-pub use fallback::PortkeyFallbackStrategy;
 pub use retry::{PortkeyRetryPolicy, RETRY_STATUS_CODES};
 pub use retry_after::{MAX_RETRY_LIMIT, RetryAfterVerdict, verdict};
+pub use strategy::{PortkeyAdmission, target_weight};
 
 use tokio::time::Instant;
 

@@ -1,7 +1,5 @@
-//! `portkey_use_retry_after_header` (the gateway's `retry.use_retry_after_header`), read from
-//! `retryHandler.ts` (`retryRequest`) and `globals.ts` at tag v1.15.2. Only a 429's first
-//! numeric `retry-after-ms`, `x-ms-retry-after-ms` or `retry-after` (seconds) is read; an
-//! HTTP-date (NaN) or 0 leaves the backoff. `R >= MAX_RETRY_LIMIT_MS` (60 s) or `R >` what is
+//! `portkey_use_retry_after_header` (`retry.use_retry_after_header`; `retryHandler.ts`): a
+//! 429's Retry-After read by `Number.parseInt` (`2.7` s is 2 s; a date is NaN: the backoff). `R >= MAX_RETRY_LIMIT_MS` (60 s) or `R >` what is
 //! left of the target's 60 s ends the target without a wait (`retrySkipped`). Otherwise `R` is
 //! waited inside the attempt — so after the last attempt too, before async-retry `bail`s — and
 //! every later backoff of the target becomes 0 (`rateLimiter._timeouts = [0, …]`).

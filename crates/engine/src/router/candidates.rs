@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::core::Router;
+use super::core::{Router, lock};
 use super::group::Group;
 use super::retry_loop::Scope;
 use super::run::{Failed, NoCandidate, RequestRun};
@@ -131,7 +131,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
         WalkState {
             deadline,
             max_attempts: self.admission.max_attempts(settings),
-            first_route_only: request.disable_fallbacks || !settings.allow_fallbacks,
+            first_route_only: request.disable_fallbacks
+                || !settings.allow_fallbacks
+                || self.admission.picks_one_route(settings),
             out_of_time: false,
             saw_suppressed: false,
             last: None,
@@ -293,6 +295,9 @@ impl<P: Provider, C: Clock> Router<P, C> {
         cursor: &mut usize,
     ) -> Option<usize> {
         let open = |p: usize| p >= 128 || visited & (1u128 << p) == 0;
+        if self.admission.picks_one_route(&self.config.settings) {
+            return self.pick_one(g, visited, cursor);
+        }
         if !self.admission.ranks_routes() || g.members.len() > 128 {
             while *cursor < g.members.len() {
                 let p = *cursor;
@@ -318,6 +323,22 @@ impl<P: Provider, C: Clock> Router<P, C> {
             .map(key)
             .min_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)))
             .map(|(_, _, p)| p)
+    }
+
+    /// The admission's one pick among the members of `g` not `visited` (`cursor`: made).
+    fn pick_one(&self, g: &Group, visited: u128, cursor: &mut usize) -> Option<usize> {
+        if std::mem::replace(cursor, 1) > 0 {
+            return None;
+        }
+        let open: Vec<usize> = (0..g.members.len())
+            .filter(|&p| p >= 128 || visited & (1u128 << p) == 0)
+            .collect();
+        let routes: Vec<_> = open
+            .iter()
+            .map(|&p| &self.config.deployments[g.members[p]])
+            .collect();
+        let picked = self.admission.pick_route(&routes, &mut lock(&self.rng))?;
+        open.get(picked).copied()
     }
 
     /// The members of `g` the request's contract rules out, as a mask of positions (each

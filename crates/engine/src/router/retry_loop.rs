@@ -4,6 +4,7 @@
 //! candidate route of the candidate walk (every try on that route, under the walk's
 //! deadline and the profile's attempt cap).
 
+use routersim_primitives::js::parse_int_seconds;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -444,6 +445,10 @@ impl<P: Provider, C: Clock> Router<P, C> {
                 failed.failure.retry_after,
                 Some(RetryAfter::HttpDate(_))
             ),
+            retry_after_parse_int: match &failed.failure.retry_after {
+                Some(RetryAfter::HttpDate(text)) => parse_int_seconds(text),
+                _ => None,
+            },
             retry_index: looked.retries_done,
             min_backoff: self.config.settings.retry_after,
             status: failed

@@ -22,6 +22,7 @@ mod litellm110;
 mod multigrid;
 mod number_shapes;
 mod portkey;
+mod portkey_strategies;
 mod replay;
 mod rules;
 mod seams;

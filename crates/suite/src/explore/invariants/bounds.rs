@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use routersim_engine::backoff::{MAX_BACKOFF, MAX_JITTER, MAX_RETRY_AFTER};
-use routersim_engine::config::{FallbackTarget, KindPolicy, Profile, RouterConfig, RouterSettings};
+use routersim_engine::config::{
+    FallbackTarget, KindPolicy, PortkeyStrategy, Profile, RouterConfig, RouterSettings,
+};
 use routersim_engine::portkey::PortkeyBackoff;
 use routersim_engine::stream::StreamRecovery;
 
@@ -143,8 +145,16 @@ impl Bounds {
             WalkRule::Candidates { .. } => size.saturating_mul(budget.saturating_add(1)),
         };
         let walked = groups.values().map(per_group).fold(0, u32::saturating_add);
+        let one_route = matches!(
+            rules.walk,
+            WalkRule::Candidates {
+                one_route: true,
+                ..
+            }
+        );
         let walked = match rules.walk {
             WalkRule::Candidates { cap: Some(cap), .. } => walked.min(cap),
+            _ if one_route => walked.min(budget.saturating_add(1)),
             _ => walked,
         };
         let max_attempts = walked.saturating_add(max_continuations);
@@ -168,7 +178,11 @@ impl Bounds {
             max_attempts,
             max_retry_budget: budget,
             max_fallback_depth: settings.max_fallbacks,
-            max_fallback_hops: (groups.len() as u32).saturating_sub(1),
+            max_fallback_hops: if one_route {
+                0
+            } else {
+                (groups.len() as u32).saturating_sub(1)
+            },
             continuation,
             max_continuations,
             commits_at_content: settings.stream_recovery == StreamRecovery::LiteLlm,
@@ -222,6 +236,8 @@ enum WalkRule {
         retries: u32,
         /// The walk's cap on attempts per request, when it has one.
         cap: Option<u32>,
+        /// The walk tries one route only (Portkey's `loadbalance`): one retry loop, no hop.
+        one_route: bool,
     },
 }
 
@@ -267,6 +283,7 @@ impl ProfileRules {
                 walk: WalkRule::Candidates {
                     retries: settings.attempts_per_candidate.saturating_sub(1),
                     cap: None,
+                    one_route: false,
                 },
                 ..multigrid_wait
             },
@@ -276,17 +293,20 @@ impl ProfileRules {
                 walk: WalkRule::Candidates {
                     retries: settings.same_route_retries,
                     cap: Some(settings.max_attempts),
+                    one_route: false,
                 },
                 ..multigrid_wait
             },
             // The Portkey gateway 1.15.2 (`src/handlers/handlerUtils.ts`): a `fallback`
             // strategy over the group's targets, each tried with its own retries (the
             // retry budget), never a stream continuation; Retry-After within 60 s
-            // (`MAX_RETRY_LIMIT_MS`, `src/globals.ts`).
+            // (`MAX_RETRY_LIMIT_MS`, `src/globals.ts`); its `loadbalance` strategy tries the one
+            // target it draws and never another (no hop).
             Profile::Portkey => ProfileRules {
                 walk: WalkRule::Candidates {
                     retries: 0,
                     cap: None,
+                    one_route: settings.portkey_strategy == PortkeyStrategy::Loadbalance,
                 },
                 ..documented
             },

@@ -287,3 +287,26 @@ impl Script {
         )
     }
 }
+
+/// Portkey's `loadbalance` tries the one target it draws (its retries, `num_retries: 2`) and
+/// never another, so a request makes at most 3 attempts and no hop; its `fallback` walks both
+/// deployments of `g` (3 each) and may hop to `h` (3 more).
+#[test]
+fn portkey_loadbalance_bounds_one_route_and_no_hop() {
+    use routersim_sim::scenario::parse_scenario;
+    let derive = |strategy: &str| {
+        let text = format!(
+            "name: p\nduration: 10s\nrouter:\n  model_list:\n    - {{model_name: g, \
+             litellm_params: {{model: openai/x}}, model_info: {{id: a}}}}\n    - {{model_name: \
+             g, litellm_params: {{model: openai/y}}, model_info: {{id: b}}}}\n    - \
+             {{model_name: h, litellm_params: {{model: openai/z}}, model_info: {{id: c}}}}\n  \
+             router_settings:\n    profile: portkey\n    num_retries: 2\n    \
+             portkey_strategy: {strategy}\ntraffic:\n  - {{model: g, at: 1s}}\n"
+        );
+        let scenario = parse_scenario(&text, std::path::Path::new("p.yaml")).expect("loads");
+        let b = Bounds::derive(&scenario, 1);
+        (b.max_attempts, b.max_fallback_hops)
+    };
+    assert_eq!(derive("fallback"), (9, 1));
+    assert_eq!(derive("loadbalance"), (3, 0));
+}

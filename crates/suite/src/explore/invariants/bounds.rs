@@ -186,10 +186,11 @@ impl Bounds {
             continuation,
             max_continuations,
             commits_at_content: settings.stream_recovery == StreamRecovery::LiteLlm,
-            backoff_cap: MAX_BACKOFF
-                .max(settings.retry_after)
-                .max(uncapped_backoff(settings.profile, budget))
-                + MAX_JITTER,
+            backoff_cap: MAX_BACKOFF.max(settings.retry_after).max(
+                rules
+                    .uncapped_backoff
+                    .map_or(Duration::ZERO, |wait| wait(budget.saturating_sub(1))),
+            ) + MAX_JITTER,
             retry_after_cap: rules.retry_after_cap,
             retry_after_zero: rules.retry_after_zero,
             stall_timeout: settings.stream_stall_timeout,
@@ -209,7 +210,7 @@ impl Bounds {
 }
 
 /// What a profile's own rules allow where profiles differ.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 struct ProfileRules {
     /// A continuation that breaks after its own content is continued again, each one a
     /// fallback level deeper (so at most `max_fallbacks` of them).
@@ -222,6 +223,9 @@ struct ProfileRules {
     cooldown_rewrite: CooldownRewrite,
     /// How the request is walked, and the retries it gives a route.
     walk: WalkRule,
+    /// The wait before retry `k` (0-based) of a backoff with no cap, when the profile's has
+    /// none (its last retry's wait is then the longest a backoff can be).
+    uncapped_backoff: Option<fn(u32) -> Duration>,
 }
 
 /// How a profile walks a request, for the attempt bound.
@@ -252,6 +256,7 @@ impl ProfileRules {
             retry_after_zero: false,
             cooldown_rewrite: CooldownRewrite::KeepLater,
             walk: WalkRule::FallbackLists,
+            uncapped_backoff: None,
         };
         // The Multigrid wait (the contract profile waits as Multigrid does): *"The provider's
         // Retry-After wins over our backoff, in either legal form — seconds or an HTTP date"*,
@@ -308,18 +313,11 @@ impl ProfileRules {
                     cap: None,
                     one_route: settings.portkey_strategy == PortkeyStrategy::Loadbalance,
                 },
+                // Its waits double from 1 s with no cap (`PortkeyBackoff`).
+                uncapped_backoff: Some(PortkeyBackoff::wait_before),
                 ..documented
             },
         }
-    }
-}
-
-/// The longest wait of a profile whose backoff has no cap: `portkey`'s doubles from 1 s
-/// without one, so its last retry's wait is the longest (zero for every other profile).
-fn uncapped_backoff(profile: Option<Profile>, budget: u32) -> Duration {
-    match profile {
-        Some(Profile::Portkey) => PortkeyBackoff::wait_before(budget.saturating_sub(1)),
-        _ => Duration::ZERO,
     }
 }
 

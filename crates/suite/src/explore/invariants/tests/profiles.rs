@@ -310,3 +310,24 @@ fn portkey_loadbalance_bounds_one_route_and_no_hop() {
     assert_eq!(derive("fallback"), (9, 1));
     assert_eq!(derive("loadbalance"), (3, 0));
 }
+
+/// Portkey's backoff has no cap: with `num_retries: 6` its last wait is 1 s · 2^5 = 32 s, past
+/// the capped profiles' longest backoff, and the bound allows exactly that (plus jitter's
+/// slack); LiteLLM's capped backoff keeps the documented cap.
+#[test]
+fn an_uncapped_backoff_bounds_the_wait_by_its_last_retry() {
+    use routersim_sim::scenario::parse_scenario;
+    let derive = |profile: &str| {
+        let text = format!(
+            "name: p\nduration: 10s\nrouter:\n  model_list:\n    - {{model_name: g, \
+             litellm_params: {{model: openai/x}}, model_info: {{id: a}}}}\n  \
+             router_settings:\n    profile: {profile}\n    num_retries: 6\ntraffic:\n  - \
+             {{model: g, at: 1s}}\n"
+        );
+        let scenario = parse_scenario(&text, std::path::Path::new("p.yaml")).expect("loads");
+        Bounds::derive(&scenario, 1).backoff_cap
+    };
+    assert!(Duration::from_secs(32) > MAX_BACKOFF);
+    assert_eq!(derive("portkey"), Duration::from_secs(32) + MAX_JITTER);
+    assert_eq!(derive("litellm"), MAX_BACKOFF + MAX_JITTER);
+}

@@ -458,8 +458,9 @@ fn every_profile(args: BenchArgs) -> Result<ExitCode, CliError> {
     let mut out = Out::stdout();
     writeln!(
         out,
-        "median of {} rounds; ratio = tokio floor / harness (virtual); targets: traces on >= {TRACED_TARGET:.1}, --trace none >= {UNTRACED_TARGET:.1}",
-        options.repeat
+        "medians of {} round{}; ratio = tokio floor / harness (virtual); targets: traces on >= {TRACED_TARGET:.1}, --trace none >= {UNTRACED_TARGET:.1}",
+        options.repeat,
+        if options.repeat == 1 { "" } else { "s" },
     )?;
     writeln!(
         out,

@@ -229,6 +229,67 @@ fn bench_runs_under_the_profile_asked_for() -> Result<(), Box<dyn std::error::Er
     Ok(())
 }
 
+/// `bench --profile all` times the harness under no profile and every profile, traces on and
+/// with `--trace none`, against the tokio floor, one line each with both ratios and whether
+/// they meet the targets; options it cannot honour are a usage error (exit 2).
+#[test]
+fn bench_all_prints_every_profile_s_ratios() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = scratch_dir("cli-bench-all");
+    let out = dir.join("b").to_string_lossy().into_owned();
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--profile",
+            "all",
+            "--duration",
+            "5s",
+            "--rate",
+            "5",
+            "--repeat",
+            "1",
+            "--out",
+            &out,
+        ];
+        args.extend_from_slice(extra);
+        routersim(&args)
+    };
+    let output = bench(&[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout)?;
+    assert!(
+        stdout.contains("targets: traces on >= 1.0, --trace none >= 1.3"),
+        "{stdout}"
+    );
+    for profile in [
+        "none",
+        "litellm",
+        "deltallm",
+        "litellm-1.110",
+        "multigrid",
+        "contract",
+        "portkey",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(profile))
+            .ok_or_else(|| format!("no {profile} line in {stdout}"))?;
+        // profile, requests, 3 × (seconds, "s"), two ratios, the verdict.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let ratio_on: f64 = words[8].parse()?;
+        let ratio_none: f64 = words[9].parse()?;
+        assert!(ratio_on > 0.0 && ratio_none > 0.0, "{line}");
+        assert!(words[1].parse::<u64>()? > 0, "{line}");
+    }
+    assert!(
+        stdout.lines().any(|l| l.starts_with("targets: ")),
+        "{stdout}"
+    );
+    let output = bench(&["--runtime", "tokio"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8(output.stderr)?.contains("--profile all"));
+    Ok(())
+}
+
 /// `bench --repeat N` reports the fastest run of each kind and, beside it, the median of the
 /// N (issue 17: "best of 5; report median too"), and the ratios of the medians; one run has no
 /// median to report.

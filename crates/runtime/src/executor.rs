@@ -307,6 +307,29 @@ where
     let Some(id) = with_current(|s| s.map(|s| s.id)) else {
         return Err(future);
     };
+    Ok(spawn_on(id, move |()| future))
+}
+
+/// Spawns the future `make` returns on the virtual executor of this thread, made inside the
+/// task's allocation; gives `make` back when there is none.
+pub(crate) fn spawn_virtual_with<F, M>(make: M) -> Result<VirtualTask<F::Output>, M>
+where
+    M: FnOnce() -> F + 'static,
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let Some(id) = with_current(|s| s.map(|s| s.id)) else {
+        return Err(make);
+    };
+    Ok(spawn_on(id, move |()| make()))
+}
+
+/// Spawns the future `make` returns on the virtual executor numbered `id`.
+fn spawn_on<F>(id: u64, make: impl FnOnce(&()) -> F) -> VirtualTask<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
     let schedule = move |runnable: Runnable| {
         CURRENT.with(|c| {
             if let Some(shared) = c.borrow().as_ref()
@@ -321,7 +344,7 @@ where
     // under tokio; whoever waits for its result sees it did not finish.
     let (runnable, task) = async_task::Builder::new()
         .propagate_panic(true)
-        .spawn_local(move |()| future, schedule);
+        .spawn_local(make, schedule);
     runnable.schedule();
-    Ok(VirtualTask { task: Some(task) })
+    VirtualTask { task: Some(task) }
 }

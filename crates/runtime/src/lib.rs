@@ -25,7 +25,7 @@ use std::future::Future;
 
 pub use clock::RuntimeClock;
 pub use executor::{Executor, Stalled, VirtualTask, is_virtual};
-pub use task::{JoinHandle, spawn_local};
+pub use task::{JoinHandle, spawn_local, spawn_local_with};
 
 /// Which runtime drives a simulated run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

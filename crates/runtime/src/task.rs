@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::executor::{VirtualTask, spawn_virtual};
+use crate::executor::{VirtualTask, spawn_virtual, spawn_virtual_with};
 
 /// A spawned task: dropping it detaches it, [`abort`](Self::abort) cancels it.
 #[derive(Debug)]
@@ -54,5 +54,21 @@ where
     match spawn_virtual(future) {
         Ok(task) => JoinHandle(Handle::Virtual(task)),
         Err(future) => JoinHandle(Handle::Tokio(tokio::task::spawn_local(future))),
+    }
+}
+
+/// [`spawn_local`] of the future `make` returns, made where the task keeps it: on the virtual
+/// executor, only what `make` captures is moved into the task, never the future itself (a
+/// future is as big as its largest state, and each move copies all of it: the request tasks'
+/// copies were a few percent of a simulated run).
+pub fn spawn_local_with<F, M>(make: M) -> JoinHandle<F::Output>
+where
+    M: FnOnce() -> F + 'static,
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    match spawn_virtual_with(make) {
+        Ok(task) => JoinHandle(Handle::Virtual(task)),
+        Err(make) => JoinHandle(Handle::Tokio(tokio::task::spawn_local(make()))),
     }
 }

@@ -377,3 +377,35 @@ fn a_cancelled_sleep_never_wakes_its_task_even_when_its_slot_is_reused() {
         .unwrap();
     assert_eq!(parked_polls.get(), 1);
 }
+
+/// `spawn_local_with` runs the future its closure makes, made once, on either runtime, in
+/// spawn order with `spawn_local`'s tasks (the virtual executor makes it inside the task).
+#[test]
+fn a_task_spawned_with_its_future_s_maker_runs_it_once_in_spawn_order() {
+    for kind in [RuntimeKind::Virtual, RuntimeKind::Tokio] {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let made = Rc::new(Cell::new(0));
+        kind.block_on({
+            let (log, made) = (log.clone(), made.clone());
+            async move {
+                let first = log.clone();
+                drop(spawn_local(async move {
+                    sleep(ms(5)).await;
+                    first.borrow_mut().push("plain");
+                }));
+                let (second, counter) = (log.clone(), made.clone());
+                drop(crate::spawn_local_with(move || {
+                    counter.set(counter.get() + 1);
+                    async move {
+                        sleep(ms(5)).await;
+                        second.borrow_mut().push("made");
+                    }
+                }));
+                sleep(ms(10)).await;
+            }
+        })
+        .unwrap();
+        assert_eq!(*log.borrow(), ["plain", "made"], "{kind:?}");
+        assert_eq!(made.get(), 1, "{kind:?}");
+    }
+}

@@ -396,3 +396,91 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
         medians,
     })
 }
+
+/// `bench --profile all`: one profile's figures, medians of the `repeat` rounds.
+#[derive(Clone, Debug)]
+pub struct ProfileRatios {
+    /// The profile's name (`none`: no profile, the documented rules).
+    pub profile: String,
+    /// Requests simulated (each run).
+    pub requests: u64,
+    /// Median wall seconds of the harness on the virtual-time executor, traces on.
+    pub traced_secs: f64,
+    /// Median wall seconds of the same harness with `--trace none`.
+    pub untraced_secs: f64,
+    /// Median wall seconds of the tokio floor (the same traffic, no router, no reports).
+    pub tokio_floor_secs: f64,
+}
+
+impl ProfileRatios {
+    /// Median tokio floor ÷ median harness, traces on (above 1: the harness is faster).
+    pub fn traced_ratio(&self) -> f64 {
+        self.tokio_floor_secs / self.traced_secs.max(1e-9)
+    }
+
+    /// Median tokio floor ÷ median harness, `--trace none`.
+    pub fn untraced_ratio(&self) -> f64 {
+        self.tokio_floor_secs / self.untraced_secs.max(1e-9)
+    }
+}
+
+/// The profiles `bench --profile all` times: none (the documented rules), then every profile
+/// in the engine's table.
+pub fn every_profile() -> Vec<Option<&'static str>> {
+    std::iter::once(None)
+        .chain(
+            routersim_engine::profile::PROFILES
+                .iter()
+                .map(|p| Some(p.name())),
+        )
+        .collect()
+}
+
+/// `bench --profile all`: for every profile of [`every_profile`], `options.repeat` rounds of
+/// the tokio floor, the harness (virtual, in memory) traces on and with `--trace none`, side by
+/// side (each round's three runs one after the other, so a shared machine's load falls on all
+/// three alike); each figure the median of its rounds. `options.profile`, `trace`, `runtime`,
+/// `transport`, `compare` and `replicas` are not read (every run is the virtual harness in
+/// memory, one router).
+pub fn run_bench_profiles(options: &BenchOptions) -> Result<Vec<ProfileRatios>, RunError> {
+    let mut rows = Vec::new();
+    for profile in every_profile() {
+        let profiled = BenchOptions {
+            profile: profile.map(str::to_string),
+            replicas: 1,
+            ..options.clone()
+        };
+        let mut scenario = parse_scenario(&bench_scenario_yaml(&profiled), Path::new("<bench>"))?;
+        scenario.transport = Transport::Memory;
+        scenario.runtime = RuntimeKind::Virtual;
+        let timed = |no_trace: bool| -> Result<(u64, f64), RunError> {
+            let run_options = RunOptions {
+                seed: None,
+                out_dir: Some(options.out_dir.clone()),
+                no_trace,
+            };
+            let began = std::time::Instant::now();
+            let report = run(&scenario, &run_options)?;
+            Ok((report.summary.requests, began.elapsed().as_secs_f64()))
+        };
+        let (mut floors, mut traced, mut untraced) = (Vec::new(), Vec::new(), Vec::new());
+        let mut requests = 0;
+        for _ in 0..options.repeat.max(1) {
+            let began = std::time::Instant::now();
+            run_floor(&scenario, scenario.seed, RuntimeKind::Tokio)?;
+            floors.push(began.elapsed().as_secs_f64());
+            let (n, secs) = timed(false)?;
+            traced.push(secs);
+            untraced.push(timed(true)?.1);
+            requests = n;
+        }
+        rows.push(ProfileRatios {
+            profile: profile.unwrap_or("none").to_string(),
+            requests,
+            traced_secs: median(&traced),
+            untraced_secs: median(&untraced),
+            tokio_floor_secs: median(&floors),
+        });
+    }
+    Ok(rows)
+}

@@ -16,7 +16,7 @@ use routersim_mock_providers::wire::{CallLog, WireServer};
 use routersim_report::record::{Recorder, RecorderOptions, RunMeta};
 use routersim_report::summary::Summary;
 use routersim_runtime::time::{now, sleep_until, yield_now};
-use routersim_runtime::{JoinHandle, spawn_local};
+use routersim_runtime::{JoinHandle, spawn_local, spawn_local_with};
 use tokio::time::Instant;
 
 use super::context::{plot_context, router_profile, summary_context};
@@ -240,7 +240,7 @@ fn spawn_request<P: Provider + 'static>(
     task: TaskGuard,
     mut request: Request,
 ) {
-    let serve = async move {
+    let serve = move || async move {
         // By reference: the task holds the only copy of the request while it is in
         // flight.
         // Only a failure's provider calls outlive the result (the task stays small).
@@ -259,12 +259,13 @@ fn spawn_request<P: Provider + 'static>(
         task.finished();
     };
     if routersim_runtime::is_virtual() {
-        // The virtual executor's task is one allocation of the future's own size.
-        drop(spawn_local(serve));
+        // The virtual executor's task is one allocation of the future's own size, the future
+        // made in it (moving a made future copies all of its size, every time).
+        drop(spawn_local_with(serve));
     } else {
         // Boxed on tokio: its task cell is aligned to 128 bytes, so it then holds only
         // a pointer and the request's state is one allocation of its own size.
-        drop(spawn_local(Box::pin(serve)));
+        drop(spawn_local(Box::pin(serve())));
     }
 }
 

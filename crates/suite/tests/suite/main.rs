@@ -13,6 +13,7 @@
 
 mod alone;
 mod bench_median;
+mod bench_profiles;
 mod in_flight;
 mod in_flight_footprint;
 mod year_of_virtual_time;

@@ -1,7 +1,6 @@
 //! One attempt: a provider call under its deadline, its events, its record, and what the
 //! failure handler and the recovery policy learn from it.
 
-use std::task::Poll;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -63,20 +62,13 @@ impl<P: Provider, C: Clock> Router<P, C> {
             match deadline {
                 None => self.provider.call(call).await,
                 Some(deadline) => {
-                    // What a biased `select!` of the two does (the call first: an answer due
-                    // at the deadline wins), without its branch bookkeeping: every attempt
-                    // of a walk with a deadline runs this. Declared so that they are dropped
-                    // as `select!` drops them, the call first (a sleep's creation does nothing).
-                    let mut expiry = std::pin::pin!(self.clock.sleep_until(deadline));
-                    let mut called = std::pin::pin!(self.provider.call(call));
-                    std::future::poll_fn(|cx| match called.as_mut().poll(cx) {
-                        Poll::Ready(r) => Poll::Ready(r),
-                        Poll::Pending => expiry
-                            .as_mut()
-                            .poll(cx)
-                            .map(|()| Err(ProviderFailure::new(FailureKind::Timeout))),
-                    })
-                    .await
+                    tokio::select! {
+                        biased;
+                        r = self.provider.call(call) => r,
+                        () = self.clock.sleep_until(deadline) => {
+                            Err(ProviderFailure::new(FailureKind::Timeout))
+                        }
+                    }
                 }
             }
         }

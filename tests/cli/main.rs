@@ -13,6 +13,7 @@
 
 mod check;
 mod check_discovery;
+mod check_jobs;
 mod ci_outputs;
 mod cli;
 mod cli_inputs;

@@ -24,6 +24,7 @@ mod diff;
 mod diff_rates;
 mod docs;
 mod drive;
+mod drive_bench;
 mod drive_clock;
 mod drive_connections;
 mod drive_hostile;

@@ -18,6 +18,7 @@
 //! that, nothing is written and the folder keeps the report it had. Requests still unanswered when the
 //! drain ends are left out of the counts and counted in `live.unfinished`.
 
+pub mod bench;
 pub mod checks;
 pub mod error;
 pub mod header;

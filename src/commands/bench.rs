@@ -66,7 +66,12 @@ pub struct BenchArgs {
     )]
     pub drive: bool,
     /// With --drive: the rates tried (requests per second).
-    #[arg(long, value_delimiter = ',', default_value = "5000,10000,20000,30000", requires = "drive")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "5000,10000,20000,30000",
+        requires = "drive"
+    )]
     pub drive_rates: Vec<u64>,
     /// With --drive: each run's length.
     #[arg(long, default_value = "3s", value_parser = parse_duration, requires = "drive")]

@@ -41,7 +41,11 @@ pub fn drive(args: &BenchArgs) -> Result<ExitCode, CliError> {
     let mut headline = Vec::new();
     for i in 0..options.repeat {
         let point = run_point(target, &options)?;
-        print_point(&mut out, &format!("run {}/{}: ", i + 1, options.repeat), &point)?;
+        print_point(
+            &mut out,
+            &format!("run {}/{}: ", i + 1, options.repeat),
+            &point,
+        )?;
         headline.push(point);
     }
     let median = median_achieved(&headline);
@@ -53,7 +57,11 @@ pub fn drive(args: &BenchArgs) -> Result<ExitCode, CliError> {
         out,
         "drive at {target} req/s: median {median:.0} req/s of {} runs, {failures} failed or not sent; target >= {HEADLINE_RATE} req/s (within 1 %) without failures: {}",
         headline.len(),
-        if met && target >= HEADLINE_RATE { "met" } else { "NOT met" }
+        if met && target >= HEADLINE_RATE {
+            "met"
+        } else {
+            "NOT met"
+        }
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -146,8 +146,14 @@ fn beyond_the_fd_budget_requests_wait_for_a_connection_instead_of_failing() {
     assert_eq!(live["not_sent"], 0, "{live:#}");
     // 100 requests over at most 16 connections: at least 84 waited for one.
     assert!(live["connection_waits"].as_u64().unwrap() >= 84, "{live:#}");
-    assert!(live["max_connection_wait_ms"].as_f64().unwrap() > 0.0, "{live:#}");
-    assert!(live["connections_opened"].as_u64().unwrap() <= 16, "{live:#}");
+    assert!(
+        live["max_connection_wait_ms"].as_f64().unwrap() > 0.0,
+        "{live:#}"
+    );
+    assert!(
+        live["connections_opened"].as_u64().unwrap() <= 16,
+        "{live:#}"
+    );
     // The peer saw at most the budget, plus drive's clock connection to `--providers`.
     assert!(accepted.load(Ordering::SeqCst) <= 17);
     let warnings = live["warnings"].to_string();
@@ -181,11 +187,7 @@ fn a_keep_alive_connection_closed_under_a_request_costs_no_request() {
         .current_dir(repo())
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = summary(&out);
     assert_eq!(s["requests"], 10, "{s:#}");
     assert_eq!(s["ok"], 10, "{s:#}");
@@ -216,18 +218,17 @@ fn sequential_requests_reuse_one_connection() {
         .current_dir(repo())
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s = summary(&out);
     assert_eq!(s["ok"], 20, "{s:#}");
     let live = &s["live"];
     assert_eq!(live["resent"], 0, "{live:#}");
     // 20 requests 50 ms apart, each answered in about a millisecond: one connection serves
     // them all (two at most, should the router's probes overlap the first request).
-    assert!(live["connections_opened"].as_u64().unwrap() <= 2, "{live:#}");
+    assert!(
+        live["connections_opened"].as_u64().unwrap() <= 2,
+        "{live:#}"
+    );
     // Drive's clock connection to `--providers` plus the one or two above.
     assert!(accepted.load(Ordering::SeqCst) <= 3);
 }

@@ -80,17 +80,15 @@ traffic:
     parse_scenario(&text, Path::new("drive-bench.yaml")).map_err(|e| DriveError::Url(e.to_string()))
 }
 
+/// A serve thread: its address, what stops it, the thread.
+type ServeThread = (
+    SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    std::thread::JoinHandle<Result<(), ServeError>>,
+);
+
 /// Runs `serve` for `scenario` on a thread of its own until `stop` is sent; its address.
-fn serve_thread(
-    scenario: Scenario,
-) -> Result<
-    (
-        SocketAddr,
-        tokio::sync::oneshot::Sender<()>,
-        std::thread::JoinHandle<Result<(), ServeError>>,
-    ),
-    DriveError,
-> {
+fn serve_thread(scenario: Scenario) -> Result<ServeThread, DriveError> {
     let (addr_tx, addr_rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || -> Result<(), ServeError> {
@@ -171,7 +169,10 @@ pub fn run_point(rate: u64, options: &DriveBenchOptions) -> Result<DrivePoint, D
 pub fn median_achieved(points: &[DrivePoint]) -> f64 {
     let mut rates: Vec<f64> = points.iter().map(|p| p.achieved).collect();
     rates.sort_by(f64::total_cmp);
-    rates.get(rates.len().saturating_sub(1) / 2).copied().unwrap_or(0.0)
+    rates
+        .get(rates.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0.0)
 }
 
 #[cfg(test)]

@@ -285,10 +285,7 @@ pub async fn request(
                 }
             }
             Err(SendError::Refused(why)) => {
-                return Err(NotSent {
-                    id: record.id,
-                    why,
-                });
+                return Err(NotSent { id: record.id, why });
             }
             Err(SendError::Failed(e)) => Err(e),
         },

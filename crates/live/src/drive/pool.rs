@@ -306,7 +306,10 @@ mod tests {
             SendError::Refused(_)
         ));
         let busy = std::io::Error::from(std::io::ErrorKind::AddrNotAvailable);
-        assert!(matches!(refused_or_failed(addr, &busy), SendError::Refused(_)));
+        assert!(matches!(
+            refused_or_failed(addr, &busy),
+            SendError::Refused(_)
+        ));
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         match refused_or_failed(addr, &refused) {
             SendError::Failed(why) => assert!(why.starts_with("connect 127.0.0.1:9")),

@@ -118,7 +118,7 @@ pub fn check(
         .collect();
     let run_unit = |&(i, seed): &(usize, Option<u64>)| match (&prepared[i], seed) {
         (Prepared::Ready(ready), Some(seed)) => run_seed(ready, seed, options),
-        (Prepared::Failed(case), _) => case.clone(),
+        (Prepared::Failed(case), _) => (**case).clone(),
         (Prepared::Ready(ready), None) => error_case(&ready.file, None, "no seed".to_string()),
     };
     let cases = in_order(&units, options.jobs, &run_unit, on_case);
@@ -208,7 +208,7 @@ fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
 /// A scenario file, loaded and validated once: its seeds to run, or the one error case it is.
 enum Prepared {
     /// The file cannot be run: one error case.
-    Failed(CaseResult),
+    Failed(Box<CaseResult>),
     /// The file's runs.
     Ready(Box<Ready>),
 }
@@ -228,7 +228,7 @@ struct Ready {
 /// Loads and validates one scenario; its reports go under `staging` (the output folder being
 /// written).
 fn prepare(root: &Path, file: &Path, options: &CheckOptions, staging: &Path) -> Prepared {
-    let failed = |seed, e| Prepared::Failed(error_case(file, seed, e));
+    let failed = |seed, e| Prepared::Failed(Box::new(error_case(file, seed, e)));
     if let Some(why) = problem(file) {
         return failed(None, format!("{}: {why}", file.display()));
     }

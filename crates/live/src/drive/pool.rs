@@ -6,10 +6,12 @@
 //!   connections are open at once, idle or busy, over every target (the soft limit read once
 //!   at start; a quarter, because the in-process providers' sockets to the router, the
 //!   router's own when it runs in this process, and the report's files share the same table).
-//! - **Reuse**: a request takes an idle connection to its target, else opens one. A request
-//!   finding every connection busy waits for one: that wait is the load generator's, not the
-//!   target's, so its latency counts from when it was sent, and the report counts the requests
-//!   that waited and the longest wait.
+//! - **Reuse**: a request takes an idle connection to its target, else whichever comes first
+//!   of a connection another request gives back and a new one (the loser is kept for the
+//!   next request), as hyper-util's pool does: answers that come back quickly keep the
+//!   connections few. Beyond the budget a request waits for a connection: that wait is the
+//!   load generator's, not the target's, so its latency counts from when it was sent, and the
+//!   report counts the requests that waited and the longest wait.
 //! - **A connection the target closed** (its keep-alive expired): a request that fails on a
 //!   reused connection before its answer's headers arrived is sent again, once, on a fresh
 //!   connection (as browsers and hyper-util's pool do for the same race, RFC 9112 §9.3.1).
@@ -18,7 +20,7 @@
 //!   `api_connection` failures.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -28,7 +30,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::time::Instant;
 
 /// `--max-connections`' default.
@@ -105,6 +107,8 @@ pub struct Pool {
     permits: Arc<Semaphore>,
     open: Rc<Cell<usize>>,
     idle: RefCell<BTreeMap<SocketAddr, Vec<Conn>>>,
+    /// Requests waiting for a connection to a target, first come first served.
+    waiters: RefCell<BTreeMap<SocketAddr, VecDeque<oneshot::Sender<Conn>>>>,
     stats: RefCell<PoolStats>,
 }
 
@@ -132,7 +136,7 @@ impl Lease {
         let Self {
             conn, addr, pool, ..
         } = self;
-        pool.idle.borrow_mut().entry(addr).or_default().push(conn);
+        pool.put(addr, conn);
     }
 }
 
@@ -144,6 +148,7 @@ impl Pool {
             permits: Arc::new(Semaphore::new(budget)),
             open: Rc::new(Cell::new(0)),
             idle: RefCell::new(BTreeMap::new()),
+            waiters: RefCell::new(BTreeMap::new()),
             stats: RefCell::new(PoolStats {
                 budget,
                 ..PoolStats::default()
@@ -181,7 +186,8 @@ impl Pool {
             }
         };
         let waited = asked.elapsed();
-        if let Some(mut conn) = self.reusable(addr).await {
+        let (mut conn, reused) = self.checkout(addr).await?;
+        if reused {
             let again = duplicate(&request);
             match conn.sender.send_request(request).await {
                 Ok(response) => return Ok((response, self.lease(conn, addr, permit), waited)),
@@ -189,11 +195,12 @@ impl Pool {
                 Err(_) => {
                     drop(conn);
                     self.stats.borrow_mut().resent += 1;
-                    return self.send_fresh(addr, again, permit, waited).await;
+                    let fresh = self.fresh(addr).await?;
+                    return self.send_on(fresh, addr, again, permit, waited).await;
                 }
             }
         }
-        self.send_fresh(addr, request, permit, waited).await
+        self.send_on(conn, addr, request, permit, waited).await
     }
 
     fn lease(self: &Rc<Self>, conn: Conn, addr: SocketAddr, permit: OwnedSemaphorePermit) -> Lease {
@@ -205,14 +212,14 @@ impl Pool {
         }
     }
 
-    async fn send_fresh(
+    async fn send_on(
         self: &Rc<Self>,
+        mut conn: Conn,
         addr: SocketAddr,
         request: Outgoing,
         permit: OwnedSemaphorePermit,
         waited: Duration,
     ) -> Result<(Response, Lease, Duration), SendError> {
-        let mut conn = self.connect(addr).await?;
         let response = conn
             .sender
             .send_request(request)
@@ -221,46 +228,144 @@ impl Pool {
         Ok((response, self.lease(conn, addr, permit), waited))
     }
 
+    /// A connection for one request (`true`: a reused one): an idle one, else whichever comes
+    /// first of one another request gives back and a new one (which, when it loses, is kept
+    /// for the next request): as hyper-util's pool does, so answers that come back quickly
+    /// keep the connections few.
+    async fn checkout(self: &Rc<Self>, addr: SocketAddr) -> Result<(Conn, bool), SendError> {
+        loop {
+            if let Some(conn) = self.reusable(addr).await {
+                return Ok((conn, true));
+            }
+            let (tx, mut rx) = oneshot::channel();
+            self.waiters
+                .borrow_mut()
+                .entry(addr)
+                .or_default()
+                .push_back(tx);
+            if !self.reserve() {
+                // Every descriptor of the budget is open: one given back, or (after a while)
+                // an idle one to another target closed for this one.
+                if let Ok(Ok(conn)) = tokio::time::timeout(RETRY, &mut rx).await
+                    && let Some(conn) = ready(conn).await
+                {
+                    return Ok((conn, true));
+                }
+                continue;
+            }
+            let pool = self.clone();
+            let mut opening = Box::pin(async move { pool.open_reserved(addr).await });
+            tokio::select! {
+                opened = &mut opening => return opened.map(|conn| (conn, false)),
+                Ok(conn) = &mut rx => {
+                    let pool = self.clone();
+                    tokio::task::spawn_local(async move {
+                        if let Ok(conn) = opening.await {
+                            pool.put(addr, conn);
+                        }
+                    });
+                    if let Some(conn) = ready(conn).await {
+                        return Ok((conn, true));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A new connection (for the one re-send).
+    async fn fresh(&self, addr: SocketAddr) -> Result<Conn, SendError> {
+        while !self.reserve() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        self.open_reserved(addr).await
+    }
+
+    /// Gives a connection to the first request waiting for its target, else keeps it idle.
+    fn put(&self, addr: SocketAddr, mut conn: Conn) {
+        loop {
+            let waiter = self
+                .waiters
+                .borrow_mut()
+                .get_mut(&addr)
+                .and_then(VecDeque::pop_front);
+            let Some(waiter) = waiter else { break };
+            match waiter.send(conn) {
+                Ok(()) => return,
+                // That request took another connection meanwhile.
+                Err(back) => conn = back,
+            }
+        }
+        self.idle.borrow_mut().entry(addr).or_default().push(conn);
+    }
+
     /// An idle connection to `addr` still open and ready, if any (closed ones are dropped).
     async fn reusable(&self, addr: SocketAddr) -> Option<Conn> {
         loop {
-            let mut conn = self.idle.borrow_mut().get_mut(&addr)?.pop()?;
-            if conn.sender.is_closed() {
-                continue;
-            }
-            if conn.sender.ready().await.is_ok() {
+            let conn = self.idle.borrow_mut().get_mut(&addr)?.pop()?;
+            if let Some(conn) = ready(conn).await {
                 return Some(conn);
             }
         }
     }
 
-    /// Opens a connection, closing an idle one to another target first when the budget is
-    /// all open (a permit is held, so at least one of the open ones is idle).
-    async fn connect(&self, addr: SocketAddr) -> Result<Conn, SendError> {
+    /// Counts one more open descriptor, closing an idle connection (to any target) when the
+    /// budget is all open; `false` when every open one is busy.
+    fn reserve(&self) -> bool {
         let budget = self.stats.borrow().budget;
         if self.open.get() >= budget {
-            let mut idle = self.idle.borrow_mut();
-            if let Some(list) = idle.values_mut().find(|l| !l.is_empty()) {
-                list.pop();
+            let evicted = self
+                .idle
+                .borrow_mut()
+                .values_mut()
+                .find_map(std::vec::Vec::pop);
+            if evicted.is_none() {
+                return false;
             }
+            drop(evicted);
         }
-        let stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .map_err(|e| refused_or_failed(addr, &e))?;
-        let _ = stream.set_nodelay(true);
-        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| SendError::Failed(e.to_string()))?;
+        self.open.set(self.open.get() + 1);
+        true
+    }
+
+    /// Opens a connection whose descriptor [`Pool::reserve`] counted.
+    async fn open_reserved(&self, addr: SocketAddr) -> Result<Conn, SendError> {
+        let opened = async {
+            let stream = tokio::net::TcpStream::connect(addr)
+                .await
+                .map_err(|e| refused_or_failed(addr, &e))?;
+            let _ = stream.set_nodelay(true);
+            hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| SendError::Failed(e.to_string()))
+        };
+        let (sender, conn) = match opened.await {
+            Ok(opened) => opened,
+            Err(e) => {
+                self.open.set(self.open.get().saturating_sub(1));
+                return Err(e);
+            }
+        };
         tokio::task::spawn_local(async move {
             let _ = conn.await;
         });
-        self.open.set(self.open.get() + 1);
         self.stats.borrow_mut().opened += 1;
         Ok(Conn {
             sender,
             open: self.open.clone(),
         })
     }
+}
+
+/// How long a request that found the budget all open waits for a connection before it looks
+/// again (for an idle one to another target to close).
+const RETRY: Duration = Duration::from_millis(5);
+
+/// `conn` if it is still open and ready for a request.
+async fn ready(mut conn: Conn) -> Option<Conn> {
+    if conn.sender.is_closed() {
+        return None;
+    }
+    conn.sender.ready().await.ok().map(|()| conn)
 }
 
 /// Whether a failed `connect` is the OS refusing a socket (`EMFILE` 24, `ENFILE` 23 on Linux

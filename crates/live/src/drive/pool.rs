@@ -251,12 +251,13 @@ impl Pool {
                 {
                     return Ok((conn, true));
                 }
+                self.give_back(addr, rx);
                 continue;
             }
             let pool = self.clone();
             let mut opening = Box::pin(async move { pool.open_reserved(addr).await });
             tokio::select! {
-                opened = &mut opening => return opened.map(|conn| (conn, false)),
+                biased;
                 Ok(conn) = &mut rx => {
                     let pool = self.clone();
                     tokio::task::spawn_local(async move {
@@ -268,7 +269,19 @@ impl Pool {
                         return Ok((conn, true));
                     }
                 }
+                opened = &mut opening => {
+                    self.give_back(addr, rx);
+                    return opened.map(|conn| (conn, false));
+                }
             }
+        }
+    }
+
+    /// A connection handed to a request that no longer waits for it goes to the next one.
+    fn give_back(&self, addr: SocketAddr, mut rx: oneshot::Receiver<Conn>) {
+        rx.close();
+        if let Ok(conn) = rx.try_recv() {
+            self.put(addr, conn);
         }
     }
 

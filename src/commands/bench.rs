@@ -59,6 +59,31 @@ pub struct BenchArgs {
         conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight"]
     )]
     pub serve: bool,
+    /// Instead: `drive`'s rate straight at an in-process `serve` of a no-fault scenario over
+    /// loopback: each of --drive-rates for --drive-seconds, then --repeat runs at 20000 req/s
+    /// (their median).
+    #[arg(
+        long,
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "in_flight", "serve", "import"]
+    )]
+    pub drive: bool,
+    /// With --drive: the rates tried (requests per second).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "5000,10000,20000,30000",
+        requires = "drive"
+    )]
+    pub drive_rates: Vec<u64>,
+    /// With --drive: each run's length.
+    #[arg(long, default_value = "3s", value_parser = parse_duration, requires = "drive")]
+    pub drive_seconds: Duration,
+    /// With --drive: the rate of the --repeat runs whose median is the figure (req/s).
+    #[arg(long, default_value_t = routersim_live::drive::bench::HEADLINE_RATE, requires = "drive")]
+    pub drive_headline: u64,
+    /// With --drive: drive's --max-connections.
+    #[arg(long, default_value_t = routersim_live::drive::pool::DEFAULT_MAX_CONNECTIONS, requires = "drive")]
+    pub max_connections: usize,
     /// With --serve: SSE streams held open at once.
     #[arg(long, default_value_t = 2000, requires = "serve")]
     pub streams: usize,
@@ -155,6 +180,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     }
     if args.serve {
         return serve(&args);
+    }
+    if args.drive {
+        return super::bench_drive::drive(&args);
     }
     if args.profile.as_deref() == Some("all") {
         return every_profile(args);

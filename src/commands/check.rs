@@ -43,6 +43,10 @@ pub struct CheckArgs {
     /// `golden: {tolerance: {METRIC: N%}}` wins for the metrics it names.
     #[arg(long, value_name = "N%", default_value = "0%", value_parser = parse_tolerance)]
     pub tolerance: f64,
+    /// Runs at once (default: every core). The table, the reports and junit.xml are the same
+    /// bytes whatever N: results are taken in path and seed order.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub jobs: Option<usize>,
     /// Print the result as one JSON document on stdout (warnings and notes go to stderr).
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
@@ -65,6 +69,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode, CliError> {
         strict: args.strict,
         transport: args.transport,
         tolerance: args.tolerance,
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     };
     let table = !(args.json || args.quiet);
     let width = scenarios

@@ -54,6 +54,14 @@ pub struct DriveArgs {
     /// Stop the run after N requests.
     #[arg(long, value_name = "N")]
     pub max_requests: Option<u64>,
+    /// Keep-alive connections open at once at most: drive's file-descriptor budget is
+    /// min(N, RLIMIT_NOFILE / 4), read once at start. A request finding all busy waits for
+    /// one (the load generator's wait: its latency counts from when it was sent, and the
+    /// report counts such waits); a socket the OS refuses is said once and the request
+    /// counted as not sent, never as the target's failure.
+    #[arg(long, value_name = "N", default_value_t = routersim_live::drive::pool::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_connections: usize,
     /// After the last arrival, wait this long for requests in flight.
     #[arg(long, default_value = "30s", value_parser = crate::args::parse_duration)]
     pub drain: Duration,
@@ -108,6 +116,7 @@ pub fn run(args: DriveArgs) -> Result<ExitCode, CliError> {
         wait_for_target: args.wait_for_target,
         progress: true,
         metrics_addr: args.metrics_addr,
+        max_connections: args.max_connections,
     };
     let mut ready = |endpoints: &Endpoints| -> Result<Vec<ExtraHeader>, String> {
         eprintln!("fake providers on http://{}", endpoints.addr);

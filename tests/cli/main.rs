@@ -13,6 +13,7 @@
 
 mod check;
 mod check_discovery;
+mod check_jobs;
 mod ci_outputs;
 mod cli;
 mod cli_inputs;
@@ -23,7 +24,9 @@ mod diff;
 mod diff_rates;
 mod docs;
 mod drive;
+mod drive_bench;
 mod drive_clock;
+mod drive_connections;
 mod drive_hostile;
 mod drive_proxy;
 mod drive_replicas;

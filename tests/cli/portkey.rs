@@ -71,8 +71,23 @@ fn header_gate(
                 };
                 let _ = server.write_all(&head);
                 let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                // drive keeps connections alive: the later requests on this one are relayed
+                // too, and each head is seen before it is forwarded.
                 let up = std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut c2, &mut s2);
+                    let (mut pending, mut chunk) = (Vec::new(), [0u8; 16 * 1024]);
+                    loop {
+                        let n = c2.read(&mut chunk).unwrap_or(0);
+                        if n == 0 {
+                            break;
+                        }
+                        pending.extend_from_slice(&chunk[..n]);
+                        for head in complete_heads(&mut pending) {
+                            seen.lock().unwrap().push(head);
+                        }
+                        if s2.write_all(&chunk[..n]).is_err() {
+                            break;
+                        }
+                    }
                     let _ = s2.shutdown(std::net::Shutdown::Write);
                 });
                 let _ = std::io::copy(&mut server, &mut client);
@@ -81,6 +96,26 @@ fn header_gate(
             });
         }
     });
+    heads
+}
+
+/// The heads of the whole requests (head and `content-length` body) at the front of
+/// `pending`, lowercased; what they took is drained.
+fn complete_heads(pending: &mut Vec<u8>) -> Vec<String> {
+    let mut heads = Vec::new();
+    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&pending[..end + 4]).to_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        if pending.len() < end + 4 + length {
+            break;
+        }
+        pending.drain(..end + 4 + length);
+        heads.push(head);
+    }
     heads
 }
 

@@ -2,9 +2,10 @@
 //!
 //! Each arrival is sent at its scheduled instant on a task of its own, whatever the earlier
 //! requests are doing: a slow router cannot slow the arrivals down (no coordinated omission,
-//! as wrk2 measures), and every latency counts from the scheduled instant. Each request opens
-//! its own connection (HTTP/1.1, no pool): a router sees the concurrency the arrivals dictate,
-//! and a broken connection never poisons the next request.
+//! as wrk2 measures), and every latency counts from the scheduled instant — unless every one of
+//! drive's connections was busy: then from when a connection was free and the request was
+//! sent ([`super::pool`]: keep-alive connections, a stated budget; a broken connection is
+//! never given to the next request).
 
 use routersim_wire::headers;
 use std::cell::{Cell, RefCell};
@@ -15,7 +16,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use routersim_engine::failure::FailureKind;
 use routersim_engine::request::Request;
 use routersim_engine::stream::StreamOutcome;
@@ -23,6 +23,7 @@ use routersim_wire::sse::{SseItem, SseParser};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use super::pool::{Pool, Response, SendError};
 use super::record::{RequestRecord, Unfinished, kind_of_code, named_kind};
 use routersim_sim::run::VERSION;
 
@@ -101,6 +102,8 @@ pub struct Client {
     pub api_key: Option<String>,
     /// `--header`s and the ready hook's, sent on every request.
     pub headers: std::cell::RefCell<Vec<super::header::ExtraHeader>>,
+    /// The connections, kept alive and bounded.
+    pub pool: Rc<Pool>,
 }
 
 /// `user-agent` of every request.
@@ -137,26 +140,6 @@ fn build(
     }
     builder
         .body(Full::new(body.unwrap_or_default()))
-        .map_err(|e| e.to_string())
-}
-
-type Response = http::Response<hyper::body::Incoming>;
-
-/// Opens a connection and sends one request (the connection task is local).
-async fn send(addr: SocketAddr, request: http::Request<Full<Bytes>>) -> Result<Response, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connect {addr}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|e| e.to_string())?;
-    tokio::task::spawn_local(async move {
-        let _ = conn.await;
-    });
-    sender
-        .send_request(request)
-        .await
         .map_err(|e| e.to_string())
 }
 
@@ -209,7 +192,7 @@ pub async fn get_within(
     wait: Duration,
 ) -> Option<(u16, http::HeaderMap, Bytes)> {
     let request = build(client, target, http::Method::GET, path, None, &[]).ok()?;
-    let response = tokio::time::timeout(wait, send(target.addr, request))
+    let (response, lease, _) = tokio::time::timeout(wait, client.pool.send(target.addr, request))
         .await
         .ok()?
         .ok()?;
@@ -219,6 +202,7 @@ pub async fn get_within(
         .await
         .ok()?
         .ok()?;
+    lease.release();
     Some((status, headers, body))
 }
 
@@ -239,15 +223,26 @@ pub fn body_of(request: &Request) -> Bytes {
     Bytes::from(body.to_string())
 }
 
+/// An arrival drive could not send: the OS refused it a socket (the load generator's limit,
+/// not the target's failure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotSent {
+    /// The request's id.
+    pub id: u64,
+    /// What the OS said.
+    pub why: String,
+}
+
 /// Sends one arrival to replica `replica` (modulo their number) and records what came back.
-/// `arrival` is its scheduled instant.
+/// `arrival` is its scheduled instant; the record's arrival is when it was sent (later only
+/// when it waited for a connection).
 pub async fn request(
     client: Rc<Client>,
     replica: usize,
     request: Request,
     start: Instant,
     arrival: Instant,
-) -> RequestRecord {
+) -> Result<RequestRecord, NotSent> {
     let mut record = RequestRecord {
         id: request.id,
         model: request.model.to_string(),
@@ -275,23 +270,41 @@ pub async fn request(
         Some(body_of(&request)),
         &extra,
     ) {
-        Ok(http_request) => exchange(target, http_request, &mut record, arrival).await,
+        Ok(http_request) => match client.pool.send(target.addr, http_request).await {
+            Ok((response, lease, waited)) => {
+                let sent = arrival + waited;
+                record.arrival = sent.saturating_duration_since(start);
+                record.connection_wait = waited;
+                match exchange(response, &mut record, sent).await {
+                    Ok(true) => {
+                        lease.release();
+                        Ok(())
+                    }
+                    Ok(false) => Ok(()),
+                    Err(e) => Err(e),
+                }
+            }
+            Err(SendError::Refused(why)) => {
+                return Err(NotSent { id: record.id, why });
+            }
+            Err(SendError::Failed(e)) => Err(e),
+        },
         Err(e) => Err(e),
     };
     if let Err(e) = outcome {
         record.transport_error = Some(e);
     }
     record.end = Instant::now().saturating_duration_since(start);
-    record
+    Ok(record)
 }
 
+/// Reads the answer into `record`; `Ok(true)` when it was read to its end (its connection can
+/// serve the next request).
 async fn exchange(
-    target: &Target,
-    http_request: http::Request<Full<Bytes>>,
+    response: Response,
     record: &mut RequestRecord,
     arrival: Instant,
-) -> Result<(), String> {
-    let response = send(target.addr, http_request).await?;
+) -> Result<bool, String> {
     let status = response.status().as_u16();
     record.status = Some(status);
     record.read_headers(response.headers());
@@ -304,10 +317,11 @@ async fn exchange(
     let is_sse = content_type.starts_with("text/event-stream");
     if !(200..300).contains(&status) {
         // The status says it failed; a cut error body still counts by its status.
-        if let Ok(body) = read_body(response).await {
-            record.read_error_body(&body);
-        }
-        return Ok(());
+        let Ok(body) = read_body(response).await else {
+            return Ok(false);
+        };
+        record.read_error_body(&body);
+        return Ok(true);
     }
     if record.stream {
         if is_sse {
@@ -316,13 +330,13 @@ async fn exchange(
         record.malformed = Some(format!(
             "a stream was asked for; the answer's content-type is `{content_type}`"
         ));
-        return Ok(());
+        return Ok(false);
     }
     let body = match read_body(response).await {
         Ok(body) => body,
         Err(BodyError::TooLong) => {
             record.malformed = Some(format!("a body over {MAX_BODY} bytes"));
-            return Ok(());
+            return Ok(false);
         }
         Err(BodyError::Cut(e)) => return Err(e),
     };
@@ -337,7 +351,7 @@ async fn exchange(
             ));
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `usage.completion_tokens`, when present and believable: a peer's count above `bytes` (what
@@ -351,19 +365,22 @@ fn completion_tokens(json: &Value, bytes: usize) -> Option<u32> {
 }
 
 /// Reads an OpenAI SSE stream frame by frame: TTFT at the first content delta; tokens from the
-/// usage chunk, else the chunks' `x_routersim.tokens`, else words.
+/// usage chunk, else the chunks' `x_routersim.tokens`, else words. `Ok(true)`: the body was
+/// read to its end.
 async fn read_stream(
     response: Response,
     record: &mut RequestRecord,
     arrival: Instant,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let mut body = response.into_body();
     let mut parser = SseParser::new();
     let (mut counted, mut usage, mut done) = (0_u32, None, false);
     let mut received = 0_usize;
     let mut outcome = None;
+    let mut ended = false;
     while outcome.is_none() {
         let Some(frame) = body.frame().await else {
+            ended = true;
             break;
         };
         let Ok(frame) = frame else {
@@ -447,7 +464,7 @@ async fn read_stream(
     {
         record.stream_outcome = None;
     }
-    Ok(())
+    Ok(ended)
 }
 
 /// Tokens of one chunk: the wire server's exact count when it rides along and is believable
@@ -489,6 +506,29 @@ pub struct Counters {
     pub failed: Cell<u64>,
     /// What `GET /metrics` serves (`--metrics-addr`).
     pub metrics: Option<Rc<super::metrics::DriveMetrics>>,
+    /// The slots of requests never sent (the OS refused a socket), and the first refusal.
+    pub not_sent: RefCell<(std::collections::BTreeSet<usize>, Option<NotSent>)>,
+}
+
+impl Counters {
+    /// Counts a request the OS refused a socket; the first refusal is said once on stderr.
+    pub fn refused(&self, slot: usize, not_sent: NotSent) {
+        let mut refused = self.not_sent.borrow_mut();
+        refused.0.insert(slot);
+        if refused.1.is_none() {
+            eprintln!("{}", refusal_note(&not_sent.why));
+            refused.1 = Some(not_sent);
+        }
+    }
+}
+
+/// What drive says, once, when the OS refuses it a socket.
+pub fn refusal_note(why: &str) -> String {
+    format!(
+        "drive: the operating system refused a socket ({why}): the load generator's limit, not \
+         the target's; such requests are not sent and not counted as failures (raise `ulimit -n` \
+         or lower --max-connections)"
+    )
 }
 
 /// The `--max-rps` guard: the sends of the last second.

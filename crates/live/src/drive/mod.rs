@@ -2,7 +2,8 @@
 //! real router in front of the scenario's fake providers; the same report as `run`.
 //!
 //! - [`header`]: `--header NAME: VALUE`, sent on every request.
-//! - [`load`]: the open-loop generator and the HTTP client (one connection per request).
+//! - [`load`]: the open-loop generator and the HTTP client; [`pool`]: its keep-alive
+//!   connections, bounded by a stated file-descriptor budget.
 //! - [`record`]: what the client saw of each request (`live_requests.csv`).
 //! - [`providers`]: the fake providers, in-process on a loopback port as `serve` runs them
 //!   (their fault timeline starts with the traffic), or a running `serve` (`--providers`).
@@ -17,6 +18,7 @@
 //! that, nothing is written and the folder keeps the report it had. Requests still unanswered when the
 //! drain ends are left out of the counts and counted in `live.unfinished`.
 
+pub mod bench;
 pub mod checks;
 pub mod error;
 pub mod header;
@@ -25,6 +27,7 @@ pub mod load;
 pub mod metrics;
 pub mod observe;
 pub mod options;
+pub mod pool;
 pub mod providers;
 pub mod record;
 pub mod report;
@@ -115,6 +118,7 @@ pub fn drive(
         replicas,
         api_key: options.api_key.clone(),
         headers: std::cell::RefCell::new(options.headers.clone()),
+        pool: pool::Pool::new(options.connection_budget()),
     });
     // Interrupted before anything was sent: the staged folder is dropped, the old report kept.
     let observed = local.block_on(

@@ -44,6 +44,12 @@ pub struct Observed {
     pub routes_warning: Option<String>,
     /// The in-process providers.
     pub server: Option<Rc<WireServer>>,
+    /// Requests never sent (the OS refused a socket), and the first refusal.
+    pub not_sent: u64,
+    /// What the OS said the first time it refused a socket.
+    pub refusal: Option<String>,
+    /// What drive's connection pool saw.
+    pub pool: super::pool::PoolStats,
 }
 
 /// Runs the traffic. Ctrl-C or SIGTERM before the first request is sent is
@@ -121,24 +127,29 @@ pub async fn observe(
     drop(held);
     let records = std::mem::take(&mut *counters.records.borrow_mut());
     let slots = std::mem::take(&mut *counters.slots.borrow_mut());
+    let (not_sent, refusal) = std::mem::take(&mut *counters.not_sent.borrow_mut());
     let unfinished = records
         .iter()
         .zip(&slots)
-        .filter(|(r, _)| r.is_none())
-        .map(|(_, slot)| *slot)
+        .enumerate()
+        .filter(|(i, (r, _))| r.is_none() && !not_sent.contains(i))
+        .map(|(_, (_, slot))| *slot)
         .collect();
     Ok(Observed {
         start,
         started_at,
         records: records.into_iter().flatten().collect(),
         unfinished,
-        sent,
+        sent: sent.saturating_sub(not_sent.len() as u64),
         stopped_by,
         run_end,
         target_name,
         target_version,
         routes_warning,
         server: running.map(crate::serve::Running::stop),
+        not_sent: not_sent.len() as u64,
+        refusal: refusal.map(|r| r.why),
+        pool: client.pool.stats(),
     })
 }
 
@@ -199,10 +210,19 @@ async fn generate(
             return (sent, "max-requests");
         }
         let at = start + arrival.at;
-        tokio::select! {
-            biased;
-            () = signal.notified() => return (sent, signal.name()),
-            () = tokio::time::sleep_until(at) => {}
+        // An arrival already due is sent at once: a timer would hold it to the next
+        // millisecond tick, and at thousands a second the generator would fall behind.
+        if at > Instant::now() {
+            tokio::select! {
+                biased;
+                () = signal.notified() => return (sent, signal.name()),
+                () = tokio::time::sleep_until(at) => {}
+            }
+        } else if let Some(name) = signal.came() {
+            return (sent, name);
+        } else if sent % 64 == 63 {
+            // Behind schedule: let the requests in flight read their answers now and then.
+            tokio::task::yield_now().await;
         }
         if let Some(guard) = guard.as_mut()
             && !guard.admit(Instant::now())
@@ -221,7 +241,15 @@ async fn generate(
         });
         let (client, counters) = (client.clone(), counters.clone());
         tokio::task::spawn_local(async move {
-            let record = load::request(client, replica, arrival.request, start, at).await;
+            let record = match load::request(client, replica, arrival.request, start, at).await {
+                Ok(record) => record,
+                Err(not_sent) => {
+                    counters.refused(slot, not_sent);
+                    counters.in_flight.set(counters.in_flight.get() - 1);
+                    counters.done.notify_one();
+                    return;
+                }
+            };
             if record.failure().is_some() {
                 counters.failed.set(counters.failed.get() + 1);
             }

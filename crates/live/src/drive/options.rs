@@ -40,6 +40,16 @@ pub struct DriveOptions {
     /// Serve `GET /metrics` on this address while the run goes on (loopback unless
     /// `allow_remote`).
     pub metrics_addr: Option<SocketAddr>,
+    /// Connections open at once at most (`--max-connections`), before the file-descriptor
+    /// share ([`super::pool::fd_budget`]).
+    pub max_connections: usize,
+}
+
+impl DriveOptions {
+    /// The connections drive may hold open: `min(max_connections, RLIMIT_NOFILE / 4)`.
+    pub fn connection_budget(&self) -> usize {
+        super::pool::fd_budget(self.max_connections, super::pool::nofile_limit())
+    }
 }
 
 /// The default report folder: `reports/<name>/live/`.

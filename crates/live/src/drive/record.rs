@@ -33,8 +33,12 @@ pub struct RequestRecord {
     pub model: String,
     /// Whether it asked for a stream.
     pub stream: bool,
-    /// Its scheduled arrival, since the run started.
+    /// When it was sent, since the run started: its scheduled arrival, or later by
+    /// `connection_wait`.
     pub arrival: Duration,
+    /// How long it waited for one of drive's connections (every one was busy): the load
+    /// generator's wait, not the router's, left out of its latency.
+    pub connection_wait: Duration,
     /// When the response (or the stream) ended.
     pub end: Duration,
     /// The HTTP status (`None`: no response, the connection failed).
@@ -186,6 +190,7 @@ pub fn write_live_requests(out: impl Write, records: &[RequestRecord]) -> Result
         "call_id",
         "failure",
         "malformed",
+        "connection_wait_ms",
     ])?;
     let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1000.0);
     let opt = |v: Option<String>| v.unwrap_or_default();
@@ -210,6 +215,7 @@ pub fn write_live_requests(out: impl Write, records: &[RequestRecord]) -> Result
             opt(r.call_id.clone()),
             opt(r.failure().map(|k| k.as_str().to_string())),
             opt(r.malformed.clone()),
+            ms(r.connection_wait),
         ])?;
     }
     w.flush()?;

@@ -115,6 +115,7 @@ fn live_info(
     if let Some(fatal) = &checks.fatal {
         warnings.insert(0, fatal.clone());
     }
+    warnings.extend(load_generator_notes(observed));
     LiveInfo {
         target,
         target_name: observed.target_name.clone(),
@@ -139,7 +140,38 @@ fn live_info(
         not_injected: checks.not_injected.clone(),
         foreign_deployments: checks.foreign.clone(),
         warnings,
+        max_connections: observed.pool.budget as u64,
+        connections_opened: observed.pool.opened,
+        connection_waits: observed.pool.waited,
+        max_connection_wait_ms: (observed.pool.max_wait.as_secs_f64() * 1e6).round() / 1e3,
+        resent: observed.pool.resent,
+        not_sent: observed.not_sent,
     }
+}
+
+/// What the load generator itself limited: requests the OS refused a socket, requests that
+/// waited for one of drive's connections.
+fn load_generator_notes(observed: &Observed) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(why) = &observed.refusal {
+        notes.push(format!(
+            "{} requests not sent: {}",
+            observed.not_sent,
+            super::load::refusal_note(why)
+        ));
+    }
+    let pool = &observed.pool;
+    if pool.waited > 0 {
+        notes.push(format!(
+            "{} requests waited for one of drive's {} connections (at most {:.1} ms): the load \
+             generator's wait, not the target's; their latency counts from when they were sent \
+             (raise --max-connections, within `ulimit -n` / 4)",
+            pool.waited,
+            pool.budget,
+            pool.max_wait.as_secs_f64() * 1e3
+        ));
+    }
+    notes
 }
 
 /// `2025-01-31T12:34:56.789Z`: a wall-clock instant in RFC 3339, UTC (days to a civil date

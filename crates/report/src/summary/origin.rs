@@ -67,6 +67,28 @@ pub struct LiveInfo {
     /// of `report.html`).
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The connections drive could hold open at once (its file-descriptor budget:
+    /// `min(--max-connections, RLIMIT_NOFILE / 4)`).
+    #[serde(default)]
+    pub max_connections: u64,
+    /// Connections drive opened (keep-alive: reused by later requests).
+    #[serde(default)]
+    pub connections_opened: u64,
+    /// Requests that waited for a connection (every one of the budget was busy): their
+    /// latency counts from when they were sent, not from their scheduled arrival.
+    #[serde(default)]
+    pub connection_waits: u64,
+    /// The longest such wait, in milliseconds.
+    #[serde(default)]
+    pub max_connection_wait_ms: f64,
+    /// Requests sent a second time on a fresh connection: their reused one closed before
+    /// their answer's headers arrived.
+    #[serde(default)]
+    pub resent: u64,
+    /// Requests never sent: the operating system refused drive a socket (the load
+    /// generator's limit, not the router's failure; left out of every count).
+    #[serde(default)]
+    pub not_sent: u64,
 }
 
 /// Which rules routersim's router followed in a run (`summary.json`'s `router_profile`).

@@ -28,8 +28,11 @@
 //!   largest relative change first. No golden is
 //!   not a failure. `bless` writes the golden of every run that happened (expectations are
 //!   still checked and reported).
-//! - **Determinism**: the cases run in path order, then seed order; junit.xml ([`junit_xml`])
-//!   carries virtual time only, so the file is byte-identical from run to run.
+//! - **Determinism**: the cases are taken in path order, then seed order, whatever runs them:
+//!   `--jobs N` runs N at once (each run is its own seeded simulation; results are handed
+//!   over in that order, never in completion order), so the table, every report and
+//!   index.html are byte-identical from run to run and to a serial check; junit.xml too but
+//!   for its `time` attributes, which are wall seconds.
 //!
 //! # Layout
 //!

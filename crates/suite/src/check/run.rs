@@ -5,6 +5,7 @@
 //! simulations and writes files.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use routersim_report::summary::Summary;
@@ -45,6 +46,10 @@ pub struct CheckOptions {
     /// The relative tolerance of every golden metric (`check --tolerance`, a fraction); a
     /// scenario's `golden: {tolerance}` wins for the metrics it names.
     pub tolerance: f64,
+    /// Runs at once (`check --jobs`; 0 or 1: one after the other). The cases, their reports
+    /// and junit.xml are the same bytes whatever the number: each run is its own seeded
+    /// simulation, and results are taken in path and seed order, never in completion order.
+    pub jobs: usize,
 }
 
 /// Why a check could not happen at all (as opposed to a case that failed).
@@ -96,16 +101,27 @@ pub fn check(
     root: &Path,
     scenarios: &[PathBuf],
     options: &CheckOptions,
-    mut on_case: impl FnMut(&CaseResult),
+    on_case: impl FnMut(&CaseResult),
 ) -> Result<CheckReport, CheckError> {
     let staged = ReportDir::begin(&options.out_dir)?;
-    let mut cases = Vec::new();
-    for file in scenarios {
-        for case in check_scenario(root, file, options, staged.path()) {
-            on_case(&case);
-            cases.push(case);
-        }
-    }
+    let prepared: Vec<Prepared> = scenarios
+        .iter()
+        .map(|file| prepare(root, file, options, staged.path()))
+        .collect();
+    let units: Vec<(usize, Option<u64>)> = prepared
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| match p {
+            Prepared::Failed(_) => vec![(i, None)],
+            Prepared::Ready(ready) => ready.seeds.iter().map(|&s| (i, Some(s))).collect(),
+        })
+        .collect();
+    let run_unit = |&(i, seed): &(usize, Option<u64>)| match (&prepared[i], seed) {
+        (Prepared::Ready(ready), Some(seed)) => run_seed(ready, seed, options),
+        (Prepared::Failed(case), _) => (**case).clone(),
+        (Prepared::Ready(ready), None) => error_case(&ready.file, None, "no seed".to_string()),
+    };
+    let cases = in_order(&units, options.jobs, &run_unit, on_case);
     let junit_path = options.out_dir.join(JUNIT_XML);
     let mut report = CheckReport {
         cases,
@@ -125,6 +141,55 @@ pub fn check(
     Ok(report)
 }
 
+/// Runs `run` over every unit on `jobs` threads (as sweep's workers do: each takes the next
+/// unit), handing each result to `on_case` in unit order as soon as the ones before it are
+/// done: the same results, in the same order, as one after the other.
+fn in_order<U: Sync, R: Send>(
+    units: &[U],
+    jobs: usize,
+    run: &(dyn Fn(&U) -> R + Sync),
+    mut on_case: impl FnMut(&R),
+) -> Vec<R> {
+    let workers = jobs.max(1).min(units.len().max(1));
+    if workers == 1 {
+        return units
+            .iter()
+            .map(|unit| {
+                let result = run(unit);
+                on_case(&result);
+                result
+            })
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<Option<R>> = std::iter::repeat_with(|| None).take(units.len()).collect();
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        for _ in 0..workers {
+            let (sender, next) = (sender.clone(), &next);
+            scope.spawn(move || {
+                loop {
+                    let slot = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(unit) = units.get(slot) else { break };
+                    if sender.send((slot, run(unit))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut emitted = 0;
+        for (slot, result) in receiver {
+            done[slot] = Some(result);
+            while let Some(Some(result)) = done.get(emitted) {
+                on_case(result);
+                emitted += 1;
+            }
+        }
+    });
+    done.into_iter().flatten().collect()
+}
+
 fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
     CaseResult {
         scenario: file.to_path_buf(),
@@ -140,87 +205,108 @@ fn error_case(file: &Path, seed: Option<u64>, error: String) -> CaseResult {
     }
 }
 
-/// One scenario, every seed; its reports go under `staging` (the output folder being written).
-fn check_scenario(
-    root: &Path,
-    file: &Path,
-    options: &CheckOptions,
-    staging: &Path,
-) -> Vec<CaseResult> {
+/// A scenario file, loaded and validated once: its seeds to run, or the one error case it is.
+enum Prepared {
+    /// The file cannot be run: one error case.
+    Failed(Box<CaseResult>),
+    /// The file's runs.
+    Ready(Box<Ready>),
+}
+
+/// A loaded scenario and where its runs go.
+struct Ready {
+    file: PathBuf,
+    scenario: routersim_sim::scenario::Scenario,
+    seeds: Vec<u64>,
+    notes: Vec<String>,
+    /// `<out>/<case>/`, as reported.
+    dir: PathBuf,
+    /// The same under the staging folder, where the runs write.
+    staged_dir: PathBuf,
+}
+
+/// Loads and validates one scenario; its reports go under `staging` (the output folder being
+/// written).
+fn prepare(root: &Path, file: &Path, options: &CheckOptions, staging: &Path) -> Prepared {
+    let failed = |seed, e| Prepared::Failed(Box::new(error_case(file, seed, e)));
     if let Some(why) = problem(file) {
-        return vec![error_case(file, None, format!("{}: {why}", file.display()))];
+        return failed(None, format!("{}: {why}", file.display()));
     }
     let mut scenario = match load_scenario(file) {
         Ok(scenario) => scenario,
-        Err(e) => return vec![error_case(file, None, e.to_string())],
+        Err(e) => return failed(None, e.to_string()),
     };
     if let Some(transport) = options.transport {
         scenario.transport = transport;
     }
     if let Err(e) = expect::validate(&scenario.expect, &scenario.file) {
-        return vec![error_case(file, None, e.to_string())];
+        return failed(None, e.to_string());
     }
     if options.strict {
         let errors = strict_errors(&scenario);
         if !errors.is_empty() {
             let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            return vec![error_case(file, None, lines.join("\n"))];
+            return failed(None, lines.join("\n"));
         }
     }
-    let notes = config_lines(&scenario.router);
-    let seeds = options.seeds.clone().unwrap_or_else(|| vec![scenario.seed]);
-    let dir = case_root(root, file, &options.out_dir);
-    let staged_dir = case_root(root, file, staging);
-    seeds
-        .into_iter()
-        .map(|seed| {
-            let out_dir = dir.join(format!("seed-{seed}"));
-            let staged = staged_dir.join(format!("seed-{seed}"));
-            let started = Instant::now();
-            let report = match run_into(&scenario, seed, &staged, false, Rendering::Full)
+    Prepared::Ready(Box::new(Ready {
+        file: file.to_path_buf(),
+        notes: config_lines(&scenario.router),
+        seeds: options.seeds.clone().unwrap_or_else(|| vec![scenario.seed]),
+        dir: case_root(root, file, &options.out_dir),
+        staged_dir: case_root(root, file, staging),
+        scenario,
+    }))
+}
+
+/// One run of a loaded scenario, compared with (or blessed as) its golden.
+fn run_seed(ready: &Ready, seed: u64, options: &CheckOptions) -> CaseResult {
+    let (file, scenario) = (ready.file.as_path(), &ready.scenario);
+    let out_dir = ready.dir.join(format!("seed-{seed}"));
+    let staged = ready.staged_dir.join(format!("seed-{seed}"));
+    let started = Instant::now();
+    let report = match run_into(scenario, seed, &staged, false, Rendering::Full)
+        .map_err(|e| e.to_string())
+        .and_then(|report| {
+            mark_complete(&staged)
+                .map(|()| report)
                 .map_err(|e| e.to_string())
-                .and_then(|report| {
-                    mark_complete(&staged)
-                        .map(|()| report)
-                        .map_err(|e| e.to_string())
-                }) {
-                Ok(report) => report,
-                Err(e) => {
-                    // No half-written report in the output: the error row says what happened.
-                    let _ = std::fs::remove_dir_all(&staged);
-                    return error_case(file, Some(seed), e);
-                }
-            };
-            let golden_file = golden_path(file, seed, scenario.seed);
-            if let Some(why) = ambiguous_golden(file, seed, scenario.seed) {
-                return error_case(file, Some(seed), why);
-            }
-            let wall_seconds = started.elapsed().as_secs_f64();
-            let tolerances = Tolerances::new(options.tolerance, &scenario.golden.tolerance);
-            let golden = if options.bless {
-                unused_tolerances(file, &tolerances, &report.summary, None)
-                    .and_then(|()| bless(&golden_file, &report.summary))
-            } else {
-                compare(file, &golden_file, &report.summary, &tolerances)
-            };
-            let (golden, error) = match golden {
-                Ok(status) => (status, None),
-                Err(e) => (GoldenStatus::NotChecked, Some(e)),
-            };
-            CaseResult {
-                scenario: file.to_path_buf(),
-                seed: Some(seed),
-                out_dir: Some(out_dir),
-                golden_path: Some(golden_file),
-                golden,
-                expectations: report.expectations,
-                error,
-                summary: Some(report.summary),
-                config_lines: notes.clone(),
-                wall_seconds,
-            }
-        })
-        .collect()
+        }) {
+        Ok(report) => report,
+        Err(e) => {
+            // No half-written report in the output: the error row says what happened.
+            let _ = std::fs::remove_dir_all(&staged);
+            return error_case(file, Some(seed), e);
+        }
+    };
+    let golden_file = golden_path(file, seed, scenario.seed);
+    if let Some(why) = ambiguous_golden(file, seed, scenario.seed) {
+        return error_case(file, Some(seed), why);
+    }
+    let wall_seconds = started.elapsed().as_secs_f64();
+    let tolerances = Tolerances::new(options.tolerance, &scenario.golden.tolerance);
+    let golden = if options.bless {
+        unused_tolerances(file, &tolerances, &report.summary, None)
+            .and_then(|()| bless(&golden_file, &report.summary))
+    } else {
+        compare(file, &golden_file, &report.summary, &tolerances)
+    };
+    let (golden, error) = match golden {
+        Ok(status) => (status, None),
+        Err(e) => (GoldenStatus::NotChecked, Some(e)),
+    };
+    CaseResult {
+        scenario: file.to_path_buf(),
+        seed: Some(seed),
+        out_dir: Some(out_dir),
+        golden_path: Some(golden_file),
+        golden,
+        expectations: report.expectations,
+        error,
+        summary: Some(report.summary),
+        config_lines: ready.notes.clone(),
+        wall_seconds,
+    }
 }
 
 /// The summary as `summary.json` writes it (pretty, with a final newline).
@@ -292,4 +378,26 @@ fn compare(
     } else {
         GoldenStatus::Changed(diffs)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_order;
+    use std::time::Duration;
+
+    #[test]
+    fn results_are_handed_over_in_unit_order_whatever_finishes_first() {
+        let units: Vec<u64> = (0..8).collect();
+        // The later units finish first.
+        let run = |&u: &u64| {
+            std::thread::sleep(Duration::from_millis((8 - u) * 5));
+            u * 10
+        };
+        for jobs in [1, 3, 8] {
+            let mut seen = Vec::new();
+            let results = in_order(&units, jobs, &run, |r| seen.push(*r));
+            assert_eq!(results, (0..8).map(|u| u * 10).collect::<Vec<_>>());
+            assert_eq!(seen, results);
+        }
+    }
 }

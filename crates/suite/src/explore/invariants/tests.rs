@@ -406,82 +406,6 @@ fn committed() -> Script {
 }
 
 #[test]
-fn no_retry_after_commit_catches_a_retry_after_content() {
-    let mut s = committed();
-    s.retry(600, 0, 1, 2)
-        .attempt(600, 700, 0, 2, "a", true)
-        .end(700, 0, 2, 1, true);
-    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
-}
-
-#[test]
-fn no_retry_after_commit_catches_a_failover_or_an_unannounced_attempt() {
-    let mut s = committed();
-    s.push(
-        600,
-        Some(0),
-        EventKind::WeightedFailover {
-            model_group: g(),
-            excluded: Arc::from("a"),
-        },
-    );
-    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
-    let mut s = committed();
-    s.attempt(600, 700, 0, 2, "b", true);
-    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
-    let mut s = committed();
-    s.push(
-        600,
-        Some(0),
-        EventKind::GiveUp {
-            model_group: g(),
-            failure: FailureKind::ApiConnection,
-            reason: GiveUpReason::RetriesExhausted,
-        },
-    );
-    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
-}
-
-#[test]
-fn no_retry_after_commit_allows_one_announced_continuation_only() {
-    let continued = |s: &mut Script| {
-        s.push(
-            600,
-            Some(0),
-            EventKind::StreamContinued {
-                from_group: g(),
-                from_deployment: Arc::from("a"),
-                to_group: g(),
-                to_deployment: Arc::from("b"),
-                prefill_tokens: 5,
-            },
-        );
-    };
-    let mut s = committed();
-    continued(&mut s);
-    s.attempt(600, 700, 0, 2, "b", true)
-        .end(700, 0, 2, 0, true)
-        .attempt(0, 10, 1, 1, "a", true)
-        .end(10, 1, 1, 0, false);
-    assert_eq!(s.check(), None);
-    // Continuation off in the settings.
-    let off = Bounds {
-        continuation: false,
-        ..bounds()
-    };
-    assert_eq!(
-        s.check_with(off).map(|v| v.invariant),
-        Some(Invariant::NoRetryAfterCommit)
-    );
-    // A second attempt after the continuation.
-    let mut s = committed();
-    continued(&mut s);
-    s.attempt(600, 700, 0, 2, "b", false)
-        .attempt(700, 800, 0, 3, "b", true);
-    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
-}
-
-#[test]
 fn cooldown_ends_catches_a_cooldown_that_never_ends() {
     let mut s = clean();
     // Cooling until 2.05 s; an event at 3 s comes with no cooldown_end.
@@ -530,81 +454,6 @@ fn events_consistent_catches_a_cooldown_end_without_a_cooldown_or_a_wrong_until(
         },
     );
     assert_eq!(broken(&s), Invariant::EventsConsistent);
-}
-
-#[test]
-fn no_wait_past_deadline_catches_long_waits() {
-    // Request 0 fails on b, waits, and succeeds after the wait.
-    let wait = |duration: Duration, reason: WaitReason| {
-        let mut s = Script::new();
-        let after = 100 + duration.as_millis() as u64;
-        s.attempt(0, 100, 0, 1, "b", false)
-            .retry(100, 0, 1, 2)
-            .push(100, Some(0), EventKind::Wait { duration, reason })
-            .attempt(after, after + 10, 0, 2, "b", true)
-            .end(after + 10, 0, 2, 1, false)
-            .attempt(0, 10, 1, 1, "a", true)
-            .end(10, 1, 1, 0, false);
-        s
-    };
-    let s = wait(Duration::from_secs(61), WaitReason::RetryAfter);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    let s = wait(Duration::ZERO, WaitReason::RetryAfter);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    let s = wait(Duration::from_millis(8750), WaitReason::Backoff);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    assert_eq!(
-        wait(Duration::from_millis(8749), WaitReason::Backoff).check(),
-        None
-    );
-    assert_eq!(
-        wait(Duration::from_secs(60), WaitReason::RetryAfter).check(),
-        None
-    );
-}
-
-#[test]
-fn no_wait_past_deadline_catches_an_attempt_over_its_timeout() {
-    let mut s = Script::new();
-    // Deployment a's timeout is 5 s; a non-streamed attempt took 6 s.
-    s.attempt(0, 6000, 0, 1, "a", true)
-        .end(6000, 0, 1, 0, false)
-        .attempt(0, 10, 1, 1, "a", true)
-        .end(10, 1, 1, 0, false);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    // The same attempt of a streamed request: a stream has no overall deadline.
-    let mut s = Script::new();
-    s.attempt(0, 6000, 0, 1, "a", true)
-        .end(6000, 0, 1, 0, true)
-        .attempt(0, 10, 1, 1, "a", true)
-        .end(10, 1, 1, 0, false);
-    assert_eq!(s.check(), None);
-}
-
-#[test]
-fn no_wait_past_deadline_catches_stream_stalls_and_a_late_first_token() {
-    // Chunks 1.5 s apart under a 1 s stall timeout.
-    let mut s = Script::new();
-    s.start_attempt(0, 0, 1, "b")
-        .chunk(100, 0)
-        .chunk(1600, 0)
-        .end_attempt(1600, 0, 1, 0, "b", true)
-        .end(1600, 0, 1, 0, true);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    // The attempt ends 1.5 s after its last chunk.
-    let mut s = Script::new();
-    s.start_attempt(0, 0, 1, "b")
-        .chunk(100, 0)
-        .end_attempt(1600, 0, 1, 0, "b", false)
-        .end(1600, 0, 1, 0, true);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
-    // First content 3.5 s after the start; stream_timeout 2 s + stall slack 1 s.
-    let mut s = Script::new();
-    s.start_attempt(0, 0, 1, "a")
-        .chunk(3500, 0)
-        .end_attempt(3500, 0, 1, 0, "a", true)
-        .end(3500, 0, 1, 0, true);
-    assert_eq!(broken(&s), Invariant::NoWaitPastDeadline);
 }
 
 #[test]
@@ -662,53 +511,8 @@ fn cooldown_ends_allows_the_timer_tick_and_no_more() {
     assert_eq!(run(2052), Some(Invariant::CooldownEnds));
 }
 
-#[test]
-fn no_retry_after_commit_catches_a_continuation_on_another_deployment() {
-    let mut s = committed();
-    s.push(
-        600,
-        Some(0),
-        EventKind::StreamContinued {
-            from_group: g(),
-            from_deployment: Arc::from("a"),
-            to_group: g(),
-            to_deployment: Arc::from("b"),
-            prefill_tokens: 5,
-        },
-    )
-    .attempt(600, 700, 0, 2, "a", true);
-    assert_eq!(broken(&s), Invariant::NoRetryAfterCommit);
-}
-
-#[test]
-fn events_consistent_catches_a_break_after_content_with_no_content() {
-    let mut s = Script::new();
-    s.start_attempt(0, 0, 1, "a")
-        .push(
-            600,
-            Some(0),
-            EventKind::StreamBreak {
-                model_group: g(),
-                deployment_id: Arc::from("a"),
-                failure: FailureKind::ApiConnection,
-                how: BreakKind::Connection,
-                tokens_so_far: 0,
-                after_content: true,
-            },
-        )
-        .end_attempt(600, 0, 1, 0, "a", false)
-        .end(600, 0, 1, 0, true)
-        .attempt(0, 10, 1, 1, "a", true)
-        .end(10, 1, 1, 0, false);
-    assert_eq!(broken(&s), Invariant::EventsConsistent);
-    // Multigrid commits at the first byte: not a violation there.
-    let multigrid = Bounds {
-        commits_at_content: false,
-        ..bounds()
-    };
-    assert_eq!(s.check_with(multigrid), None);
-}
-
+mod commit;
+mod deadlines;
 /// The walks of the later profiles: hedge races (`hedge_after`), Multigrid's deadline, a
 /// client's sends (`client_retries`).
 mod profiles;

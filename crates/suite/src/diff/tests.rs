@@ -13,7 +13,7 @@ fn write(dir: &Path, name: &str, rows: &[&str]) -> PathBuf {
     let path = dir.join(name);
     let mut text = String::from(
         "request_id,attempt,start_ms,end_ms,model_group,deployment_id,outcome,status,\
-         retry_after_ms,wait_ms,fallback_depth\n",
+             retry_after_ms,wait_ms,fallback_depth\n",
     );
     for r in rows {
         text.push_str(r);

@@ -60,9 +60,20 @@ pub struct BenchArgs {
     /// With --serve: SSE streams held open at once.
     #[arg(long, default_value_t = 2000, requires = "serve")]
     pub streams: usize,
-    /// With --serve: keep-alive connections of the throughput phase.
-    #[arg(long, default_value_t = 64, requires = "serve")]
+    /// With --serve or --proxy: keep-alive connections of the throughput phase.
+    #[arg(long, default_value_t = 64)]
     pub connections: usize,
+    /// Instead: `routersim proxy` against calling its fake provider directly, in one run (the
+    /// same load generator and request bodies, JSON and SSE): req/s of each, their ratio and
+    /// the latency the proxy adds; medians of 5 rounds.
+    #[arg(
+        long,
+        conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight", "serve", "import"]
+    )]
+    pub proxy: bool,
+    /// With --serve or --proxy: the length of each measured phase of the ratio rounds.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub phase: Duration,
     /// The harness run's transport: `http` runs the bench workload through the engine's HTTP
     /// adapter and the wire server (in memory) and also reports its rate against `memory`.
     #[arg(
@@ -153,6 +164,9 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, CliError> {
     }
     if args.serve {
         return serve(&args);
+    }
+    if args.proxy {
+        return proxy(&args);
     }
     let options = BenchOptions {
         duration: args.duration,
@@ -363,6 +377,53 @@ fn in_flight(n: u32, args: &BenchArgs) -> Result<ExitCode, CliError> {
         f.bytes_per_request()
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--proxy`: the proxy against its provider called directly.
+fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
+    use routersim_live::proxy::bench::{ProxyBenchOptions, run_proxy_bench};
+    if args.connections == 0 || args.phase.is_zero() || args.phase > Duration::from_secs(60) {
+        return Err(CliError::Usage(
+            "--connections must be at least 1 and --phase between 1ms and 60s",
+        ));
+    }
+    let options = ProxyBenchOptions {
+        connections: args.connections,
+        phase: args.phase,
+        ..ProxyBenchOptions::default()
+    };
+    let r = run_proxy_bench(&options)?;
+    let mut out = Out::stdout();
+    let phase_ms = options.phase.as_millis();
+    for (name, pair) in [("JSON", &r.json), ("SSE", &r.sse)] {
+        writeln!(
+            out,
+            "{name:<4} on {} connections: direct {:.0} req/s, proxy {:.0} req/s, proxy/direct {:.2} ({} errors)",
+            options.connections,
+            pair.direct_per_sec(),
+            pair.proxied_per_sec(),
+            pair.ratio(),
+            pair.errors()
+        )?;
+    }
+    writeln!(
+        out,
+        "added p50 on 1 connection: {:.3} ms (direct p50 {:.3} ms)",
+        r.single.added_p50_ms(),
+        median_p50_ms(&r.single.direct)
+    )?;
+    writeln!(
+        out,
+        "medians of {} rounds of {phase_ms} ms phases (direct and proxy in turn, one run)",
+        options.rounds
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The median p50 of `figures`, ms.
+fn median_p50_ms(figures: &[routersim_live::serve::load::LoadFigures]) -> f64 {
+    let p50s: Vec<f64> = figures.iter().map(|f| f.p50_us as f64 / 1000.0).collect();
+    routersim_live::serve::load::median(&p50s)
 }
 
 /// `--serve`: the wire server's speed over loopback.

@@ -54,7 +54,12 @@ fn signalled_at_ready(args: &[&str], signal: &str) -> (std::process::ExitStatus,
     stdout.read_to_string(&mut said).unwrap();
     let status = child.wait().unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     (status, format!("{said}{err}"))
 }
 
@@ -84,7 +89,10 @@ fn serve_stops_cleanly_on_a_signal_sent_the_moment_it_is_ready() {
             &["serve", &scenario, "--out", out.to_str().unwrap()],
             signal,
         );
-        assert!(status.success(), "round {round} {signal}: {status:?}\n{said}");
+        assert!(
+            status.success(),
+            "round {round} {signal}: {status:?}\n{said}"
+        );
         assert!(said.contains(&format!("stopped ({name})")), "{said}");
         assert!(out.join("provider_calls.csv").is_file(), "{said}");
     }
@@ -104,7 +112,10 @@ fn proxy_stops_cleanly_on_a_signal_sent_the_moment_it_is_ready() {
             &["proxy", "--config", &config, "--listen", "127.0.0.1:0"],
             signal,
         );
-        assert!(status.success(), "round {round} {signal}: {status:?}\n{said}");
+        assert!(
+            status.success(),
+            "round {round} {signal}: {status:?}\n{said}"
+        );
         assert!(said.contains(&format!("stopped ({name})")), "{said}");
     }
 }

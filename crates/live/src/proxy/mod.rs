@@ -24,6 +24,7 @@
 //! events to its response, [`render`] writes the answers, [`shared_state`] reads the Redis
 //! settings and connects the store, [`report`] is what the stop lines say.
 
+pub mod bench;
 pub mod events;
 pub mod frontend;
 pub mod metrics;

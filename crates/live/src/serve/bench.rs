@@ -24,17 +24,16 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use hdrhistogram::Histogram;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
+use http_body_util::BodyExt;
 use routersim_engine::config::{Deployment, RouterConfig};
 use routersim_mock_providers::wire::{CallLog, Mount, WireServer, listen};
 use routersim_mock_providers::{FakeProviders, Pacing, ProviderSpec};
-use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::{ServeError, bind};
+use super::ServeError;
+use super::bench_server::BenchServer;
+use super::load::{call_once, connect, histogram, request};
 
 /// The scripted latency of phase 2.
 pub const SCRIPTED_LATENCY: Duration = Duration::from_millis(20);
@@ -165,104 +164,38 @@ fn bench_config() -> (RouterConfig, BTreeMap<String, ProviderSpec>) {
     (config, specs)
 }
 
+/// `routersim serve`'s wire server over the fake providers `build` describes (precise pacing,
+/// no call log), on a thread of its own.
+pub fn spawn_wire_server(
+    build: fn() -> (RouterConfig, BTreeMap<String, ProviderSpec>),
+) -> Result<BenchServer, ServeError> {
+    BenchServer::spawn(move |listener| {
+        let (config, specs) = build();
+        let start = Instant::now();
+        let providers = FakeProviders::new(&config, &specs, &[], 1, 0, start)
+            .map_err(|e| ServeError::Providers(e.to_string()))?
+            .with_pacing(Pacing::Precise);
+        let server = Rc::new(WireServer::new(
+            Rc::new(providers),
+            config.deployments,
+            CallLog::disabled(),
+            start,
+            0,
+        ));
+        Ok(listen(server, listener, Mount::Shared))
+    })
+}
+
 /// Runs the three phases.
 pub fn run_serve_bench(options: &ServeBenchOptions) -> Result<ServeBenchResult, ServeError> {
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = std::thread::spawn(move || -> Result<(), ServeError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&runtime, async move {
-            let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-            let _ = addr_tx.send(listener.local_addr()?);
-            let (config, specs) = bench_config();
-            let start = Instant::now();
-            let providers = FakeProviders::new(&config, &specs, &[], 1, 0, start)
-                .map_err(|e| ServeError::Providers(e.to_string()))?
-                .with_pacing(Pacing::Precise);
-            let server = Rc::new(WireServer::new(
-                Rc::new(providers),
-                config.deployments,
-                CallLog::disabled(),
-                start,
-                0,
-            ));
-            let task = tokio::task::spawn_local(listen(server, listener, Mount::Shared));
-            let _ = stop_rx.await;
-            task.abort();
-            Ok(())
-        })
-    });
-    let addr = addr_rx
-        .recv()
-        .map_err(|_| ServeError::Bench("the server thread did not start".into()))?;
+    let server = spawn_wire_server(bench_config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, generate(addr, options));
-    let _ = stop_tx.send(());
-    match server.join() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(e),
-        Err(_) => return Err(ServeError::Bench("the server thread panicked".into())),
-    }
+    let result = local.block_on(&runtime, generate(server.addr, options));
+    server.stop()?;
     result
-}
-
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
-
-async fn connect(addr: SocketAddr) -> std::io::Result<Sender> {
-    let stream = TcpStream::connect(addr).await?;
-    stream.set_nodelay(true)?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(std::io::Error::other)?;
-    tokio::task::spawn_local(async move {
-        let _ = conn.await;
-    });
-    Ok(sender)
-}
-
-fn request(path: &str, stream: bool) -> http::Request<Full<Bytes>> {
-    let body = if stream {
-        &br#"{"model":"bench","messages":[{"role":"user","content":"hello"}],"stream":true}"#[..]
-    } else {
-        &br#"{"model":"bench","messages":[{"role":"user","content":"hello"}]}"#[..]
-    };
-    let mut request = http::Request::new(Full::new(Bytes::from_static(body)));
-    *request.method_mut() = http::Method::POST;
-    *request.uri_mut() = http::Uri::from_static("/");
-    if let Ok(uri) = path.parse() {
-        *request.uri_mut() = uri;
-    }
-    request.headers_mut().insert(
-        http::header::HOST,
-        http::HeaderValue::from_static("127.0.0.1"),
-    );
-    request
-}
-
-/// One non-streamed call on `sender`: whether it answered 200.
-async fn call_once(sender: &mut Sender, path: &str) -> bool {
-    if sender.ready().await.is_err() {
-        return false;
-    }
-    match sender.send_request(request(path, false)).await {
-        Ok(response) => {
-            let ok = response.status() == http::StatusCode::OK;
-            ok && response.into_body().collect().await.is_ok()
-        }
-        Err(_) => false,
-    }
-}
-
-/// 1 µs to 100 s, 3 significant digits.
-fn histogram() -> Result<Histogram<u64>, ServeError> {
-    Histogram::new_with_bounds(1, 100_000_000, 3)
-        .map_err(|e| ServeError::Bench(format!("histogram: {e}")))
 }
 
 async fn generate(
@@ -312,7 +245,7 @@ async fn throughput_phase(
         let (count, errors) = (count.clone(), errors.clone());
         tasks.push(tokio::task::spawn_local(async move {
             while Instant::now() < deadline {
-                if call_once(&mut sender, "/d/zero/v1/chat/completions").await {
+                if call_once(&mut sender, "/d/zero/v1/chat/completions", false).await {
                     count.set(count.get() + 1);
                 } else {
                     errors.set(errors.get() + 1);
@@ -423,7 +356,7 @@ async fn latency_phase(
         tasks.push(tokio::task::spawn_local(async move {
             while Instant::now() < deadline {
                 let sent = Instant::now();
-                if !call_once(&mut sender, path).await {
+                if !call_once(&mut sender, path, false).await {
                     break;
                 }
                 let extra = sent.elapsed().saturating_sub(scripted);

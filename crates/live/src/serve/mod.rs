@@ -9,10 +9,12 @@
 //! every report (staged, renamed into place when the server stops).
 
 pub mod bench;
+pub mod bench_server;
 pub mod config_file;
 pub mod early_scrape;
 pub mod first_connection;
 pub mod litellm_config;
+pub mod load;
 pub mod portkey_config;
 
 use std::net::SocketAddr;

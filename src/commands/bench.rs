@@ -400,8 +400,8 @@ fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
             out,
             "{name:<4} on {} connections: direct {:.0} req/s, proxy {:.0} req/s, proxy/direct {:.2} ({} errors)",
             options.connections,
-            pair.direct_per_sec(),
-            pair.proxied_per_sec(),
+            pair.base_per_sec(),
+            pair.measured_per_sec(),
             pair.ratio(),
             pair.errors()
         )?;
@@ -410,7 +410,7 @@ fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
         out,
         "added p50 on 1 connection: {:.3} ms (direct p50 {:.3} ms)",
         r.single.added_p50_ms(),
-        median_p50_ms(&r.single.direct)
+        r.single.base_p50_ms()
     )?;
     writeln!(
         out,
@@ -418,12 +418,6 @@ fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
         options.rounds
     )?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The median p50 of `figures`, ms.
-fn median_p50_ms(figures: &[routersim_live::serve::load::LoadFigures]) -> f64 {
-    let p50s: Vec<f64> = figures.iter().map(|f| f.p50_us as f64 / 1000.0).collect();
-    routersim_live::serve::load::median(&p50s)
 }
 
 /// `--serve`: the wire server's speed over loopback.
@@ -436,9 +430,13 @@ fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
             "--connections and --streams must be at least 1",
         ));
     }
+    if args.phase.is_zero() || args.phase > Duration::from_secs(60) {
+        return Err(CliError::Usage("--phase must be between 1ms and 60s"));
+    }
     let options = ServeBenchOptions {
         connections: args.connections,
         streams: args.streams,
+        floor_phase: args.phase,
         ..ServeBenchOptions::default()
     };
     let r = run_serve_bench(&options)?;
@@ -483,6 +481,24 @@ fn serve(args: &BenchArgs) -> Result<ExitCode, CliError> {
         out,
         "later tokens' lateness:       {} ({} tokens, against each stream's schedule)",
         r.token_lateness, r.token_lateness.count
+    )?;
+    for row in &r.floor {
+        writeln!(
+            out,
+            "serve/bare {:<4} on {:>3} connections: serve {:.0} req/s, bare hyper {:.0} req/s, serve/bare {:.2} ({} errors)",
+            if row.stream { "SSE" } else { "JSON" },
+            row.connections,
+            row.pair.measured_per_sec(),
+            row.pair.base_per_sec(),
+            row.pair.ratio(),
+            row.pair.errors()
+        )?;
+    }
+    writeln!(
+        out,
+        "floor: medians of {} rounds of {} ms phases (bare hyper server and serve in turn, one run)",
+        options.rounds,
+        options.floor_phase.as_millis()
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,7 +10,7 @@ fn number_after(line: &str, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key:?} in {line:?}"))
         + key.len()..];
     let end = rest
-        .find(|c: char| c == ' ' || c == ',' || c == ')')
+        .find([' ', ',', ')'])
         .unwrap_or(rest.len());
     rest[..end]
         .parse()

@@ -24,7 +24,7 @@ use super::{ProxyServer, listen};
 use crate::serve::ServeError;
 use crate::serve::bench::spawn_wire_server;
 use crate::serve::bench_server::BenchServer;
-use crate::serve::load::{LoadFigures, closed_loop, median};
+use crate::serve::load::{Pair, closed_loop};
 
 /// The fake provider's path on the wire server (called directly).
 pub const DIRECT_PATH: &str = "/d/zero/v1/chat/completions";
@@ -52,71 +52,8 @@ impl Default for ProxyBenchOptions {
     }
 }
 
-/// One kind of call measured direct and through the proxy, round by round.
-#[derive(Clone, Debug, Default)]
-pub struct Pair {
-    /// Each round's direct figures.
-    pub direct: Vec<LoadFigures>,
-    /// Each round's proxied figures.
-    pub proxied: Vec<LoadFigures>,
-}
-
-impl Pair {
-    /// Median direct req/s.
-    pub fn direct_per_sec(&self) -> f64 {
-        median(
-            &self
-                .direct
-                .iter()
-                .map(LoadFigures::per_sec)
-                .collect::<Vec<_>>(),
-        )
-    }
-
-    /// Median proxied req/s.
-    pub fn proxied_per_sec(&self) -> f64 {
-        median(
-            &self
-                .proxied
-                .iter()
-                .map(LoadFigures::per_sec)
-                .collect::<Vec<_>>(),
-        )
-    }
-
-    /// Median of each round's proxied ÷ direct.
-    pub fn ratio(&self) -> f64 {
-        let ratios: Vec<f64> = self
-            .direct
-            .iter()
-            .zip(&self.proxied)
-            .map(|(d, p)| p.per_sec() / d.per_sec().max(1e-9))
-            .collect();
-        median(&ratios)
-    }
-
-    /// Median of each round's proxied p50 minus direct p50, ms.
-    pub fn added_p50_ms(&self) -> f64 {
-        let added: Vec<f64> = self
-            .direct
-            .iter()
-            .zip(&self.proxied)
-            .map(|(d, p)| (p.p50_us as f64 - d.p50_us as f64) / 1000.0)
-            .collect();
-        median(&added)
-    }
-
-    /// Failed calls, both sides, every round.
-    pub fn errors(&self) -> u64 {
-        self.direct
-            .iter()
-            .chain(&self.proxied)
-            .map(|f| f.errors)
-            .sum()
-    }
-}
-
-/// What the benchmark measured.
+/// What the benchmark measured (in each [`Pair`], `base` is the direct call, `measured` the
+/// proxied one).
 #[derive(Clone, Debug, Default)]
 pub struct ProxyBenchResult {
     /// Non-streamed calls on `connections` connections.
@@ -200,9 +137,9 @@ async fn rounds(
             (&mut result.sse, true, options.connections),
             (&mut result.single, false, 1),
         ] {
-            pair.direct
+            pair.base
                 .push(closed_loop(direct, DIRECT_PATH, stream, connections, phase).await?);
-            pair.proxied
+            pair.measured
                 .push(closed_loop(proxy, PROXY_PATH, stream, connections, phase).await?);
         }
     }

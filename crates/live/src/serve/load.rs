@@ -149,6 +149,82 @@ pub async fn closed_loop(
     })
 }
 
+/// One kind of call measured on two servers (a baseline and the one measured), round by
+/// round, each round's pair back to back.
+#[derive(Clone, Debug, Default)]
+pub struct Pair {
+    /// Each round's baseline figures.
+    pub base: Vec<LoadFigures>,
+    /// Each round's figures of the server measured.
+    pub measured: Vec<LoadFigures>,
+}
+
+impl Pair {
+    /// Median baseline req/s.
+    pub fn base_per_sec(&self) -> f64 {
+        median(
+            &self
+                .base
+                .iter()
+                .map(LoadFigures::per_sec)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Median req/s of the server measured.
+    pub fn measured_per_sec(&self) -> f64 {
+        median(
+            &self
+                .measured
+                .iter()
+                .map(LoadFigures::per_sec)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Median of each round's measured ÷ baseline req/s.
+    pub fn ratio(&self) -> f64 {
+        let ratios: Vec<f64> = self
+            .base
+            .iter()
+            .zip(&self.measured)
+            .map(|(b, m)| m.per_sec() / b.per_sec().max(1e-9))
+            .collect();
+        median(&ratios)
+    }
+
+    /// Median of each round's measured p50 minus baseline p50, ms.
+    pub fn added_p50_ms(&self) -> f64 {
+        let added: Vec<f64> = self
+            .base
+            .iter()
+            .zip(&self.measured)
+            .map(|(b, m)| (m.p50_us as f64 - b.p50_us as f64) / 1000.0)
+            .collect();
+        median(&added)
+    }
+
+    /// Median baseline p50, ms.
+    pub fn base_p50_ms(&self) -> f64 {
+        median(
+            &self
+                .base
+                .iter()
+                .map(|f| f.p50_us as f64 / 1000.0)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Failed calls, both servers, every round.
+    pub fn errors(&self) -> u64 {
+        self.base
+            .iter()
+            .chain(&self.measured)
+            .map(|f| f.errors)
+            .sum()
+    }
+}
+
 /// The median of `values` (the mean of the middle two for an even count); 0 for none.
 pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();

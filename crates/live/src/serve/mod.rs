@@ -8,6 +8,7 @@
 //! call is logged to `provider_calls.csv` in the `--out` folder, which is all or nothing like
 //! every report (staged, renamed into place when the server stops).
 
+pub mod bare;
 pub mod bench;
 pub mod bench_server;
 pub mod config_file;

@@ -9,9 +9,7 @@ fn number_after(line: &str, key: &str) -> f64 {
         .find(key)
         .unwrap_or_else(|| panic!("{key:?} in {line:?}"))
         + key.len()..];
-    let end = rest
-        .find([' ', ',', ')'])
-        .unwrap_or(rest.len());
+    let end = rest.find([' ', ',', ')']).unwrap_or(rest.len());
     rest[..end]
         .parse()
         .unwrap_or_else(|_| panic!("a number after {key:?} in {line:?}"))

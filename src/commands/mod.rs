@@ -1,7 +1,6 @@
 //! One file per command: parse nothing, call the library, print, pick the exit code.
 
 pub mod bench;
-mod bench_drive;
 pub mod check;
 pub mod diff;
 pub mod drive;

@@ -11,6 +11,7 @@
     reason = "tests fail loudly and read as one story"
 )]
 
+mod bench_wire;
 mod check;
 mod check_discovery;
 mod check_jobs;

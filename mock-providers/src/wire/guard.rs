@@ -37,7 +37,7 @@ use hyper_util::rt::TokioIo;
 use routersim_runtime::time::{now, sleep_until};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 /// The default [`ConnLimits::header_timeout`].
@@ -155,7 +155,6 @@ struct ConnState {
     idle_since: Cell<Option<Instant>>,
     /// When a write started waiting for the client to read.
     write_blocked: Cell<Option<Instant>>,
-    changed: Notify,
 }
 
 /// Why the watchdog closed a connection.
@@ -177,7 +176,6 @@ impl ConnState {
         if self.active.get() == 0 && self.head_started.get().is_none() {
             self.head_started.set(Some(now()));
             self.idle_since.set(None);
-            self.changed.notify_one();
         }
     }
 
@@ -186,7 +184,6 @@ impl ConnState {
         let started = self.head_started.take().unwrap_or_else(now);
         self.idle_since.set(None);
         self.active.set(self.active.get() + 1);
-        self.changed.notify_one();
         BodyDeadline {
             at: started + limits.header_timeout,
             timeout: limits.header_timeout,
@@ -199,15 +196,11 @@ impl ConnState {
         if left == 0 && self.head_started.get().is_none() {
             self.idle_since.set(Some(now()));
         }
-        self.changed.notify_one();
     }
 
     fn write_pending(&self, pending: bool) {
         match (pending, self.write_blocked.get()) {
-            (true, None) => {
-                self.write_blocked.set(Some(now()));
-                self.changed.notify_one();
-            }
+            (true, None) => self.write_blocked.set(Some(now())),
             (false, Some(_)) => self.write_blocked.set(None),
             _ => {}
         }
@@ -236,21 +229,28 @@ impl ConnState {
 }
 
 /// Resolves when a rule cuts the connection.
+///
+/// It is not woken by the connection's state changes (that would cost a wake-up of the
+/// connection's task and a new timer per request): every deadline a change sets lies at least
+/// the shorter of the two timeouts after the change, so a watchdog that looks again no later
+/// than that after each look is never late, and cuts at the deadline itself.
 async fn watchdog(state: Rc<ConnState>, limits: ConnLimits) -> Cut {
+    let look_again = limits
+        .header_timeout
+        .min(limits.idle_timeout)
+        .max(MIN_LOOK_AGAIN);
     loop {
-        let changed = state.changed.notified();
+        let looked = now();
         match state.deadline(&limits) {
-            Some((at, cut)) if at <= now() => return cut,
-            Some((at, _)) => {
-                tokio::select! {
-                    () = sleep_until(at) => {}
-                    () = changed => {}
-                }
-            }
-            None => changed.await,
+            Some((at, cut)) if at <= looked => return cut,
+            Some((at, _)) => sleep_until(at.min(looked + look_again)).await,
+            None => sleep_until(looked + look_again).await,
         }
     }
 }
+
+/// The watchdog's shortest interval between looks (a zero timeout would spin otherwise).
+const MIN_LOOK_AGAIN: Duration = Duration::from_millis(1);
 
 /// The socket, reporting reads and blocked writes to the connection's state.
 struct Watched<I> {

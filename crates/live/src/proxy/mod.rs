@@ -24,6 +24,7 @@
 //! events to its response, [`render`] writes the answers, [`shared_state`] reads the Redis
 //! settings and connects the store, [`report`] is what the stop lines say.
 
+pub mod bench;
 pub mod events;
 pub mod frontend;
 pub mod metrics;
@@ -50,7 +51,7 @@ use routersim_engine::config::RouterConfig;
 use routersim_engine::request::CompletionResult;
 use routersim_mock_providers::wire::guard::{BodyDeadline, read_body, serve_guarded};
 use routersim_mock_providers::wire::{ConnGate, ConnLimits};
-use routersim_wire::client::{HttpProvider, TcpConnector};
+use routersim_wire::client::{HttpProvider, Pool, TcpConnector};
 use routersim_wire::openai::server::Meta;
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -199,7 +200,9 @@ impl ProxyServer {
         epoch_unix_ms: i64,
         redis: Option<RedisState>,
     ) -> Result<Self, ConfigError> {
-        let provider = HttpProvider::new(TcpConnector, &config.deployments)?;
+        // Upstream connections kept alive per deployment (bounded: `routersim_wire::client::pool`).
+        let pool = Pool::with_defaults(config.deployments.len(), tokio::time::Instant::now);
+        let provider = HttpProvider::new(TcpConnector, &config.deployments)?.with_pool(pool);
         let routes = Arc::new(StreamRoutes::default());
         let metrics = Arc::new(LiveMetrics::new(&[]));
         let mut builder = Router::builder(config, provider)

@@ -2,7 +2,7 @@
 //! our own over loopback (keep-alive HTTP/1.1 connections, bounded in count and time).
 //!
 //! The server runs on its own thread (its single-threaded runtime, as `routersim serve` runs
-//! it); the load generator on the calling thread. Three phases:
+//! it); the load generator on the calling thread. Four phases:
 //! 1. **Throughput**: `connections` keep-alive connections send non-streamed requests back to
 //!    back to a deployment that answers in 0 ms, for `phase` seconds: requests per second.
 //! 2. **Added latency**: `latency_connections` connections call a deployment scripted at
@@ -16,6 +16,11 @@
 //!    once, how many completed with every token, and each token's lateness against its
 //!    schedule (measured from the stream's headers): first tokens apart (all streams open
 //!    in one burst, so theirs include the burst's queueing), later tokens in steady state.
+//! 4. **Floor**: `serve` against a bare hyper server ([`super::bare`]) answering the bytes
+//!    `serve` answered, JSON and SSE on 64 and 512 connections: each round measures both
+//!    servers back to back with the same load generator ([`super::load`]); the ratio printed
+//!    is the median of the rounds' ratios (a ratio from one run holds on a loaded machine
+//!    where absolute rates do not).
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -24,17 +29,17 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use hdrhistogram::Histogram;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
+use http_body_util::BodyExt;
 use routersim_engine::config::{Deployment, RouterConfig};
 use routersim_mock_providers::wire::{CallLog, Mount, WireServer, listen};
 use routersim_mock_providers::{FakeProviders, Pacing, ProviderSpec};
-use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::{ServeError, bind};
+use super::ServeError;
+use super::bare::{Recorded, spawn_bare_server};
+use super::bench_server::BenchServer;
+use super::load::{Pair, call_once, closed_loop, connect, histogram, request};
 
 /// The scripted latency of phase 2.
 pub const SCRIPTED_LATENCY: Duration = Duration::from_millis(20);
@@ -56,6 +61,10 @@ pub struct ServeBenchOptions {
     pub latency_connections: usize,
     /// Streams of phase 3.
     pub streams: usize,
+    /// Length of each phase of the floor rounds.
+    pub floor_phase: Duration,
+    /// Floor rounds (each measures every pair once).
+    pub rounds: usize,
 }
 
 impl Default for ServeBenchOptions {
@@ -65,6 +74,8 @@ impl Default for ServeBenchOptions {
             connections: 64,
             latency_connections: 32,
             streams: 2000,
+            floor_phase: Duration::from_secs(1),
+            rounds: 5,
         }
     }
 }
@@ -132,6 +143,25 @@ pub struct ServeBenchResult {
     /// Phase 2: the round trip of a call to a 0 ms deployment on one connection (no timer, no
     /// queueing: the server's and the client's processing).
     pub round_trip: Quantiles,
+    /// The floor: `serve` (measured) against a bare hyper server (base) answering the same
+    /// bytes, JSON and SSE at each of [`FLOOR_CONNECTIONS`].
+    pub floor: Vec<FloorRow>,
+}
+
+/// Connections of the floor rounds.
+pub const FLOOR_CONNECTIONS: [usize; 2] = [64, 512];
+/// The 0 ms deployment the floor rounds call (JSON and SSE, no pacing).
+pub const FLOOR_PATH: &str = "/d/flat/v1/chat/completions";
+
+/// One floor figure: a kind of call at a connection count, `serve` against the bare server.
+#[derive(Clone, Debug)]
+pub struct FloorRow {
+    /// SSE (else JSON).
+    pub stream: bool,
+    /// Keep-alive connections.
+    pub connections: usize,
+    /// The bare server (base) and `serve` (measured), round by round.
+    pub pair: Pair,
 }
 
 impl ServeBenchResult {
@@ -141,7 +171,9 @@ impl ServeBenchResult {
     }
 }
 
-fn bench_config() -> (RouterConfig, BTreeMap<String, ProviderSpec>) {
+/// The bench's deployments: `zero` (0 ms), `fixed` ([`SCRIPTED_LATENCY`]), `stream` (paced tokens),
+/// `flat` (0 ms, JSON and SSE unpaced: the floor's).
+pub fn bench_config() -> (RouterConfig, BTreeMap<String, ProviderSpec>) {
     let dep = |id: &str| Deployment {
         id: Arc::from(id),
         model_name: Arc::from("bench"),
@@ -149,14 +181,15 @@ fn bench_config() -> (RouterConfig, BTreeMap<String, ProviderSpec>) {
         ..Deployment::default()
     };
     let mut config = RouterConfig {
-        deployments: vec![dep("zero"), dep("fixed"), dep("stream")],
+        deployments: vec![dep("zero"), dep("fixed"), dep("stream"), dep("flat")],
         ..RouterConfig::default()
     };
     // A stall timeout of twice the inter-token time: one token per SSE frame (no coalescing).
     config.settings.stream_stall_timeout = Some(INTER_TOKEN * 2);
     let yaml = format!(
         "{{zero: {{latency: 0ms, output_tokens: 20}}, fixed: {{latency: {}ms, output_tokens: 20}}, \
-         stream: {{ttft: {}ms, inter_token: {}ms, output_tokens: {STREAM_TOKENS}}}}}",
+         stream: {{ttft: {}ms, inter_token: {}ms, output_tokens: {STREAM_TOKENS}}}, \
+         flat: {{latency: 0ms, ttft: 0ms, inter_token: 0ms, output_tokens: 20}}}}",
         SCRIPTED_LATENCY.as_millis(),
         STREAM_TTFT.as_millis(),
         INTER_TOKEN.as_millis()
@@ -165,104 +198,38 @@ fn bench_config() -> (RouterConfig, BTreeMap<String, ProviderSpec>) {
     (config, specs)
 }
 
+/// `routersim serve`'s wire server over the fake providers `build` describes (precise pacing,
+/// no call log), on a thread of its own.
+pub fn spawn_wire_server(
+    build: fn() -> (RouterConfig, BTreeMap<String, ProviderSpec>),
+) -> Result<BenchServer, ServeError> {
+    BenchServer::spawn(move |listener| {
+        let (config, specs) = build();
+        let start = Instant::now();
+        let providers = FakeProviders::new(&config, &specs, &[], 1, 0, start)
+            .map_err(|e| ServeError::Providers(e.to_string()))?
+            .with_pacing(Pacing::Precise);
+        let server = Rc::new(WireServer::new(
+            Rc::new(providers),
+            config.deployments,
+            CallLog::disabled(),
+            start,
+            0,
+        ));
+        Ok(listen(server, listener, Mount::Shared))
+    })
+}
+
 /// Runs the three phases.
 pub fn run_serve_bench(options: &ServeBenchOptions) -> Result<ServeBenchResult, ServeError> {
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = std::thread::spawn(move || -> Result<(), ServeError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&runtime, async move {
-            let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-            let _ = addr_tx.send(listener.local_addr()?);
-            let (config, specs) = bench_config();
-            let start = Instant::now();
-            let providers = FakeProviders::new(&config, &specs, &[], 1, 0, start)
-                .map_err(|e| ServeError::Providers(e.to_string()))?
-                .with_pacing(Pacing::Precise);
-            let server = Rc::new(WireServer::new(
-                Rc::new(providers),
-                config.deployments,
-                CallLog::disabled(),
-                start,
-                0,
-            ));
-            let task = tokio::task::spawn_local(listen(server, listener, Mount::Shared));
-            let _ = stop_rx.await;
-            task.abort();
-            Ok(())
-        })
-    });
-    let addr = addr_rx
-        .recv()
-        .map_err(|_| ServeError::Bench("the server thread did not start".into()))?;
+    let server = spawn_wire_server(bench_config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, generate(addr, options));
-    let _ = stop_tx.send(());
-    match server.join() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(e),
-        Err(_) => return Err(ServeError::Bench("the server thread panicked".into())),
-    }
+    let result = local.block_on(&runtime, generate(server.addr, options));
+    server.stop()?;
     result
-}
-
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
-
-async fn connect(addr: SocketAddr) -> std::io::Result<Sender> {
-    let stream = TcpStream::connect(addr).await?;
-    stream.set_nodelay(true)?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(std::io::Error::other)?;
-    tokio::task::spawn_local(async move {
-        let _ = conn.await;
-    });
-    Ok(sender)
-}
-
-fn request(path: &str, stream: bool) -> http::Request<Full<Bytes>> {
-    let body = if stream {
-        &br#"{"model":"bench","messages":[{"role":"user","content":"hello"}],"stream":true}"#[..]
-    } else {
-        &br#"{"model":"bench","messages":[{"role":"user","content":"hello"}]}"#[..]
-    };
-    let mut request = http::Request::new(Full::new(Bytes::from_static(body)));
-    *request.method_mut() = http::Method::POST;
-    *request.uri_mut() = http::Uri::from_static("/");
-    if let Ok(uri) = path.parse() {
-        *request.uri_mut() = uri;
-    }
-    request.headers_mut().insert(
-        http::header::HOST,
-        http::HeaderValue::from_static("127.0.0.1"),
-    );
-    request
-}
-
-/// One non-streamed call on `sender`: whether it answered 200.
-async fn call_once(sender: &mut Sender, path: &str) -> bool {
-    if sender.ready().await.is_err() {
-        return false;
-    }
-    match sender.send_request(request(path, false)).await {
-        Ok(response) => {
-            let ok = response.status() == http::StatusCode::OK;
-            ok && response.into_body().collect().await.is_ok()
-        }
-        Err(_) => false,
-    }
-}
-
-/// 1 µs to 100 s, 3 significant digits.
-fn histogram() -> Result<Histogram<u64>, ServeError> {
-    Histogram::new_with_bounds(1, 100_000_000, 3)
-        .map_err(|e| ServeError::Bench(format!("histogram: {e}")))
 }
 
 async fn generate(
@@ -292,7 +259,49 @@ async fn generate(
         latency_phase(addr, "/d/zero/v1/chat/completions", &one, Duration::ZERO).await?;
 
     stream_phase(addr, options, &mut result).await?;
+    result.floor = floor_rounds(addr, options).await?;
     Ok(result)
+}
+
+/// The floor: `serve`'s answers recorded, a bare server answering them started, then each
+/// round measures both servers back to back for every kind and connection count.
+async fn floor_rounds(
+    addr: SocketAddr,
+    options: &ServeBenchOptions,
+) -> Result<Vec<FloorRow>, ServeError> {
+    let recorded = Recorded::fetch(addr, FLOOR_PATH).await?;
+    let bare = spawn_bare_server(recorded)?;
+    let mut rows: Vec<FloorRow> = [false, true]
+        .into_iter()
+        .flat_map(|stream| {
+            FLOOR_CONNECTIONS.map(|connections| FloorRow {
+                stream,
+                connections,
+                pair: Pair::default(),
+            })
+        })
+        .collect();
+    let phase = options.floor_phase;
+    let mut measured = Ok(());
+    'rounds: for _ in 0..options.rounds {
+        for row in &mut rows {
+            let (stream, n) = (row.stream, row.connections);
+            let base = closed_loop(bare.addr, FLOOR_PATH, stream, n, phase).await;
+            let serve = closed_loop(addr, FLOOR_PATH, stream, n, phase).await;
+            match (base, serve) {
+                (Ok(base), Ok(serve)) => {
+                    row.pair.base.push(base);
+                    row.pair.measured.push(serve);
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    measured = Err(e);
+                    break 'rounds;
+                }
+            }
+        }
+    }
+    bare.stop()?;
+    measured.map(|()| rows)
 }
 
 /// Phase 1: `options.connections` keep-alive connections calling back to back for
@@ -312,7 +321,7 @@ async fn throughput_phase(
         let (count, errors) = (count.clone(), errors.clone());
         tasks.push(tokio::task::spawn_local(async move {
             while Instant::now() < deadline {
-                if call_once(&mut sender, "/d/zero/v1/chat/completions").await {
+                if call_once(&mut sender, "/d/zero/v1/chat/completions", false).await {
                     count.set(count.get() + 1);
                 } else {
                     errors.set(errors.get() + 1);
@@ -423,7 +432,7 @@ async fn latency_phase(
         tasks.push(tokio::task::spawn_local(async move {
             while Instant::now() < deadline {
                 let sent = Instant::now();
-                if !call_once(&mut sender, path).await {
+                if !call_once(&mut sender, path, false).await {
                     break;
                 }
                 let extra = sent.elapsed().saturating_sub(scripted);

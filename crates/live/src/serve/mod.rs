@@ -8,11 +8,14 @@
 //! call is logged to `provider_calls.csv` in the `--out` folder, which is all or nothing like
 //! every report (staged, renamed into place when the server stops).
 
+pub mod bare;
 pub mod bench;
+pub mod bench_server;
 pub mod config_file;
 pub mod early_scrape;
 pub mod first_connection;
 pub mod litellm_config;
+pub mod load;
 pub mod portkey_config;
 
 use std::net::SocketAddr;

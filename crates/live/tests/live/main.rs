@@ -11,4 +11,5 @@
     reason = "tests fail loudly and read as one story"
 )]
 
+mod bench_floor;
 mod redis_store;

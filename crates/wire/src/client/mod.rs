@@ -15,10 +15,13 @@
 //!   rules, then the status; `retry-after-ms` / `retry-after`).
 //! - [`stream`]: a streamed 2xx → [`HttpStream`], parsed incrementally ([`sse`]).
 //!
-//! One HTTP/1.1 connection per call (`hyper::client::conn::http1`): no pool, so no state
+//! One HTTP/1.1 connection per call (`hyper::client::conn::http1`) by default: no state
 //! shared between attempts, as the router's "one call per attempt, never retried below the
-//! router" rule wants. The provider never retries and sets no timeout of its own: the router's
-//! deadlines drop the call's future, which drops the connection.
+//! router" rule wants. [`HttpProvider::with_pool`] keeps connections alive per deployment
+//! instead ([`pool`]: bounded, only whole answers hand a connection back, and a request is
+//! resent only when a reused connection closed before its first byte went out). The provider
+//! sets no timeout of its own: the router's deadlines drop the call's future, which drops
+//! the connection.
 //!
 //! **Runtime requirement:** each call spawns its connection task with
 //! [`tokio::task::spawn_local`] (so the IO need not be `Send`, e.g. an in-memory duplex under
@@ -39,12 +42,14 @@
 //! ```
 
 pub mod connector;
+pub mod pool;
 pub mod stream;
 
 use std::borrow::Cow;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
@@ -57,6 +62,8 @@ use routersim_engine::provider::{Provider, ProviderCall, ProviderResponse};
 pub use crate::endpoint::Endpoint;
 pub use crate::format::WireFormat;
 pub use connector::{Connector, TcpConnector};
+pub use pool::Pool;
+use pool::{Lease, Sender};
 pub use stream::HttpStream;
 
 /// The most of a non-streamed success body read; a larger one is a malformed response (real
@@ -68,6 +75,7 @@ pub const MAX_RESPONSE_BODY: usize = 8 * 1024 * 1024;
 pub struct HttpProvider<C> {
     connector: C,
     endpoints: Vec<Endpoint>,
+    pool: Option<Pool>,
 }
 
 impl<C: Connector> HttpProvider<C> {
@@ -117,7 +125,19 @@ impl<C: Connector> HttpProvider<C> {
         Self {
             connector,
             endpoints,
+            pool: None,
         }
+    }
+
+    /// Keeps connections alive in `pool` and reuses them ([`pool`] says how).
+    pub fn with_pool(mut self, pool: Pool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The pool, when connections are kept alive.
+    pub fn pool(&self) -> Option<&Pool> {
+        self.pool.as_ref()
     }
 
     /// The endpoints, by deployment index.
@@ -158,28 +178,20 @@ impl<C: Connector> Provider for HttpProvider<C> {
         // the client: LiteLLM reports such client-side failures as `APIConnectionError`.
         let endpoint = self.endpoint(&call).ok_or_else(connection_failure)?;
         let request = endpoint.request(&call).map_err(|_| connection_failure())?;
-        let io = self
-            .connector
-            .connect(call.deployment_index, &endpoint.uri)
-            .await
-            .map_err(|_| connection_failure())?;
-        let (mut sender, connection) = http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|_| connection_failure())?;
-        // The connection's own errors surface on the request and the body.
-        self.connector.spawn_connection(async move {
-            let _ = connection.await;
-        });
-        sender.ready().await.map_err(|_| connection_failure())?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|_| connection_failure())?;
+        let index = call.deployment_index;
+        let (response, sender) = self.send(index, &endpoint.uri, request).await?;
+        // Pooled: handed back once the answer was read whole. Unpooled: held to the end of
+        // the call, as it always was (the connection closes once its answer is done).
+        let (lease, _unpooled) = match &self.pool {
+            Some(pool) => (Some(Lease::new(pool.clone(), index, sender)), None),
+            None => (None, Some(sender)),
+        };
         let (parts, body) = response.into_parts();
         let status = parts.status.as_u16();
         if !parts.status.is_success() {
             // A body cut short still has its status: classify what arrived.
-            let (body, _) = read_bounded(body, crate::errors::MAX_ERROR_BODY).await;
+            let (body, end) = read_bounded(body, crate::errors::MAX_ERROR_BODY).await;
+            give_back_if_whole(lease, end);
             return Err(crate::errors::classify(
                 endpoint.format,
                 status,
@@ -188,12 +200,12 @@ impl<C: Connector> Provider for HttpProvider<C> {
             ));
         }
         if call.request.stream {
-            return Ok(ProviderResponse::Stream(HttpStream::new(
-                endpoint.format,
-                body,
-            )));
+            return Ok(ProviderResponse::Stream(
+                HttpStream::new(endpoint.format, body).with_lease(lease),
+            ));
         }
         let (body, end) = read_bounded(body, MAX_RESPONSE_BODY).await;
+        give_back_if_whole(lease, end);
         let completion = match end {
             BodyEnd::Broken => return Err(connection_failure()),
             BodyEnd::Complete => crate::endpoint::decode_completion(endpoint.format, &body),
@@ -204,6 +216,64 @@ impl<C: Connector> Provider for HttpProvider<C> {
         completion.map(ProviderResponse::Complete).ok_or_else(|| {
             ProviderFailure::new(FailureKind::MalformedResponse).with_status(Some(status))
         })
+    }
+}
+
+impl<C: Connector> HttpProvider<C> {
+    /// A fresh connection to `uri` for deployment `index`, its task spawned.
+    async fn open(&self, index: usize, uri: &http::Uri) -> Result<Sender, ProviderFailure> {
+        let io = self
+            .connector
+            .connect(index, uri)
+            .await
+            .map_err(|_| connection_failure())?;
+        let (sender, connection) = http1::handshake(TokioIo::new(io))
+            .await
+            .map_err(|_| connection_failure())?;
+        // The connection's own errors surface on the request and the body.
+        self.connector.spawn_connection(async move {
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+
+    /// Sends `request` on a pooled connection when one is idle, else on a fresh one; the
+    /// response and the connection it came on. A reused connection that closed before the
+    /// request's first byte went out gives the request back: it is sent once more, on a
+    /// fresh connection (never a request that was written: the provider may have counted it).
+    async fn send(
+        &self,
+        index: usize,
+        uri: &http::Uri,
+        mut request: http::Request<Full<Bytes>>,
+    ) -> Result<(http::Response<Incoming>, Sender), ProviderFailure> {
+        if let Some(mut sender) = self.pool.as_ref().and_then(|pool| pool.take(index))
+            && sender.ready().await.is_ok()
+        {
+            match sender.try_send_request(request).await {
+                Ok(response) => return Ok((response, sender)),
+                Err(mut error) => match error.take_message() {
+                    Some(unsent) => request = unsent,
+                    None => return Err(connection_failure()),
+                },
+            }
+        }
+        let mut sender = self.open(index, uri).await?;
+        sender.ready().await.map_err(|_| connection_failure())?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|_| connection_failure())?;
+        Ok((response, sender))
+    }
+}
+
+/// A pooled connection goes back once its answer was read whole.
+fn give_back_if_whole(lease: Option<Lease>, end: BodyEnd) {
+    if let Some(lease) = lease
+        && end == BodyEnd::Complete
+    {
+        lease.give_back();
     }
 }
 

@@ -16,7 +16,10 @@
 //!
 //! A failure's `tokens_delivered` counts the tokens this stream handed out. After the end,
 //! `next_item` keeps returning `None`. Dropping the stream drops the body, which closes the
-//! connection.
+//! connection, unless it came from a [pool](super::pool) and ended well: a body read to its
+//! end goes back at once; after a finish, the rest of the body (the `[DONE]` line) is read
+//! in the background, bounded by [`DRAIN_BYTES`] and [`DRAIN_TIME`], and the connection goes
+//! back only if it ended within them.
 
 use std::collections::VecDeque;
 
@@ -31,11 +34,19 @@ use crate::format::WireFormat;
 use crate::limits::MAX_OUTPUT_TOKENS;
 use crate::sse::{SseItem, SseParser, parse_break_comment};
 
+use super::pool::Lease;
+
+/// The most of a finished stream's remaining body read to reuse its connection.
+pub const DRAIN_BYTES: usize = 64 * 1024;
+/// The longest a finished stream's remaining body is waited for to reuse its connection.
+pub const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// An open streamed response.
 #[derive(Debug)]
 pub struct HttpStream {
     format: WireFormat,
-    body: Incoming,
+    /// `None` once handed to the pool's drain.
+    body: Option<Incoming>,
     parser: SseParser,
     /// Items decoded but not handed out yet (a content chunk and its finish share a frame).
     pending: VecDeque<StreamItem>,
@@ -43,6 +54,10 @@ pub struct HttpStream {
     announced: Option<ProviderFailure>,
     tokens: u32,
     finished: bool,
+    /// The pooled connection the stream came on.
+    lease: Option<Lease>,
+    /// A finish item was handed out (the connection may be reused after the body ends).
+    finished_well: bool,
 }
 
 impl HttpStream {
@@ -50,13 +65,21 @@ impl HttpStream {
     pub fn new(format: WireFormat, body: Incoming) -> Self {
         Self {
             format,
-            body,
+            body: Some(body),
             parser: SseParser::new(),
             pending: VecDeque::new(),
             announced: None,
             tokens: 0,
             finished: false,
+            lease: None,
+            finished_well: false,
         }
+    }
+
+    /// The stream came on a pooled connection: hand it back when the stream ends well.
+    pub fn with_lease(mut self, lease: Option<Lease>) -> Self {
+        self.lease = lease;
+        self
     }
 
     /// Output tokens handed out so far.
@@ -72,6 +95,7 @@ impl HttpStream {
                 StreamItem::Chunk(chunk)
             }
             StreamItem::Done(reason) => {
+                self.finished_well = true;
                 self.end();
                 StreamItem::Done(reason)
             }
@@ -140,7 +164,11 @@ impl ProviderStream for HttpStream {
             if !self.pending.is_empty() {
                 continue;
             }
-            match self.body.frame().await {
+            let Some(body) = self.body.as_mut() else {
+                self.end();
+                return None;
+            };
+            match body.frame().await {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data()
                         && self.parser.feed(&data).is_err()
@@ -150,11 +178,55 @@ impl ProviderStream for HttpStream {
                 }
                 Some(Err(_)) => return Some(Err(self.broken())),
                 None => {
-                    // A clean end without a terminal marker: truncated.
+                    // A clean end without a terminal marker: truncated. The answer is whole.
+                    if let Some(lease) = self.lease.take() {
+                        lease.give_back();
+                    }
                     self.end();
                     return None;
                 }
             }
         }
     }
+}
+
+impl Drop for HttpStream {
+    /// A finished pooled stream: the rest of its body read in the background (bounded), then
+    /// its connection handed back. Anything else: the body and connection drop and close.
+    fn drop(&mut self) {
+        if !self.finished_well {
+            return;
+        }
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        let Some(body) = self.body.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        drop(runtime.spawn(async move {
+            if let Ok(true) = tokio::time::timeout(DRAIN_TIME, drain(body)).await {
+                lease.give_back();
+            }
+        }));
+    }
+}
+
+/// Reads `body` to its end: whether it ended cleanly within [`DRAIN_BYTES`].
+async fn drain(mut body: Incoming) -> bool {
+    let mut read = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return false;
+        };
+        if let Ok(data) = frame.into_data() {
+            read += data.len();
+            if read > DRAIN_BYTES {
+                return false;
+            }
+        }
+    }
+    true
 }

@@ -12,5 +12,6 @@
     reason = "tests fail loudly, read as one story, and drive tokio's paused clock directly"
 )]
 
+mod http_pool;
 mod http_stream;
 mod http_wiremock;

@@ -8,7 +8,7 @@ use routersim_live::drive::bench::{
     DriveBenchOptions, DrivePoint, HEADLINE_RATE, median_achieved, run_point,
 };
 
-use super::bench::BenchArgs;
+use super::args::BenchArgs;
 use crate::error::CliError;
 use crate::out::Out;
 

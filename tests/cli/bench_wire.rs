@@ -1,0 +1,52 @@
+//! `bench --proxy` (and `--serve`'s ratios): the wire benches measure both sides in one run
+//! and print each ratio, with no failed call on either side.
+
+use crate::common::routersim;
+
+/// The number after `key` in `line` (up to the next space, comma or parenthesis).
+fn number_after(line: &str, key: &str) -> f64 {
+    let rest = &line[line
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} in {line:?}"))
+        + key.len()..];
+    let end = rest.find([' ', ',', ')']).unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|_| panic!("a number after {key:?} in {line:?}"))
+}
+
+#[test]
+fn bench_proxy_prints_direct_proxy_and_their_ratio_from_one_run() {
+    let out = routersim(&["bench", "--proxy", "--phase", "100ms", "--connections", "4"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for kind in ["JSON", "SSE "] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{kind} on 4 connections: direct ")))
+            .unwrap_or_else(|| panic!("a {kind} line in {stdout}"));
+        let direct = number_after(line, "direct ");
+        let proxy = number_after(line, "proxy ");
+        let ratio = number_after(line, "proxy/direct ");
+        assert!(direct > 0.0 && proxy > 0.0, "{line}");
+        // A median of per-round ratios: positive, and the proxy not ten times faster.
+        assert!(ratio > 0.0 && ratio < 10.0, "{line}");
+        assert!(
+            line.ends_with("(0 errors)"),
+            "every call answered whole: {line}"
+        );
+    }
+    let added = stdout
+        .lines()
+        .find(|l| l.starts_with("added p50 on 1 connection: "))
+        .unwrap_or_else(|| panic!("the added-latency line in {stdout}"));
+    assert!(number_after(added, "direct p50 ") > 0.0, "{added}");
+    assert!(
+        stdout.contains("medians of 5 rounds of 100 ms phases"),
+        "{stdout}"
+    );
+}

@@ -8,7 +8,7 @@
 //! what is sent and when. Every wait is bounded.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::common::server::listening_addr;
 use crate::common::{repo, scratch_dir};
 
 /// The cap on output tokens a request may ask for (docs/limits.md).
@@ -105,17 +106,7 @@ pub(crate) fn spawn_live(
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut addr = None;
-    for _ in 0..20 {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(a) = line.trim().strip_prefix("listening on http://") {
-            addr = Some(a.to_string());
-            break;
-        }
-    }
+    let addr = listening_addr(&mut stdout);
     let Some(addr) = addr else {
         let _ = child.kill();
         let _ = child.wait();

@@ -4,16 +4,15 @@
 //! --metrics-addr` serves, while it runs, the counts its report then writes.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{
-    free_port, repo, routersim, scratch_dir, spawn_drive_emitting_config, spawn_proxy,
-};
+use crate::common::server::Server;
+use crate::common::{free_port, routersim, scratch_dir, spawn_drive_emitting_config, spawn_proxy};
 
 /// `gpt` has one healthy deployment; `down`'s lone deployment always answers 503; `hot`'s two
 /// deployments both answer 429 with a 30 s Retry-After, so one request to `hot` cools each of
@@ -36,61 +35,6 @@ providers:
   hot-b: {latency: 1ms, then: {error: rate_limit, retry_after: 30s}}
 traffic: []
 ";
-
-struct Server {
-    child: Child,
-    _stdout: BufReader<ChildStdout>,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .args(args)
-            .current_dir(repo())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut addr = None;
-        for _ in 0..20 {
-            let mut line = String::new();
-            if stdout.read_line(&mut line).unwrap() == 0 {
-                break;
-            }
-            if let Some(a) = line.trim().strip_prefix("listening on http://") {
-                addr = Some(a.to_string());
-                break;
-            }
-        }
-        Server {
-            child,
-            _stdout: stdout,
-            addr: addr.expect("the server prints `listening on http://ADDR`"),
-        }
-    }
-
-    /// SIGTERM, then wait: `serve` writes its call log when it stops.
-    fn stop(mut self) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        assert!(self.child.wait().unwrap().success());
-    }
-}
 
 /// One HTTP/1.1 exchange (`Connection: close`): the status code and the body.
 fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, String, String) {
@@ -128,14 +72,17 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
     std::fs::write(&scenario, SCENARIO).unwrap();
     let config = dir.join("litellm.yaml");
     let out = dir.join("out");
-    let serve = Server::start(&[
-        "serve",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--emit-litellm-config",
-        config.to_str().unwrap(),
-    ]);
+    let serve = Server::start_with(
+        &[
+            "serve",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--emit-litellm-config",
+            config.to_str().unwrap(),
+        ],
+        Stdio::null(),
+    );
     // A scrape before any traffic is answered (no call yet) and starts no fault timeline: the
     // first call below is at the timeline's start, not half a second after this scrape.
     let (status, _, early) = http(&serve.addr, "GET", "/metrics", "");
@@ -146,13 +93,16 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
     );
     let quiet = Duration::from_millis(500);
     std::thread::sleep(quiet);
-    let proxy = Server::start(&[
-        "proxy",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let proxy = Server::start_with(
+        &[
+            "proxy",
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        Stdio::null(),
+    );
 
     // Before any traffic: every counter is there, at 0.
     let (status, head, before) = http(&proxy.addr, "GET", "/metrics", "");
@@ -224,7 +174,7 @@ fn metrics_are_scraped_from_a_live_proxy_and_count_the_traffic_sent() {
         "{head}"
     );
     let (_, _, served) = http(&serve.addr, "GET", "/metrics", "");
-    serve.stop();
+    serve.stop_with("-TERM");
     let calls = std::fs::read_to_string(out.join("provider_calls.csv")).unwrap();
     assert_eq!(attempts, calls.lines().count() as u64 - 1, "{calls}");
     assert!(attempts > sent, "hot was called twice: {attempts}");

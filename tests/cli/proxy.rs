@@ -2,12 +2,12 @@
 //! when absent), and the official `openai` Python client when the CI venv has it
 //! (`target/ci-venv/bin/python`).
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Command;
 
+use crate::common::server::Server;
 use crate::common::{Component, openai_python, runs_with};
-use crate::common::{curl, curl_present, repo, scratch_dir};
+use crate::common::{curl, curl_present, scratch_dir};
 
 /// `gpt` has two deployments, `limited` always 429 with a 30 s Retry-After; `solo` has one
 /// deployment that is down and falls back to `gpt`; `framed`'s first stream ends in an error
@@ -35,68 +35,6 @@ providers:
            script: [{stream_break: {after_tokens: 2}}]}
 traffic: []
 ";
-
-/// A running `routersim` server, stopped (SIGKILL) when dropped.
-struct Server {
-    child: Child,
-    stdout: BufReader<ChildStdout>,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Starts `routersim ARGS` and waits for its `listening on http://ADDR` line.
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .args(args)
-            .current_dir(repo())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut addr = None;
-        for _ in 0..20 {
-            let mut line = String::new();
-            if stdout.read_line(&mut line).unwrap() == 0 {
-                break;
-            }
-            if let Some(a) = line.trim().strip_prefix("listening on http://") {
-                addr = Some(a.to_string());
-                break;
-            }
-        }
-        let addr = addr.expect("the server prints `listening on http://ADDR`");
-        Server {
-            child,
-            stdout,
-            addr,
-        }
-    }
-
-    /// Ctrl-C; returns the rest of its stdout.
-    fn stop(mut self) -> String {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-INT", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let exit = self.child.wait().unwrap();
-        let mut rest = String::new();
-        self.stdout.read_to_string(&mut rest).unwrap();
-        assert!(exit.success(), "{rest}");
-        rest
-    }
-}
 
 /// `serve` on the scenario (calls logged in `dir/out`), and `proxy` on its LiteLLM config.
 fn serve_and_proxy(dir: &Path) -> (Server, Server) {
@@ -283,12 +221,12 @@ fn proxy_routes_through_serve_cools_the_429_deployment_and_streams() {
     let reply = curl(&[&format!("http://{}/v1/models", proxy.addr)]);
     assert!(reply.contains(r#""id":"gpt""#) && reply.contains(r#""id":"solo""#));
 
-    let rest = proxy.stop();
+    let rest = proxy.stop_with("-INT");
     assert!(
         rest.contains("stopped (ctrl-c): 25 requests served, 22 ok, 3 failed"),
         "{rest}"
     );
-    serve.stop();
+    serve.stop_with("-INT");
     // The provider side: `limited` got one call, then nothing (cooled for 30 s).
     let csv = std::fs::read_to_string(dir.join("out/provider_calls.csv")).unwrap();
     let calls = |id: &str| {

@@ -1,12 +1,13 @@
 //! `routersim serve` as a real client sees it: curl, and the official `openai` Python client
 //! when the CI venv has it (`target/ci-venv/bin/python`).
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::Command;
 
+use crate::common::server::Server;
 use crate::common::{Component, openai_python, runs_with};
-use crate::common::{curl, curl_present, repo, scratch_dir};
+use crate::common::{curl, curl_present, scratch_dir};
 
 const SCENARIO: &str = "
 name: serve-test
@@ -23,50 +24,13 @@ providers:
 traffic: []
 ";
 
-/// A running `routersim serve`, stopped (SIGKILL) when dropped.
-struct Server {
-    child: Child,
-    stdout: BufReader<ChildStdout>,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// `routersim serve` of [`SCENARIO`] written into `dir`, with `extra` flags.
 fn start(dir: &Path, extra: &[&str]) -> Server {
     let scenario = dir.join("serve.yaml");
     std::fs::write(&scenario, SCENARIO).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_routersim"))
-        .arg("serve")
-        .arg(&scenario)
-        .args(extra)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut addr = None;
-    for _ in 0..20 {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        if let Some(a) = line.trim().strip_prefix("listening on http://") {
-            addr = Some(a.to_string());
-            break;
-        }
-    }
-    let addr = addr.expect("serve prints `listening on http://ADDR`");
-    Server {
-        child,
-        stdout,
-        addr,
-    }
+    let mut args = vec!["serve", scenario.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    Server::start(&args)
 }
 
 #[test]

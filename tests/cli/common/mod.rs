@@ -7,6 +7,7 @@ use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 pub mod png;
+pub mod server;
 
 /// A fresh, empty directory under the system temp dir, unique to this test and process.
 pub fn scratch_dir(name: &str) -> PathBuf {

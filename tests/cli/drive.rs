@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::server::Server;
 use crate::common::{Killed, repo, scratch_dir};
 use serde_json::Value;
 
@@ -85,26 +86,13 @@ fn drive_against_serve_records_every_request_and_serve_sees_the_request_ids() {
     let scenario = dir.join("drive.yaml");
     std::fs::write(&scenario, SCENARIO).unwrap();
     let served = dir.join("served");
-    let mut serve = Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("serve")
-            .arg(&scenario)
-            .arg("--out")
-            .arg(&served)
-            .current_dir(repo())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap(),
-    );
-    let mut stdout = BufReader::new(serve.0.stdout.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "serve ended");
-        if let Some(a) = line.trim().strip_prefix("listening on http://") {
-            break a.to_string();
-        }
-    };
+    let serve = Server::start(&[
+        "serve",
+        scenario.to_str().unwrap(),
+        "--out",
+        served.to_str().unwrap(),
+    ]);
+    let addr = serve.addr.clone();
     let report = dir.join("live");
     let out = Command::new(env!("CARGO_BIN_EXE_routersim"))
         .args(["drive"])
@@ -127,9 +115,7 @@ fn drive_against_serve_records_every_request_and_serve_sees_the_request_ids() {
     assert!(stdout_text.contains("report: "), "{stdout_text}");
     // serve stops at the scenario's end and writes what it served: every call, with the
     // request id drive sent.
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    assert!(serve.0.wait().unwrap().success(), "{rest}");
+    serve.wait_to_end();
     let calls = std::fs::read_to_string(served.join("provider_calls.csv")).unwrap();
     let ids: Vec<&str> = calls
         .lines()

@@ -2,11 +2,11 @@
 //! starts when the traffic does (drive connects at its t = 0), however long the router took to
 //! come up, and serve outlives drive's last request.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use crate::common::{Killed, repo, scratch_dir};
+use crate::common::server::Server;
+use crate::common::{repo, scratch_dir};
 use serde_json::Value;
 
 /// gpt-a answers 503 for the first 600 ms of the scenario; six requests, three inside.
@@ -35,26 +35,13 @@ fn serve_starts_its_faults_with_the_traffic_and_outlives_it() {
     let scenario = dir.join("clock.yaml");
     std::fs::write(&scenario, SCENARIO).unwrap();
     let served = dir.join("served");
-    let mut serve = Killed(
-        Command::new(env!("CARGO_BIN_EXE_routersim"))
-            .arg("serve")
-            .arg(&scenario)
-            .arg("--out")
-            .arg(&served)
-            .current_dir(repo())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap(),
-    );
-    let mut stdout = BufReader::new(serve.0.stdout.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "serve ended");
-        if let Some(a) = line.trim().strip_prefix("listening on http://") {
-            break a.to_string();
-        }
-    };
+    let serve = Server::start(&[
+        "serve",
+        scenario.to_str().unwrap(),
+        "--out",
+        served.to_str().unwrap(),
+    ]);
+    let addr = serve.addr.clone();
     // The router takes its time to come up: longer than the scenario's whole duration.
     std::thread::sleep(Duration::from_millis(2000));
     let report = dir.join("live");
@@ -87,9 +74,7 @@ fn serve_starts_its_faults_with_the_traffic_and_outlives_it() {
         "{s:#}"
     );
     // serve stops once drive is done (its clock connection closed), past the duration.
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    assert!(serve.0.wait().unwrap().success(), "{rest}");
+    let rest = serve.wait_to_end();
     assert!(
         rest.contains("stopped (duration): 6 calls served"),
         "{rest}"

@@ -49,7 +49,7 @@ impl Server {
 
     /// Sends `signal` (`-INT`, `-TERM`), waits for a clean exit and returns the rest of its
     /// stdout (the stop line).
-    pub fn stop_with(mut self, signal: &str) -> String {
+    pub fn stop_with(self, signal: &str) -> String {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
@@ -58,6 +58,11 @@ impl Server {
                 .unwrap()
                 .success()
         );
+        self.wait_to_end()
+    }
+
+    /// Waits for it to stop by itself, cleanly, and returns the rest of its stdout.
+    pub fn wait_to_end(mut self) -> String {
         let exit = self.child.wait().unwrap();
         let mut rest = String::new();
         self.stdout.read_to_string(&mut rest).unwrap();

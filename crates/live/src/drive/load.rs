@@ -20,7 +20,7 @@ use routersim_engine::failure::FailureKind;
 use routersim_engine::request::Request;
 use routersim_engine::stream::StreamOutcome;
 use routersim_wire::sse::{SseItem, SseParser};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::Instant;
 
 use super::pool::{Pool, Response, SendError};
@@ -209,18 +209,12 @@ pub async fn get_within(
 /// The request body of an arrival: the traffic's model, a short placeholder message, the
 /// output length the traffic asks for, a stream where it says so.
 pub fn body_of(request: &Request) -> Bytes {
-    let mut body = json!({
-        "model": &*request.model,
-        "messages": [{"role": "user", "content": format!("routersim drive request {}", request.id)}],
-        "stream": request.stream,
-    });
-    if let Some(n) = request.output_tokens.or(request.max_tokens) {
-        body["max_tokens"] = json!(n);
-    }
-    if request.stream {
-        body["stream_options"] = json!({"include_usage": true});
-    }
-    Bytes::from(body.to_string())
+    Bytes::from(wire_body::request_body(
+        &request.model,
+        request.id,
+        request.stream,
+        request.output_tokens.or(request.max_tokens),
+    ))
 }
 
 /// An arrival drive could not send: the OS refused it a socket (the load generator's limit,
@@ -340,6 +334,13 @@ async fn exchange(
         }
         Err(BodyError::Cut(e)) => return Err(e),
     };
+    if let Some(tokens) = wire_body::answer_completion_tokens(&body) {
+        record.tokens = tokens
+            .filter(|&n| n <= body.len() as u64)
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0);
+        return Ok(true);
+    }
     match serde_json::from_slice::<Value>(&body) {
         Ok(json) if json.get("choices").is_some_and(Value::is_array) => {
             record.tokens = completion_tokens(&json, body.len()).unwrap_or(0);
@@ -566,3 +567,4 @@ impl RateGuard {
 
 #[cfg(test)]
 mod tests;
+mod wire_body;

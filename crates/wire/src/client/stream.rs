@@ -18,8 +18,9 @@
 //! `next_item` keeps returning `None`. Dropping the stream drops the body, which closes the
 //! connection, unless it came from a [pool](super::pool) and ended well: a body read to its
 //! end goes back at once; after a finish, the rest of the body (the `[DONE]` line) is read
-//! in the background, bounded by [`DRAIN_BYTES`] and [`DRAIN_TIME`], and the connection goes
-//! back only if it ended within them.
+//! at once when it already arrived (the usual case: no task or timer per stream), else in the
+//! background, bounded by [`DRAIN_BYTES`] and [`DRAIN_TIME`], and the connection goes back
+//! only if it ended within them.
 
 use std::collections::VecDeque;
 
@@ -200,23 +201,63 @@ impl Drop for HttpStream {
         let Some(lease) = self.lease.take() else {
             return;
         };
-        let Some(body) = self.body.take() else {
+        let Some(mut body) = self.body.take() else {
             return;
         };
+        // Usually the rest already arrived: the connection goes back now, with no task or
+        // timer per stream (the same bounds as the background drain).
+        let mut read = 0usize;
+        match drain_ready(&mut body, &mut read) {
+            Drained::Whole => return lease.give_back(),
+            Drained::Unusable => return,
+            Drained::Pending => {}
+        }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         drop(runtime.spawn(async move {
-            if let Ok(true) = tokio::time::timeout(DRAIN_TIME, drain(body)).await {
+            if let Ok(true) = tokio::time::timeout(DRAIN_TIME, drain(body, read)).await {
                 lease.give_back();
             }
         }));
     }
 }
 
-/// Reads `body` to its end: whether it ended cleanly within [`DRAIN_BYTES`].
-async fn drain(mut body: Incoming) -> bool {
-    let mut read = 0usize;
+/// What reading the already-arrived rest of a body found.
+enum Drained {
+    /// It ended cleanly within [`DRAIN_BYTES`].
+    Whole,
+    /// It broke or went past [`DRAIN_BYTES`].
+    Unusable,
+    /// More is still to come.
+    Pending,
+}
+
+/// Reads the frames of `body` that are ready now, without waiting, adding their length to
+/// `read`.
+fn drain_ready(body: &mut Incoming, read: &mut usize) -> Drained {
+    use hyper::body::Body;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        match std::pin::Pin::new(&mut *body).poll_frame(&mut cx) {
+            std::task::Poll::Pending => return Drained::Pending,
+            std::task::Poll::Ready(None) => return Drained::Whole,
+            std::task::Poll::Ready(Some(Err(_))) => return Drained::Unusable,
+            std::task::Poll::Ready(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    *read += data.len();
+                    if *read > DRAIN_BYTES {
+                        return Drained::Unusable;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads `body` to its end, `read` bytes of it already read: whether it ended cleanly within
+/// [`DRAIN_BYTES`].
+async fn drain(mut body: Incoming, mut read: usize) -> bool {
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
             return false;

@@ -461,3 +461,29 @@ async fn the_pool_keeps_at_most_max_idle_and_no_connection_past_its_idle_timeout
         .await;
     assert_eq!(s.connections.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn a_finished_stream_whose_rest_already_arrived_goes_back_when_dropped() {
+    // The finish and `[DONE]` come in one write: once the stream handed out its finish and
+    // is dropped, its connection is idle in the pool at once, with no background drain to
+    // wait for (no `settle`).
+    let s = server(|_| Act::Answer).await;
+    let d = deployment(&s.origin);
+    let provider = pooled(&d);
+    LocalSet::new()
+        .run_until(async {
+            let ProviderResponse::Stream(mut st) = call(&provider, &d, true).await.unwrap() else {
+                panic!("a stream");
+            };
+            let mut last = None;
+            while let Some(item) = st.next_item().await {
+                last = Some(item.unwrap());
+            }
+            assert!(matches!(last, Some(StreamItem::Done(_))));
+            // Let the connection task deliver the body's end, as a caller's turn would.
+            tokio::task::yield_now().await;
+            drop(st);
+            assert_eq!(provider.pool().unwrap().idle(0), 1);
+        })
+        .await;
+}

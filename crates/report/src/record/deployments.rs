@@ -122,10 +122,12 @@ impl DeploymentSeconds {
     }
 
     fn deployment(&mut self, id: &Arc<str>) -> Option<&mut Deployment> {
-        if !self.deployments.contains_key(id) {
-            self.deployments.insert(id.clone(), Deployment::new());
-        }
-        self.deployments.get_mut(id)
+        // One search (a known id, nearly always), not a `contains_key` and a `get_mut`.
+        Some(
+            self.deployments
+                .entry(Arc::clone(id))
+                .or_insert_with(Deployment::new),
+        )
     }
 
     /// Time reached `at` µs: writes every second before its second. An earlier time (a sink

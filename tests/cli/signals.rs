@@ -2,11 +2,11 @@
 //! handlers are installed before that line is printed, so the process is never killed by the
 //! signal's default action (exit status 143 / 130) and `serve` still writes its call log.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use crate::common::{repo, scratch_dir};
+use crate::common::scratch_dir;
+use crate::common::server::Server;
 
 const SCENARIO: &str = "\
 name: signals
@@ -25,42 +25,9 @@ model_list:
 ";
 
 /// Starts `routersim ARGS`, sends `signal` as soon as it prints its `listening on` line, and
-/// returns the exit status and everything it printed.
+/// returns the exit status and everything it printed after that line.
 fn signalled_at_ready(args: &[&str], signal: &str) -> (std::process::ExitStatus, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_routersim"))
-        .args(args)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut said = String::new();
-    loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        said.push_str(&line);
-        if line.starts_with("listening on ") {
-            let sent = Command::new("kill")
-                .args([signal, &child.id().to_string()])
-                .status()
-                .unwrap();
-            assert!(sent.success());
-            break;
-        }
-    }
-    stdout.read_to_string(&mut said).unwrap();
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
-    (status, format!("{said}{err}"))
+    Server::start_with(args, Stdio::piped()).signalled(signal)
 }
 
 fn files(dir: &Path) -> (String, String) {

@@ -27,8 +27,10 @@ pub mod headers;
 pub mod limits;
 pub mod openai;
 pub mod request;
+mod request_fast;
 pub mod route;
 pub mod sse;
+mod typed;
 
 pub use client::{Connector, HttpProvider, HttpStream, TcpConnector};
 pub use endpoint::Endpoint;

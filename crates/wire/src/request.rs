@@ -34,6 +34,25 @@ pub struct WireRequest {
     pub client_request_id: Option<u64>,
 }
 
+/// What the fake providers read of a request body.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct BodyFields {
+    /// Characters of every message content (`system` included).
+    pub chars: usize,
+    /// Characters of a trailing assistant message.
+    pub prefill_chars: usize,
+    /// `response_format.type` is `json_object` or `json_schema`.
+    pub json_mode: bool,
+    /// A non-empty `tools` or `functions` list.
+    pub tools: bool,
+    pub max_tokens: Option<u64>,
+    pub max_completion_tokens: Option<u64>,
+    pub stream: bool,
+    pub model: Option<String>,
+    /// `stream_options.include_usage`.
+    pub include_usage: bool,
+}
+
 /// Reads a request body (JSON) and its headers. `Err` says why the body is not a request.
 pub fn parse_request(
     body: &[u8],
@@ -44,10 +63,9 @@ pub fn parse_request(
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err("the body is empty: a chat request is a JSON object".to_string());
     }
-    let json: Value =
-        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
-    let Value::Object(obj) = &json else {
-        return Err("the body must be a JSON object".to_string());
+    let fields = match crate::request_fast::read(body) {
+        Some(fields) => fields,
+        None => body_fields(body)?,
     };
     let header = |name: &str| -> Option<u64> {
         headers
@@ -57,11 +75,43 @@ pub fn parse_request(
     };
     let header32 = |name: &str| header(name).map(|n| u32::try_from(n).unwrap_or(u32::MAX));
     // The answer's length: capped, since the answer's text is made from it.
-    let length = |key: &str| -> Result<Option<u32>, String> {
-        obj.get(key)
-            .and_then(Value::as_u64)
-            .map(|n| check_output_tokens(&format!("`{key}`"), n))
+    let length = |key: &str, n: Option<u64>| -> Result<Option<u32>, String> {
+        n.map(|n| check_output_tokens(&format!("`{key}`"), n))
             .transpose()
+    };
+    let tokens_of = |chars: usize| u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX);
+    let mut request = Request::new(header(REQUEST_ID).unwrap_or(next_id), model_group);
+    request.input_tokens = header32(INPUT_TOKENS).unwrap_or_else(|| tokens_of(fields.chars));
+    request.prefill_tokens =
+        header32(PREFILL_TOKENS).unwrap_or_else(|| tokens_of(fields.prefill_chars));
+    request.output_tokens = header(OUTPUT_TOKENS)
+        .map(|n| check_output_tokens(OUTPUT_TOKENS, n))
+        .transpose()?;
+    let max_completion_tokens = length("max_completion_tokens", fields.max_completion_tokens)?;
+    request.max_tokens = length("max_tokens", fields.max_tokens)?.or(max_completion_tokens);
+    request.stream = fields.stream;
+    request.response_format = if fields.json_mode {
+        ResponseFormat::Json
+    } else {
+        ResponseFormat::Text
+    };
+    request.tools = fields.tools;
+    Ok(WireRequest {
+        client_request_id: header(REQUEST_ID),
+        request,
+        attempt: header32(ATTEMPT).unwrap_or(1).max(1),
+        model: fields.model.unwrap_or_else(|| model_group.to_string()),
+        include_usage: fields.include_usage,
+    })
+}
+
+/// The body read as a `serde_json::Value`: every body the typed first reading
+/// ([`request_fast`](crate::request_fast)) declines.
+pub(crate) fn body_fields(body: &[u8]) -> Result<BodyFields, String> {
+    let json: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    let Value::Object(obj) = &json else {
+        return Err("the body must be a JSON object".to_string());
     };
     let messages = obj.get("messages").and_then(Value::as_array);
     let mut chars = obj.get("system").map_or(0, content_chars);
@@ -76,47 +126,35 @@ pub fn parse_request(
             prefill_chars = last.get("content").map_or(0, content_chars);
         }
     }
-    let tokens_of = |chars: usize| u32::try_from(chars.div_ceil(4)).unwrap_or(u32::MAX);
-    let json_mode = obj
-        .get("response_format")
-        .and_then(|f| f.get("type"))
-        .and_then(Value::as_str)
-        .is_some_and(|t| t == "json_object" || t == "json_schema");
     let has_list = |key: &str| {
         obj.get(key)
             .and_then(Value::as_array)
             .is_some_and(|a| !a.is_empty())
     };
-    let mut request = Request::new(header(REQUEST_ID).unwrap_or(next_id), model_group);
-    request.input_tokens = header32(INPUT_TOKENS).unwrap_or_else(|| tokens_of(chars));
-    request.prefill_tokens = header32(PREFILL_TOKENS).unwrap_or_else(|| tokens_of(prefill_chars));
-    request.output_tokens = header(OUTPUT_TOKENS)
-        .map(|n| check_output_tokens(OUTPUT_TOKENS, n))
-        .transpose()?;
-    let max_completion_tokens = length("max_completion_tokens")?;
-    request.max_tokens = length("max_tokens")?.or(max_completion_tokens);
-    request.stream = obj.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    request.response_format = if json_mode {
-        ResponseFormat::Json
-    } else {
-        ResponseFormat::Text
-    };
-    request.tools = has_list("tools") || has_list("functions");
-    Ok(WireRequest {
-        client_request_id: header(REQUEST_ID),
-        request,
-        attempt: header32(ATTEMPT).unwrap_or(1).max(1),
-        model: obj
-            .get("model")
+    Ok(BodyFields {
+        chars,
+        prefill_chars,
+        json_mode: obj
+            .get("response_format")
+            .and_then(|f| f.get("type"))
             .and_then(Value::as_str)
-            .unwrap_or(model_group)
-            .to_string(),
+            .is_some_and(is_json_mode),
+        tools: has_list("tools") || has_list("functions"),
+        max_tokens: obj.get("max_tokens").and_then(Value::as_u64),
+        max_completion_tokens: obj.get("max_completion_tokens").and_then(Value::as_u64),
+        stream: obj.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        model: obj.get("model").and_then(Value::as_str).map(str::to_string),
         include_usage: obj
             .get("stream_options")
             .and_then(|o| o.get("include_usage"))
             .and_then(Value::as_bool)
             .unwrap_or(false),
     })
+}
+
+/// A `response_format.type` asking for JSON.
+pub(crate) fn is_json_mode(kind: &str) -> bool {
+    kind == "json_object" || kind == "json_schema"
 }
 
 /// Characters of a message content: a string, or the text of each part of a list.

@@ -130,7 +130,8 @@ impl SseState {
         }
     }
 
-    async fn advance(mut self) -> (Self, Step) {
+    /// Boxed: the pending future moves a pointer, not the state, in and out per item.
+    async fn advance(mut self: Box<Self>) -> (Box<Self>, Step) {
         if let Some((kind, left)) = self.breaking {
             if left == 0 {
                 return (self, Step::Break(kind));
@@ -182,11 +183,11 @@ impl Drop for SseState {
     }
 }
 
-type Advance = Pin<Box<dyn Future<Output = (SseState, Step)>>>;
+type Advance = Pin<Box<dyn Future<Output = (Box<SseState>, Step)>>>;
 
 /// An SSE body fed by a [`FakeStream`].
 pub struct SseBody {
-    state: Option<SseState>,
+    state: Option<Box<SseState>>,
     pending: Option<Advance>,
 }
 
@@ -194,13 +195,13 @@ impl SseBody {
     /// The body of `stream`, rendered by `frames`; `log` gets the row when it ends.
     pub fn new(stream: FakeStream, frames: Frames, log: Option<StreamLog>) -> Self {
         Self {
-            state: Some(SseState {
+            state: Some(Box::new(SseState {
                 stream,
                 frames,
                 breaking: None,
                 ended: false,
                 log,
-            }),
+            })),
             pending: None,
         }
     }

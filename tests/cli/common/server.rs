@@ -2,7 +2,7 @@
 //! in the repository, ready once it prints `listening on http://ADDR`, killed when dropped.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 
 use super::repo;
 
@@ -50,6 +50,24 @@ impl Server {
     /// Sends `signal` (`-INT`, `-TERM`), waits for a clean exit and returns the rest of its
     /// stdout (the stop line).
     pub fn stop_with(self, signal: &str) -> String {
+        self.send(signal);
+        self.wait_to_end()
+    }
+
+    /// Sends `signal` and waits for the process to end however it ends: its exit status, the
+    /// rest of its stdout and, when it was started with a piped stderr, its stderr.
+    pub fn signalled(mut self, signal: &str) -> (ExitStatus, String) {
+        self.send(signal);
+        let mut said = String::new();
+        self.stdout.read_to_string(&mut said).unwrap();
+        let status = self.child.wait().unwrap();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            stderr.read_to_string(&mut said).unwrap();
+        }
+        (status, said)
+    }
+
+    fn send(&self, signal: &str) {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
@@ -58,7 +76,6 @@ impl Server {
                 .unwrap()
                 .success()
         );
-        self.wait_to_end()
     }
 
     /// Waits for it to stop by itself, cleanly, and returns the rest of its stdout.

@@ -135,6 +135,19 @@ pub fn decode_event(
         out.push_back(StreamItem::Done(FinishReason::Missing));
         return Ok(());
     }
+    if super::chunk_fast::read(data, out).is_some() {
+        return Ok(());
+    }
+    decode_value_event(format, data, out)
+}
+
+/// [`decode_event`] reading the frame as a `Value`: every frame the typed first reading
+/// declines.
+pub(super) fn decode_value_event(
+    format: WireFormat,
+    data: &str,
+    out: &mut VecDeque<StreamItem>,
+) -> Result<(), MalformedEvent> {
     let value: Value = serde_json::from_str(data).map_err(|_| MalformedEvent)?;
     if value.get("error").is_some_and(Value::is_object) {
         let failure = classify_error_frame(format, &value);

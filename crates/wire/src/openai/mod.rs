@@ -2,5 +2,7 @@
 //! HTTP adapter sends and reads ([`client`]), and what the fake-provider server reads and
 //! answers ([`server`]).
 
+mod chunk_fast;
 pub mod client;
+mod frames;
 pub mod server;

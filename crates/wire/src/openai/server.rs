@@ -12,6 +12,7 @@ use routersim_engine::request::Completion;
 use routersim_engine::stream::{Chunk, ChunkKind, FinishReason};
 use serde_json::{Value, json};
 
+use super::frames;
 use crate::format::WireFormat as Format;
 
 /// What every body of one call shares.
@@ -64,38 +65,34 @@ pub fn finish_reason_name(reason: FinishReason) -> &'static str {
     }
 }
 
-fn usage(meta: &Meta, output_tokens: u32) -> Value {
-    json!({
-        "prompt_tokens": meta.input_tokens,
-        "completion_tokens": output_tokens,
-        "total_tokens": u64::from(meta.input_tokens) + u64::from(output_tokens),
-    })
-}
-
 /// A non-streamed success (`choices: []` when the completion has none).
 pub fn completion_body(meta: &Meta, completion: &Completion) -> Vec<u8> {
-    let choices = if completion.empty_choices {
-        json!([])
+    let content = if completion.empty_choices {
+        String::new()
     } else {
-        json!([{
-            "index": 0,
-            "message": {"role": "assistant", "content": words(completion.output_tokens)},
-            "finish_reason": finish_reason_name(completion.finish_reason),
-        }])
+        words(completion.output_tokens)
     };
-    let output = if completion.empty_choices {
-        0
+    let choice = [frames::Choice {
+        index: 0,
+        message: frames::Message {
+            role: "assistant",
+            content: &content,
+        },
+        finish_reason: finish_reason_name(completion.finish_reason),
+    }];
+    let (choices, output): (&[frames::Choice], u32) = if completion.empty_choices {
+        (&[], 0)
     } else {
-        completion.output_tokens
+        (&choice, completion.output_tokens)
     };
-    serde_json::to_vec(&json!({
-        "id": meta.id,
-        "object": "chat.completion",
-        "created": meta.created,
-        "model": meta.model,
-        "choices": choices,
-        "usage": usage(meta, output),
-    }))
+    serde_json::to_vec(&frames::CompletionBody {
+        id: &meta.id,
+        object: "chat.completion",
+        created: meta.created,
+        model: &meta.model,
+        choices,
+        usage: frames::Usage::new(meta.input_tokens, output),
+    })
     .unwrap_or_default()
 }
 
@@ -233,6 +230,13 @@ fn data_frame(out: &mut Vec<u8>, value: &Value) {
     out.extend_from_slice(b"\n\n");
 }
 
+/// One `data: …` frame of a typed record.
+fn typed_frame(out: &mut Vec<u8>, frame: &impl serde::Serialize) {
+    out.extend_from_slice(b"data: ");
+    let _ = serde_json::to_writer(&mut *out, frame);
+    out.extend_from_slice(b"\n\n");
+}
+
 /// The SSE frames of one OpenAI/Azure stream.
 #[derive(Debug)]
 pub struct SseFrames {
@@ -259,60 +263,66 @@ impl SseFrames {
         }
     }
 
-    fn chunk_object(&self, choices: Value) -> serde_json::Map<String, Value> {
-        let mut map = serde_json::Map::new();
-        map.insert("id".into(), json!(self.meta.id));
-        map.insert("object".into(), json!("chat.completion.chunk"));
-        map.insert("created".into(), json!(self.meta.created));
-        map.insert("model".into(), json!(self.meta.model));
-        map.insert("choices".into(), choices);
-        map
-    }
-
     /// A chunk: one `data:` frame with its delta and the `x_routersim` extension.
     pub fn chunk(&mut self, chunk: &Chunk, out: &mut Vec<u8>) {
         self.tokens_sent = self.tokens_sent.saturating_add(chunk.tokens);
-        let delta = match chunk.kind {
-            ChunkKind::RoleOnly => json!({"role": "assistant", "content": ""}),
+        let text = match chunk.kind {
             ChunkKind::Text => {
                 let text = more_words(self.text_words, chunk.tokens);
                 self.text_words = self.text_words.saturating_add(chunk.tokens);
-                json!({"content": text})
+                text
             }
-            ChunkKind::ToolCall => json!({"tool_calls": [{
-                "index": 0, "id": "call_routersim", "type": "function",
-                "function": {"name": "routersim_tool", "arguments": "{}"},
-            }]}),
             ChunkKind::Thinking => {
                 let text = more_words(self.thinking_words, chunk.tokens);
                 self.thinking_words = self.thinking_words.saturating_add(chunk.tokens);
-                json!({"reasoning_content": text})
+                text
             }
-            ChunkKind::Audio => json!({"audio": {"id": "audio_routersim", "data": "AAAA"}}),
-            ChunkKind::Image => json!({"images": [{
-                "type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"},
-            }]}),
+            _ => String::new(),
         };
-        let mut map =
-            self.chunk_object(json!([{"index": 0, "delta": delta, "finish_reason": null}]));
-        map.insert("x_routersim".into(), extension(chunk));
-        data_frame(out, &Value::Object(map));
+        let frame = frames::ChunkFrame {
+            id: &self.meta.id,
+            object: "chat.completion.chunk",
+            created: self.meta.created,
+            model: &self.meta.model,
+            choices: [frames::DeltaChoice {
+                index: 0,
+                delta: frames::Delta::of(chunk.kind, &text),
+                finish_reason: None,
+            }],
+            x_routersim: frames::Extension::of(chunk),
+        };
+        typed_frame(out, &frame);
     }
 
     /// The terminal marker: a `finish_reason` chunk, the usage chunk, `data: [DONE]`; without
     /// a finish reason ([`FinishReason::Missing`], the `stream_no_finish` fault) no finish
     /// chunk.
     pub fn done(&mut self, reason: FinishReason, out: &mut Vec<u8>) {
+        fn end<'a>(
+            meta: &'a Meta,
+            choices: &'a [frames::FinishChoice],
+            usage: Option<frames::Usage>,
+        ) -> frames::EndFrame<'a> {
+            frames::EndFrame {
+                id: &meta.id,
+                object: "chat.completion.chunk",
+                created: meta.created,
+                model: &meta.model,
+                choices,
+                usage,
+            }
+        }
         if reason != FinishReason::Missing {
-            let map = self.chunk_object(json!([{
-                "index": 0, "delta": {}, "finish_reason": finish_reason_name(reason),
-            }]));
-            data_frame(out, &Value::Object(map));
+            let finish = [frames::FinishChoice {
+                index: 0,
+                delta: frames::EmptyDelta {},
+                finish_reason: finish_reason_name(reason),
+            }];
+            typed_frame(out, &end(&self.meta, &finish, None));
         }
         if self.include_usage {
-            let mut map = self.chunk_object(json!([]));
-            map.insert("usage".into(), usage(&self.meta, self.tokens_sent));
-            data_frame(out, &Value::Object(map));
+            let usage = frames::Usage::new(self.meta.input_tokens, self.tokens_sent);
+            typed_frame(out, &end(&self.meta, &[], Some(usage)));
         }
         out.extend_from_slice(b"data: [DONE]\n\n");
     }
@@ -330,141 +340,9 @@ impl SseFrames {
 /// A streamed chunk's `x_routersim` extension: its exact tokens, span and kind (the delta's
 /// shape cannot always say: Anthropic has no audio or image delta).
 pub fn extension(chunk: &Chunk) -> Value {
-    json!({
-        "tokens": chunk.tokens,
-        "span_us": chunk.span.as_micros() as u64,
-        "kind": chunk.kind.as_str(),
-    })
+    serde_json::to_value(frames::Extension::of(chunk)).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-
-    fn meta() -> Meta {
-        Meta {
-            id: "chatcmpl-1".into(),
-            model: "gpt-4o".into(),
-            created: 1_767_225_600,
-            input_tokens: 10,
-        }
-    }
-
-    #[test]
-    fn completion_has_openai_shape_and_usage() {
-        let body = completion_body(
-            &meta(),
-            &Completion {
-                output_tokens: 3,
-                finish_reason: FinishReason::Length,
-                empty_choices: false,
-                body: None,
-            },
-        );
-        let v: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(v["object"], "chat.completion");
-        assert_eq!(v["choices"][0]["message"]["content"], "tok tok tok");
-        assert_eq!(v["choices"][0]["finish_reason"], "length");
-        assert_eq!(v["usage"]["completion_tokens"], 3);
-        assert_eq!(v["usage"]["total_tokens"], 13);
-        let empty = completion_body(
-            &meta(),
-            &Completion {
-                empty_choices: true,
-                ..Completion::default()
-            },
-        );
-        let v: Value = serde_json::from_slice(&empty).unwrap();
-        assert_eq!(v["choices"], json!([]));
-    }
-
-    #[test]
-    fn error_bodies_carry_the_codes_of_the_contract() {
-        let body = |kind, format| {
-            let v: Value =
-                serde_json::from_slice(&error_body(&ProviderFailure::new(kind), format)).unwrap();
-            (v["error"]["type"].clone(), v["error"]["code"].clone())
-        };
-        assert_eq!(
-            body(FailureKind::RateLimit, Format::OpenAi),
-            (json!("requests"), json!("rate_limit_exceeded"))
-        );
-        assert_eq!(
-            body(FailureKind::ContextWindowExceeded, Format::OpenAi),
-            (
-                json!("invalid_request_error"),
-                json!("context_length_exceeded")
-            )
-        );
-        assert_eq!(
-            body(FailureKind::ContentPolicyViolation, Format::Azure).1,
-            json!("content_filter")
-        );
-        assert_eq!(
-            body(FailureKind::ContentPolicyViolation, Format::OpenAi).1,
-            json!("content_policy_violation")
-        );
-        assert_eq!(body(FailureKind::BadRequest, Format::OpenAi).1, Value::Null);
-        assert_eq!(
-            body(FailureKind::Overloaded, Format::OpenAi),
-            (json!("server_error"), json!("overloaded"))
-        );
-        assert_eq!(
-            body(FailureKind::Timeout, Format::OpenAi),
-            (json!("timeout"), json!("request_timeout"))
-        );
-    }
-
-    #[test]
-    fn sse_frames_render_chunks_done_and_errors() {
-        let mut frames = SseFrames::new(meta(), Format::OpenAi, true);
-        let mut out = Vec::new();
-        frames.chunk(
-            &Chunk {
-                kind: ChunkKind::RoleOnly,
-                tokens: 0,
-                span: Duration::ZERO,
-            },
-            &mut out,
-        );
-        frames.chunk(
-            &Chunk {
-                kind: ChunkKind::Text,
-                tokens: 2,
-                span: Duration::from_millis(20),
-            },
-            &mut out,
-        );
-        frames.done(FinishReason::Stop, &mut out);
-        let text = String::from_utf8(out).unwrap();
-        let frames_text: Vec<&str> = text.split("\n\n").filter(|f| !f.is_empty()).collect();
-        assert_eq!(frames_text.len(), 5, "{text}");
-        let v: Value = serde_json::from_str(&frames_text[1]["data: ".len()..]).unwrap();
-        assert_eq!(v["choices"][0]["delta"]["content"], "tok tok");
-        assert_eq!(
-            more_words(2, 2),
-            " tok tok",
-            "later deltas concatenate into words"
-        );
-        assert_eq!(
-            v["x_routersim"],
-            json!({"tokens": 2, "span_us": 20_000, "kind": "text"})
-        );
-        let v: Value = serde_json::from_str(&frames_text[2]["data: ".len()..]).unwrap();
-        assert_eq!(v["choices"][0]["finish_reason"], "stop");
-        let v: Value = serde_json::from_str(&frames_text[3]["data: ".len()..]).unwrap();
-        assert_eq!(v["choices"], json!([]));
-        assert_eq!(v["usage"]["completion_tokens"], 2);
-        assert_eq!(frames_text[4], "data: [DONE]");
-
-        let mut out = Vec::new();
-        let failure = ProviderFailure::new(FailureKind::ServiceUnavailable);
-        frames.error_frame(&failure, &mut out);
-        let text = String::from_utf8(out).unwrap();
-        let v: Value = serde_json::from_str(text.trim()["data: ".len()..].trim()).unwrap();
-        assert_eq!(v["error"]["code"], "service_unavailable");
-        assert_eq!(v["error"]["status"], 503);
-    }
-}
+#[path = "server_tests.rs"]
+mod tests;

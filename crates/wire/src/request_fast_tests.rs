@@ -1,0 +1,147 @@
+//! The typed first reading agrees with the `Value` reading on every body it reads: generated
+//! bodies whose every field may be missing, null, of the wrong type, duplicated, or an array
+//! shaped like the object it replaces.
+
+use proptest::prelude::*;
+
+use super::read;
+use crate::request::body_fields;
+
+/// A JSON object's text from `(key, value text)` pairs, duplicates kept.
+fn object(pairs: Vec<(&'static str, String)>) -> String {
+    let fields: Vec<String> = pairs
+        .into_iter()
+        .map(|(k, v)| format!("{}:{v}", serde_json::to_string(k).unwrap()))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+/// Any small JSON value: what a field of the wrong type holds.
+fn any_value() -> BoxedStrategy<String> {
+    prop_oneof![
+        Just("null".to_string()),
+        Just("false".to_string()),
+        Just("7".to_string()),
+        Just("-1".to_string()),
+        Just("2.5".to_string()),
+        Just("100000000000000000000".to_string()),
+        Just(r#""""#.to_string()),
+        Just(r#""héllo \"x\"\n""#.to_string()),
+        Just("[]".to_string()),
+        Just("{}".to_string()),
+        Just(r#"[{"type":"text","text":"abcde"},"xy"]"#.to_string()),
+    ]
+    .boxed()
+}
+
+/// `pairs` drawn from `fields`, each mostly present once, sometimes absent or twice, in a
+/// drawn order.
+fn fields(
+    fields: Vec<(&'static str, BoxedStrategy<String>)>,
+) -> impl Strategy<Value = Vec<(&'static str, String)>> {
+    let per_field: Vec<_> = fields
+        .into_iter()
+        .map(|(key, value)| {
+            (0..6u8, value.clone(), value).prop_map(move |(n, first, second)| match n {
+                0 => vec![],
+                5 => vec![(key, first), (key, second)],
+                _ => vec![(key, first)],
+            })
+        })
+        .collect();
+    per_field
+        .prop_map(|groups| groups.into_iter().flatten().collect::<Vec<_>>())
+        .prop_shuffle()
+}
+
+fn either(typical: BoxedStrategy<String>, as_array: &'static str) -> BoxedStrategy<String> {
+    prop_oneof![6 => typical, 1 => Just(as_array.to_string()), 1 => any_value()].boxed()
+}
+
+fn text() -> BoxedStrategy<String> {
+    prop_oneof![
+        Just(r#""hello""#.to_string()),
+        Just(r#""routersim prefill""#.to_string()),
+        Just(r#""a\u00e9\ud83d\ude00 \"q\"""#.to_string()),
+    ]
+    .boxed()
+}
+
+fn message() -> BoxedStrategy<String> {
+    let role = prop_oneof![
+        Just(r#""user""#.to_string()),
+        Just(r#""assistant""#.to_string()),
+        Just(r#""system""#.to_string()),
+    ];
+    let message = fields(vec![
+        ("role", either(role.boxed(), r#"["assistant"]"#)),
+        ("content", either(text(), r#"["hello"]"#)),
+    ])
+    .prop_map(object);
+    either(message.boxed(), r#"["assistant","hello"]"#)
+}
+
+fn body() -> impl Strategy<Value = String> {
+    let messages =
+        proptest::collection::vec(message(), 0..4).prop_map(|m| format!("[{}]", m.join(",")));
+    let number = || (0u64..2_000_000).prop_map(|n| n.to_string()).boxed();
+    let boolean = || prop_oneof![Just("true".to_string()), Just("false".to_string())].boxed();
+    let format_kind = prop_oneof![
+        Just(r#""json_object""#.to_string()),
+        Just(r#""json_schema""#.to_string()),
+        Just(r#""text""#.to_string()),
+    ];
+    let response_format = fields(vec![(
+        "type",
+        either(format_kind.boxed(), r#"["json_object"]"#),
+    )])
+    .prop_map(object);
+    let stream_options =
+        fields(vec![("include_usage", either(boolean(), "[true]"))]).prop_map(object);
+    let list = prop_oneof![
+        Just("[]".to_string()),
+        Just(r#"[{"type":"function"}]"#.to_string())
+    ];
+    let body = fields(vec![
+        ("model", either(text(), r#"["gpt"]"#)),
+        ("messages", either(messages.boxed(), "{}")),
+        ("system", either(text(), r#"["sys"]"#)),
+        ("stream", either(boolean(), "[true]")),
+        ("stream_options", either(stream_options.boxed(), "[true]")),
+        ("max_tokens", either(number(), "[5]")),
+        ("max_completion_tokens", either(number(), "[5]")),
+        (
+            "response_format",
+            either(response_format.boxed(), r#"["json_object"]"#),
+        ),
+        ("tools", either(list.clone().boxed(), "{}")),
+        ("functions", either(list.boxed(), "{}")),
+        ("temperature", any_value()),
+    ])
+    .prop_map(object);
+    let as_array =
+        r#"["gpt",[{"role":"user","content":"hi"}],null,true,null,5,null,null,[1],null]"#;
+    prop_oneof![8 => body, 1 => Just(as_array.to_string()), 1 => any_value()]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(10_000))]
+
+    #[test]
+    fn the_typed_reading_agrees_with_the_value_reading(body in body()) {
+        if let Some(fields) = read(body.as_bytes()) {
+            prop_assert_eq!(Ok(fields), body_fields(body.as_bytes()), "{}", body);
+        }
+    }
+}
+
+/// What routers send is read the typed way (the point of it).
+#[test]
+fn the_bodies_routers_send_are_read_without_a_value() {
+    for body in [
+        &br#"{"model":"bench","messages":[{"role":"user","content":"hello"}]}"#[..],
+        br#"{"model":"gpt-4o","messages":[{"role":"user","content":"routersim request"},{"role":"assistant","content":"routersim prefill"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":40}"#,
+    ] {
+        assert!(read(body).is_some());
+    }
+}

@@ -24,6 +24,8 @@ pub mod endpoint;
 pub mod errors;
 pub mod format;
 pub mod headers;
+#[cfg(test)]
+mod json_gen;
 pub mod limits;
 pub mod openai;
 pub mod request;

@@ -5,16 +5,8 @@
 use proptest::prelude::*;
 
 use super::read;
+use crate::json_gen::{fields, object};
 use crate::request::body_fields;
-
-/// A JSON object's text from `(key, value text)` pairs, duplicates kept.
-fn object(pairs: Vec<(&'static str, String)>) -> String {
-    let fields: Vec<String> = pairs
-        .into_iter()
-        .map(|(k, v)| format!("{}:{v}", serde_json::to_string(k).unwrap()))
-        .collect();
-    format!("{{{}}}", fields.join(","))
-}
 
 /// Any small JSON value: what a field of the wrong type holds.
 fn any_value() -> BoxedStrategy<String> {
@@ -32,26 +24,6 @@ fn any_value() -> BoxedStrategy<String> {
         Just(r#"[{"type":"text","text":"abcde"},"xy"]"#.to_string()),
     ]
     .boxed()
-}
-
-/// `pairs` drawn from `fields`, each mostly present once, sometimes absent or twice, in a
-/// drawn order.
-fn fields(
-    fields: Vec<(&'static str, BoxedStrategy<String>)>,
-) -> impl Strategy<Value = Vec<(&'static str, String)>> {
-    let per_field: Vec<_> = fields
-        .into_iter()
-        .map(|(key, value)| {
-            (0..6u8, value.clone(), value).prop_map(move |(n, first, second)| match n {
-                0 => vec![],
-                5 => vec![(key, first), (key, second)],
-                _ => vec![(key, first)],
-            })
-        })
-        .collect();
-    per_field
-        .prop_map(|groups| groups.into_iter().flatten().collect::<Vec<_>>())
-        .prop_shuffle()
 }
 
 fn either(typical: BoxedStrategy<String>, as_array: &'static str) -> BoxedStrategy<String> {

@@ -3,11 +3,10 @@
 //! unless `--force`; a file routersim wrote is replaced. The header names the command that
 //! wrote it.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::common::{repo, routersim, scratch_dir};
+use crate::common::server::Server;
+use crate::common::{routersim, scratch_dir};
 
 /// A scenario of one second, its router in a file.
 fn scenario(dir: &Path) -> (String, String) {
@@ -36,38 +35,15 @@ fn serve_emitting(scenario: &str, target: &str, extra: &[&str]) -> std::process:
 }
 
 /// `serve` that emits `target` and starts serving: stopped (SIGTERM) once it says where the
-/// config went (its timeline waits for a first client, so it would not stop by itself).
-fn serve_emitted(scenario: &str, target: &str, extra: &[&str]) -> std::process::ExitStatus {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_routersim"))
-        .args(["serve", scenario, "--emit-litellm-config", target])
-        .args(extra)
-        .current_dir(repo())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut said = String::new();
-    loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
-        said.push_str(&line);
-        if line.starts_with("litellm config: ") {
-            let sent = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status()
-                .unwrap();
-            assert!(sent.success());
-            break;
-        }
-    }
-    let mut rest = String::new();
-    stdout.read_to_string(&mut rest).unwrap();
-    let status = child.wait().unwrap();
-    assert!(said.contains("litellm config: "), "{said}{rest}");
-    status
+/// config went (its timeline waits for a first client, so it would not stop by itself), and
+/// required to stop cleanly.
+fn serve_emitted(scenario: &str, target: &str, extra: &[&str]) {
+    let mut args = vec!["serve", scenario, "--emit-litellm-config", target];
+    args.extend_from_slice(extra);
+    let mut server = Server::start(&args);
+    let said = server.read_until("litellm config: ");
+    assert!(said.contains("litellm config: "), "{said}");
+    server.stop_with("-TERM");
 }
 
 #[test]
@@ -108,8 +84,7 @@ fn serve_refuses_to_overwrite_the_scenario_its_router_file_and_foreign_files() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "keep: me\n");
-    let status = serve_emitted(&file, theirs.to_str().unwrap(), &["--force"]);
-    assert!(status.success(), "{status:?}");
+    serve_emitted(&file, theirs.to_str().unwrap(), &["--force"]);
     let text = std::fs::read_to_string(&theirs).unwrap();
     assert!(
         text.starts_with("# LiteLLM proxy config written by `routersim serve`"),
@@ -119,8 +94,7 @@ fn serve_refuses_to_overwrite_the_scenario_its_router_file_and_foreign_files() {
     // A file routersim wrote is replaced without --force.
     let ours = dir.join("ours.yaml");
     for _ in 0..2 {
-        let status = serve_emitted(&file, ours.to_str().unwrap(), &[]);
-        assert!(status.success(), "{status:?}");
+        serve_emitted(&file, ours.to_str().unwrap(), &[]);
     }
 }
 

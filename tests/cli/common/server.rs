@@ -47,6 +47,23 @@ impl Server {
         }
     }
 
+    /// Reads its stdout up to and including the first line starting with `prefix` (20 lines
+    /// at most): the lines read.
+    pub fn read_until(&mut self, prefix: &str) -> String {
+        let mut said = String::new();
+        for _ in 0..20 {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            said.push_str(&line);
+            if line.starts_with(prefix) {
+                break;
+            }
+        }
+        said
+    }
+
     /// Sends `signal` (`-INT`, `-TERM`), waits for a clean exit and returns the rest of its
     /// stdout (the stop line).
     pub fn stop_with(self, signal: &str) -> String {

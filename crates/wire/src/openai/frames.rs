@@ -1,7 +1,7 @@
 //! The hot bodies of an OpenAI answer as typed records: a stream's content chunk and a whole
 //! completion. Both are written once per call or per chunk, so they are serialized straight
 //! from borrowed fields instead of building a `serde_json::Value` (an ordered map with owned
-//! keys) each time. Field order is the wire's key order; `server.rs`'s tests pin the bytes.
+//! keys) each time. Field order is the wire's key order; `server_tests.rs` pins the bytes.
 
 use routersim_engine::stream::{Chunk, ChunkKind};
 use serde::Serialize;

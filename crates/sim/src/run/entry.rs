@@ -110,9 +110,11 @@ pub fn run_into_with_sink(
     extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
-    let (summary, facts) = scenario.runtime.block_on_from(
+    // Its own `Arc`s: runs on other threads (sweep, check, explore) never share a count.
+    let own = scenario.unshared();
+    let (summary, facts) = own.runtime.block_on_from(
         scenario.virtual_origin,
-        simulate(scenario, seed, dir, no_trace, rendering, extra_sink),
+        simulate(&own, seed, dir, no_trace, rendering, extra_sink),
     )??;
     let expectations = expect::evaluate(&scenario.expect, &summary);
     if rendering == Rendering::Full {

@@ -65,6 +65,7 @@ mod set;
 mod stages;
 pub mod summary_path;
 mod traffic;
+mod unshared;
 mod validated;
 mod values;
 

@@ -59,6 +59,7 @@ mod recorder;
 mod replica_lanes;
 mod replicas;
 mod routing;
+mod spill;
 mod state;
 mod summary;
 mod windows;

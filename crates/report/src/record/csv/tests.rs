@@ -3,6 +3,7 @@
 use super::*;
 use routersim_engine::stream::StreamOutcome;
 use std::fs;
+use std::io::Write;
 
 /// A trace file in the temp dir, removed when dropped.
 struct Scratch(PathBuf);

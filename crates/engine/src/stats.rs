@@ -25,6 +25,9 @@ pub struct DeploymentLoad {
     latencies: [Duration; LATENCY_SAMPLES],
     /// Sum of the samples in `latencies` (kept as they change: the mean is read every pick).
     latency_sum: Duration,
+    /// `latency_sum` over the samples held, as of the last sample (the mean is read for every
+    /// candidate of every pick, a sample lands once per attempt: the division is made there).
+    mean: Option<Duration>,
     samples: usize,
     next_sample: usize,
     minute: u64,
@@ -35,8 +38,7 @@ pub struct DeploymentLoad {
 impl DeploymentLoad {
     /// Mean of the recent latency samples; `None` until the first.
     pub fn mean_latency(&self) -> Option<Duration> {
-        let n = self.samples.min(LATENCY_SAMPLES);
-        (n > 0).then(|| self.latency_sum / n as u32)
+        self.mean
     }
 
     /// Whether any attempt on it has ended. A deployment that was tried but has no latency
@@ -143,6 +145,7 @@ impl LoadTracker {
                     e.latency_sum = e.latency_sum.saturating_sub(replaced) + latency;
                     e.next_sample = (e.next_sample + 1) % LATENCY_SAMPLES;
                     e.samples += 1;
+                    e.mean = Some(e.latency_sum / e.samples.min(LATENCY_SAMPLES) as u32);
                 }
             }
         });

@@ -2,23 +2,24 @@
 //! health is how many of its last [`WINDOW`] attempts failed (a rejected answer counts), so a
 //! route that starts failing drops behind a clean one before any cooldown takes it out.
 
-use std::sync::Mutex;
-
-use crate::sync::lock_unpoisoned;
+use std::cell::RefCell;
 
 /// Attempts a route's health is read over.
 pub const WINDOW: u32 = 8;
 
 /// The last [`WINDOW`] outcomes of each deployment, one bit each (1: failed).
+///
+/// A `RefCell`, not a `Mutex`: the router that owns it is driven from one thread (as its
+/// `LoadTracker` is), and the ranking reads it for every candidate of every pick.
 #[derive(Debug, Default)]
 pub struct RouteHealth {
-    recent: Mutex<Vec<u8>>,
+    recent: RefCell<Vec<u8>>,
 }
 
 impl RouteHealth {
     /// An attempt on deployment `d` ended.
     pub fn record(&self, d: usize, ok: bool) {
-        let mut recent = lock_unpoisoned(&self.recent);
+        let mut recent = self.recent.borrow_mut();
         if recent.len() <= d {
             recent.resize(d + 1, 0);
         }
@@ -27,7 +28,8 @@ impl RouteHealth {
 
     /// Failures among `d`'s last [`WINDOW`] attempts (0 for a route never tried).
     pub fn failures(&self, d: usize) -> u32 {
-        lock_unpoisoned(&self.recent)
+        self.recent
+            .borrow()
             .get(d)
             .map_or(0, |bits| bits.count_ones())
     }

@@ -543,6 +543,47 @@ async fn routes_are_ranked_by_measured_latency() {
     assert_eq!(attempts(&second), ["a2:ok"]);
 }
 
+#[tokio::test(start_paused = true)]
+async fn unmeasured_routes_of_equal_health_are_ranked_by_estimated_cost() {
+    // Nothing measured yet, nothing failed: the cheaper route goes first, whatever the order
+    // of the config; at equal cost the config order decides.
+    let priced = |id: &str, usd_per_token: f64| Deployment {
+        input_cost_per_token: Some(usd_per_token),
+        output_cost_per_token: Some(usd_per_token),
+        ..extractor("A", id)
+    };
+    let provider = Scripted::new()
+        .always("a1", answer(VALID))
+        .always("a2", answer(VALID))
+        .always("a3", answer(VALID));
+    let (router, _) = make_router(
+        config(
+            vec![
+                priced("a1", 0.00003),
+                priced("a2", 0.00001),
+                priced("a3", 0.00002),
+            ],
+            settings(),
+        ),
+        provider,
+    );
+    let first = router.completion(request(1, invoice())).await;
+    assert_eq!(attempts(&first), ["a2:ok"]);
+
+    let provider = Scripted::new()
+        .always("a1", answer(VALID))
+        .always("a2", answer(VALID));
+    let (router, _) = make_router(
+        config(
+            vec![priced("a1", 0.00002), priced("a2", 0.00002)],
+            settings(),
+        ),
+        provider,
+    );
+    let tie = router.completion(request(1, invoice())).await;
+    assert_eq!(attempts(&tie), ["a1:ok"]);
+}
+
 #[test]
 fn capability_profiles_are_read_from_model_info() {
     let config = routersim_config::load::load_router_config_str(

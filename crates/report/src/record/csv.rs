@@ -5,13 +5,12 @@
 //! byte format is the contract scripts read; it knows nothing of events or the summary.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use routersim_engine::stream::StreamStats;
 
-use super::spill::RowBuffer;
 use crate::error::ReportError;
 use crate::units::{Ms, micros};
 
@@ -142,6 +141,9 @@ pub(super) const REPLICA_COLUMN: &str = "replica";
 pub(super) const EVENTS_HEADER: &[&str] =
     &["at_ms", "event", "model_group", "deployment_id", "detail"];
 
+/// Buffer of each trace writer.
+const CSV_BUFFER: usize = 64 * 1024;
+
 /// `0x01` in every byte of a word.
 const ONES: u64 = u64::from_le_bytes([1; 8]);
 /// `0x80` in every byte of a word.
@@ -231,12 +233,62 @@ pub(super) struct CsvOut {
     fields: usize,
 }
 
+/// A file and the bytes not yet written to it, written once they pass [`CSV_BUFFER`], on
+/// `flush` and on drop (like a `BufWriter`, whose buffer the rows could not be built in).
+#[derive(Debug)]
+pub(super) struct RowBuffer {
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl RowBuffer {
+    /// Writes the buffer out if it is full.
+    fn spill(&mut self) -> io::Result<()> {
+        if self.buf.len() >= CSV_BUFFER {
+            self.write_out()?;
+        }
+        Ok(())
+    }
+
+    fn write_out(&mut self) -> io::Result<()> {
+        // Cleared even on error: the file is abandoned after one (see `write_row`).
+        let written = self.file.write_all(&self.buf);
+        self.buf.clear();
+        written
+    }
+}
+
+impl Write for RowBuffer {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        self.spill()?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.write_out()?;
+        self.file.flush()
+    }
+}
+
+impl Drop for RowBuffer {
+    fn drop(&mut self) {
+        // As `BufWriter` does: a writer dropped without `flush` still writes what it holds
+        // (errors are lost here; `finish` flushes first and reports them).
+        let _ = self.write_out();
+    }
+}
+
 impl CsvOut {
     pub(super) fn create(path: PathBuf, header: &[&str]) -> Result<Self, ReportError> {
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
         let mut csv = Self {
             path,
-            out: RowBuffer::new(file),
+            out: RowBuffer {
+                file,
+                // Room for a full buffer and the row that passes it.
+                buf: Vec::with_capacity(CSV_BUFFER + 4096),
+            },
             row_start: 0,
             fields: 0,
         };

@@ -59,7 +59,6 @@ mod recorder;
 mod replica_lanes;
 mod replicas;
 mod routing;
-mod spill;
 mod state;
 mod summary;
 mod windows;

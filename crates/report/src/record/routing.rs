@@ -14,13 +14,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use routersim_engine::failure::FailureKind;
 
-use super::spill::RowBuffer;
 use crate::error::ReportError;
 
 /// One request with a failed attempt per line: `{"id", "model", "attempts", "routing":
@@ -239,7 +238,7 @@ impl RoutingLine<'_> {
 #[derive(Debug)]
 pub(super) struct JsonlOut {
     pub(super) path: PathBuf,
-    pub(super) out: RowBuffer,
+    pub(super) out: BufWriter<File>,
     /// Scratch for one line.
     line: String,
 }
@@ -249,7 +248,7 @@ impl JsonlOut {
         let file = File::create(&path).map_err(|e| ReportError::io(&path, e))?;
         Ok(Self {
             path,
-            out: RowBuffer::new(file),
+            out: BufWriter::with_capacity(64 * 1024, file),
             line: String::with_capacity(256),
         })
     }

@@ -3,7 +3,6 @@
 use super::*;
 use routersim_engine::stream::StreamOutcome;
 use std::fs;
-use std::io::Write;
 
 /// A trace file in the temp dir, removed when dropped.
 struct Scratch(PathBuf);

@@ -25,8 +25,7 @@ pub struct DeploymentLoad {
     latencies: [Duration; LATENCY_SAMPLES],
     /// Sum of the samples in `latencies` (kept as they change: the mean is read every pick).
     latency_sum: Duration,
-    /// `latency_sum` over the samples held, as of the last sample (the mean is read for every
-    /// candidate of every pick, a sample lands once per attempt: the division is made there).
+    /// `latency_sum` ÷ samples held: divided when a sample lands, read on every pick.
     mean: Option<Duration>,
     samples: usize,
     next_sample: usize,

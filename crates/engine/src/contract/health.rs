@@ -8,9 +8,7 @@ use std::cell::RefCell;
 pub const WINDOW: u32 = 8;
 
 /// The last [`WINDOW`] outcomes of each deployment, one bit each (1: failed).
-///
-/// A `RefCell`, not a `Mutex`: the router that owns it is driven from one thread (as its
-/// `LoadTracker` is), and the ranking reads it for every candidate of every pick.
+/// A `RefCell`: its router is driven from one thread, and every pick reads it per candidate.
 #[derive(Debug, Default)]
 pub struct RouteHealth {
     recent: RefCell<Vec<u8>>,
@@ -28,10 +26,7 @@ impl RouteHealth {
 
     /// Failures among `d`'s last [`WINDOW`] attempts (0 for a route never tried).
     pub fn failures(&self, d: usize) -> u32 {
-        self.recent
-            .borrow()
-            .get(d)
-            .map_or(0, |bits| bits.count_ones())
+        self.recent.borrow().get(d).map_or(0, |b| b.count_ones())
     }
 }
 

@@ -308,32 +308,21 @@ impl<P: Provider, C: Clock> Router<P, C> {
             }
             return None;
         }
-        // The cost is read only to break a tie of health and latency (`p`, unique, ends
-        // every tie: the first minimum in member order, as `min_by` picks).
-        let cost = |p: usize| {
-            crate::contract::capability::estimated_cost(
-                request,
-                &self.config.deployments[g.members[p]],
-            )
+        let key = |p: usize| {
+            let d = g.members[p];
+            let latency = self
+                .load
+                .read(|loads| loads[d].mean_latency())
+                .unwrap_or(std::time::Duration::MAX);
+            let cost =
+                crate::contract::capability::estimated_cost(request, &self.config.deployments[d]);
+            ((self.admission.unhealth(d), latency), cost, p)
         };
-        self.load.read(|loads| {
-            let mut best: Option<((u32, std::time::Duration), usize)> = None;
-            for p in (0..g.members.len()).filter(|&p| open(p)) {
-                let d = g.members[p];
-                let latency = loads[d].mean_latency().unwrap_or(std::time::Duration::MAX);
-                let key = (self.admission.unhealth(d), latency);
-                let better = best.is_none_or(|(best_key, q)| {
-                    key.cmp(&best_key)
-                        .then_with(|| cost(p).total_cmp(&cost(q)))
-                        .then(p.cmp(&q))
-                        .is_lt()
-                });
-                if better {
-                    best = Some((key, p));
-                }
-            }
-            best.map(|(_, p)| p)
-        })
+        (0..g.members.len())
+            .filter(|&p| open(p))
+            .map(key)
+            .min_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)))
+            .map(|(_, _, p)| p)
     }
 
     /// The admission's one pick among the members of `g` not `visited` (`cursor`: made).

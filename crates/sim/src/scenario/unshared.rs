@@ -98,7 +98,8 @@ traffic:
         assert_eq!((&*d.id, &*d.model_name), (&*c.id, &*c.model_name));
         assert!(!Arc::ptr_eq(&d.id, &c.id));
         assert!(!Arc::ptr_eq(&d.model_name, &c.model_name));
-        let (TrafficSpec::Stream(t), TrafficSpec::Stream(u)) = (&scenario.traffic[0], &copy.traffic[0])
+        let (TrafficSpec::Stream(t), TrafficSpec::Stream(u)) =
+            (&scenario.traffic[0], &copy.traffic[0])
         else {
             panic!("a stream entry");
         };

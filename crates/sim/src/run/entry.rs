@@ -112,7 +112,7 @@ pub fn run_into_with_sink(
     expect::validate(&scenario.expect, &scenario.file)?;
     // Its own `Arc`s: runs on other threads (sweep, check, explore) never share a count.
     let own = scenario.unshared();
-    let (summary, facts) = own.runtime.block_on_from(
+    let (summary, facts) = scenario.runtime.block_on_from(
         scenario.virtual_origin,
         simulate(&own, seed, dir, no_trace, rendering, extra_sink),
     )??;

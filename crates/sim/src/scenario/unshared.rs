@@ -4,8 +4,8 @@
 //! model and contract) into every request and every event, and drops them again, millions of
 //! times. When `sweep`, `check` or `explore` runs the same scenario on two worker threads,
 //! those reference counts are the same memory on both cores, and the cache line moves
-//! between them on every clone: measured on 2 cores, `sweep --jobs 2` took 2.7 s of CPU
-//! where `--jobs 1` took 1.7 s for the same runs. A run that starts from its own copy shares
+//! between them on every clone: measured on 2 cores, `sweep --jobs 2` took 2.8 s of CPU
+//! where `--jobs 1` took 1.75 s for the same runs. A run that starts from its own copy shares
 //! no count with any other run.
 
 use std::collections::BTreeMap;

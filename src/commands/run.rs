@@ -71,6 +71,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         seed: args.seed,
         out_dir: args.out,
         no_trace: args.trace == Trace::None,
+        recorder_thread: runner::spare_core(),
     };
     // `--profile` is a `set` entry: it goes through the loader as the file's key would.
     let mut scenario = match &args.profile {

@@ -218,3 +218,44 @@ fn a_different_seed_changes_the_generated_traffic() -> Result<(), Box<dyn std::e
     assert!(summary.contains("\"seed\": 2"), "summary records the seed");
     Ok(())
 }
+
+/// A run whose recorder has a thread of its own (`routersim run` on a machine with a core to
+/// spare) writes the same bytes as one folding on the run's thread: traffic with cooldowns,
+/// streams, a fleet (which keeps the run's thread), hedging and the walk profiles.
+#[test]
+fn the_recorders_own_thread_writes_the_same_bytes() -> Result<(), Box<dyn std::error::Error>> {
+    let base = scratch_dir("recorder-thread");
+    for name in [
+        "rate-limit-storm",
+        "stream-cuts",
+        "fleet-outage",
+        "alternatives/hedging",
+        "profiles/incident-contract",
+        "profiles/incident-multigrid",
+    ] {
+        let scenario = load_scenario(&repo().join(format!("scenarios/{name}.yaml")))?;
+        let out = base.join(name.replace('/', "_"));
+        let (here, there) = (out.join("here"), out.join("there"));
+        for (dir, recorder_thread) in [(&here, false), (&there, true)] {
+            let options = RunOptions {
+                out_dir: Some(dir.clone()),
+                recorder_thread,
+                ..RunOptions::default()
+            };
+            run(&scenario, &options)?;
+        }
+        let names = files(&here)?;
+        assert_eq!(names, files(&there)?, "{name}");
+        assert!(
+            names.iter().any(|n| n == "summary.json"),
+            "{name}: {names:?}"
+        );
+        for file in &names {
+            assert!(
+                std::fs::read(here.join(file))? == std::fs::read(there.join(file))?,
+                "{name}: {file} differs"
+            );
+        }
+    }
+    Ok(())
+}

@@ -34,6 +34,10 @@ pub enum ReportError {
         #[source]
         source: serde_json::Error,
     },
+    /// The recorder's own thread stopped before the end of the run (it panicked; the panic's
+    /// message was printed when it happened): the run has no report.
+    #[error("the recorder's thread stopped before the end of the run; no report was written")]
+    RecorderLost,
     /// The latency histogram could not be created.
     #[error("cannot create the latency histogram: {0}")]
     Histogram(String),

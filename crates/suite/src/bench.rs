@@ -26,7 +26,7 @@ use routersim_mock_providers::spec::LatencySpec;
 use routersim_runtime::time::{now, sleep, sleep_until};
 use routersim_runtime::{RuntimeError, RuntimeKind, spawn_local};
 
-use routersim_sim::run::{RunError, RunOptions, RunReport, run};
+use routersim_sim::run::{RunError, RunOptions, RunReport, run, spare_core};
 use routersim_sim::scenario::{Scenario, parse_scenario};
 use routersim_sim::traffic::Arrivals;
 use routersim_sim::transport::Transport;
@@ -326,6 +326,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<BenchResult, RunError> {
         seed: None,
         out_dir: Some(options.out_dir.clone()),
         no_trace: !options.trace,
+        recorder_thread: spare_core(),
     };
     let time_run = |scenario: &Scenario| -> Result<(RunReport, f64), RunError> {
         let began = std::time::Instant::now();
@@ -458,6 +459,7 @@ pub fn run_bench_profiles(options: &BenchOptions) -> Result<Vec<ProfileRatios>, 
                 seed: None,
                 out_dir: Some(options.out_dir.clone()),
                 no_trace,
+                recorder_thread: spare_core(),
             };
             let began = std::time::Instant::now();
             let report = run(&scenario, &run_options)?;

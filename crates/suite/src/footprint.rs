@@ -84,6 +84,7 @@ pub fn measure_in_flight(
         seed: None,
         out_dir: Some(out_dir.to_path_buf()),
         no_trace: true,
+        recorder_thread: false,
     };
     // The peak must be this run's, not that of whatever ran before in this process.
     crate::bench::reset_peak_rss();

@@ -8,13 +8,13 @@ use tokio::time::Instant;
 
 /// What an alternative mechanism did (`EventKind::Alternative`).
 #[derive(Clone, Debug, PartialEq)]
-pub enum AlternativeEvent {
+pub enum AlternativeEvent<S = Arc<str>> {
     /// Outlier detection ejected a deployment: no pick lands on it until `until`.
     Ejected {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// How long: `base_ejection_time` × `ejections`, at most `max_ejection_time`.
         duration: Duration,
         /// When it is eligible again.
@@ -27,18 +27,18 @@ pub enum AlternativeEvent {
     /// An ejection ended; the deployment is eligible again.
     Unejected {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
     },
     /// The first attempt had not answered after `delay`: a second one started on `hedge`.
     Hedged {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The deployment of the first attempt (still running).
-        primary: Arc<str>,
+        primary: S,
         /// The deployment of the hedge.
-        hedge: Arc<str>,
+        hedge: S,
         /// The delay after which the hedge started.
         delay: Duration,
         /// Input tokens the hedge sends again (the extra call's prompt).
@@ -51,15 +51,15 @@ pub enum AlternativeEvent {
     /// call was cancelled.
     HedgeEnd {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The deployment whose result the request kept.
-        winner: Arc<str>,
+        winner: S,
         /// Whether the hedge (not the first attempt) is that deployment.
         hedge_won: bool,
     },
 }
 
-impl AlternativeEvent {
+impl<S> AlternativeEvent<S> {
     /// Its name in reports.
     pub fn name(&self) -> &'static str {
         match self {

@@ -15,28 +15,28 @@ use crate::failure::FailureKind;
 use crate::stream::{BreakKind, StreamStats};
 
 /// A routing event. `at` is the clock's instant; `request_id` names the request that caused it
-/// (`None` for events the background sweeper emits).
+/// (`None` for events the background sweeper emits). `S` names groups and deployments.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RoutingEvent {
+pub struct RoutingEvent<S = Arc<str>> {
     /// When it happened.
     pub at: Instant,
     /// The request it belongs to.
     pub request_id: Option<u64>,
     /// What happened.
-    pub kind: EventKind,
+    pub kind: EventKind<S>,
 }
 
-/// What happened.
+/// What happened (`S`: see [`RoutingEvent`]).
 #[derive(Clone, Debug, PartialEq)]
-pub enum EventKind {
+pub enum EventKind<S = Arc<str>> {
     /// A provider call starts.
     AttemptStart {
         /// Counts from 1 across the request.
         attempt: u32,
         /// Model group served.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment called.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// Fallback depth.
         fallback_depth: u32,
         /// The `max_tokens` the call asks for (a continuation's is reduced by the tokens
@@ -50,9 +50,9 @@ pub enum EventKind {
         /// When it started.
         start: Instant,
         /// Model group served.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment called.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// `None` on success.
         failure: Option<FailureKind>,
         /// HTTP status (on success: 200).
@@ -74,7 +74,7 @@ pub enum EventKind {
     /// The retry loop goes round again in the same group.
     Retry {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The failure retried.
         failure: FailureKind,
         /// Which retry this is (1 = first).
@@ -85,7 +85,7 @@ pub enum EventKind {
     /// The retry loop stopped in this group.
     GiveUp {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The last failure.
         failure: FailureKind,
         /// Why.
@@ -94,7 +94,7 @@ pub enum EventKind {
     /// The next `order` level of the same group is tried.
     OrderFallback {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The level that failed.
         from_order: Option<u32>,
         /// The level tried next.
@@ -103,16 +103,16 @@ pub enum EventKind {
     /// Weighted failover: the failed deployment is excluded and the pick repeats.
     WeightedFailover {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The deployment excluded.
-        excluded: Arc<str>,
+        excluded: S,
     },
     /// A fallback hop to another model group.
     Fallback {
         /// The group that failed.
-        source: Arc<str>,
+        source: S,
         /// The group tried next.
-        target: Arc<str>,
+        target: S,
         /// Position of the target in its list (0-based).
         order: u32,
         /// Hop depth (1 = first hop).
@@ -125,9 +125,9 @@ pub enum EventKind {
     /// A deployment is cooled down (or its cooldown extended).
     CooldownSet {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// Why.
         reason: CooldownReason,
         /// The failure that triggered it.
@@ -142,58 +142,58 @@ pub enum EventKind {
     /// A cooldown expired; the deployment is eligible again.
     CooldownEnd {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
     },
     /// A cooldown ended under half-open recovery: the deployment admits one trial request.
     HalfOpen {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
     },
     /// A deployment is healthy again (its trial or a probe succeeded): cooldown, half-open
     /// state and failure counts are cleared.
     Recovered {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// What showed it healthy.
         via: RecoveredVia,
     },
     /// A background health probe succeeded.
     ProbeOk {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
     },
     /// A background health probe failed.
     ProbeFailed {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// How.
         failure: FailureKind,
     },
     /// Every candidate of a group is cooling: the pick fails with `router_rate_limit`.
     AllCooled {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Time until the soonest cooldown ends.
         retry_after: Duration,
     },
     /// The request is done.
     RequestEnd {
         /// Model asked for.
-        model: Arc<str>,
+        model: S,
         /// Group of the final attempt.
-        final_model_group: Arc<str>,
+        final_model_group: S,
         /// Deployment of the final attempt.
-        final_deployment_id: Option<Arc<str>>,
+        final_deployment_id: Option<S>,
         /// `None` on success.
         failure: Option<FailureKind>,
         /// Status of the final outcome.
@@ -215,9 +215,9 @@ pub enum EventKind {
     /// A stream broke (before or after content reached the caller).
     StreamBreak {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment whose stream broke.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// The failure it broke with.
         failure: FailureKind,
         /// How it broke.
@@ -230,13 +230,13 @@ pub enum EventKind {
     /// A broken stream continues on another deployment with the text so far as a prefill.
     StreamContinued {
         /// Group of the broken stream.
-        from_group: Arc<str>,
+        from_group: S,
         /// Deployment of the broken stream.
-        from_deployment: Arc<str>,
+        from_deployment: S,
         /// Group continuing it.
-        to_group: Arc<str>,
+        to_group: S,
         /// Deployment continuing it.
-        to_deployment: Arc<str>,
+        to_deployment: S,
         /// Tokens sent as the assistant prefill.
         prefill_tokens: u32,
     },
@@ -244,18 +244,18 @@ pub enum EventKind {
     /// of the walk before ranking (it is never tried).
     RouteFiltered {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The deployment left out.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// The first filter it failed.
         reason: FilterReason,
     },
     /// `profile: contract`: a successful (200) answer failed validation before acceptance.
     ValidationRejected {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// The deployment that answered.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// The attempt (counting from 1 across the request).
         attempt: u32,
         /// Why it was rejected.
@@ -265,9 +265,9 @@ pub enum EventKind {
     /// `output_cost_per_token`; one not set counts 0): what the accepted response cost.
     ResponseCost {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment called.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// Prompt tokens.
         input_tokens: u32,
         /// Output tokens produced.
@@ -290,9 +290,9 @@ pub enum EventKind {
     /// the attempt's `AttemptEnd`.
     AmbiguousOutcome {
         /// Model group.
-        model_group: Arc<str>,
+        model_group: S,
         /// Deployment called.
-        deployment_id: Arc<str>,
+        deployment_id: S,
         /// The operation: the request's id (a client's retries of the same user request keep
         /// it).
         operation_id: u64,
@@ -313,10 +313,10 @@ pub enum EventKind {
     },
     /// What an alternative mechanism did (outlier ejection, hedging; see
     /// [`crate::alternatives`]).
-    Alternative(AlternativeEvent),
+    Alternative(AlternativeEvent<S>),
 }
 
-impl EventKind {
+impl<S> EventKind<S> {
     /// The event's name in reports.
     pub fn name(&self) -> &'static str {
         match self {

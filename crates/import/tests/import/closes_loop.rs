@@ -171,6 +171,7 @@ fn compare_replay(
                 seed: None,
                 out_dir: Some(out.clone()),
                 no_trace: false,
+                recorder_thread: false,
             },
         )
         .unwrap();

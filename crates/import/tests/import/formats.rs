@@ -325,6 +325,7 @@ fn a_long_log_writes_its_traffic_to_a_file_the_scenario_names_and_run_replays_it
             seed: None,
             out_dir: Some(dir.join("replay")),
             no_trace: true,
+            recorder_thread: false,
         },
     )
     .unwrap();

@@ -54,6 +54,8 @@ mod fold;
 mod histogram;
 mod hlog;
 mod intervals;
+mod numbered;
+mod own_thread;
 mod quantiles;
 mod recorder;
 mod replica_lanes;

@@ -2,7 +2,9 @@
 //! [`EventSink`], finished into the summary) and what it is told about the run.
 //!
 //! Why the state sits behind a `Mutex`: [`EventSink::emit`] takes `&self` and cannot fail;
-//! uncontended, the lock is cheap, and it makes the recorder `Send + Sync`.
+//! uncontended, the lock is cheap, and it makes the recorder `Send + Sync`. The state is
+//! folded either on the emitting thread or, after [`Recorder::on_own_thread`], on a thread of
+//! its own (see `own_thread`); the files are the same either way.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -20,6 +22,7 @@ use super::deployments::{DEPLOYMENTS_COLUMNS, DeploymentSeconds};
 use super::files::{ATTEMPTS_CSV, DEPLOYMENTS_CSV, EVENTS_CSV, LATENCY_HLOG, REQUESTS_CSV};
 use super::histogram::new_histogram;
 use super::intervals::LatencyIntervals;
+use super::own_thread::{OwnThread, ThreadLost};
 use super::replicas::ReplicaFold;
 use super::routing::{InFlight, JsonlOut, ROUTING_JSONL};
 use super::state::{Aggregates, State};
@@ -59,7 +62,50 @@ pub struct RunMeta {
 /// Streams a run's routing events into its report files. See the module docs.
 #[derive(Debug)]
 pub struct Recorder {
-    state: Mutex<State>,
+    inner: Mutex<Inner>,
+}
+
+/// Where the state is folded.
+#[derive(Debug)]
+struct Inner {
+    /// The state, while it is folded here (and always before the first event).
+    here: Option<State>,
+    /// The recorder's own thread, once started.
+    there: Option<OwnThread>,
+    /// Start a thread of its own at the first event.
+    wants_thread: bool,
+    /// The own thread stopped before the end (it panicked): the run has no report.
+    lost: bool,
+}
+
+impl Inner {
+    /// Takes the state back from the own thread, if it went there.
+    fn bring_home(&mut self) {
+        if let Some(there) = self.there.take() {
+            match there.finish() {
+                Ok(state) => self.here = Some(*state),
+                Err(ThreadLost) => self.lost = true,
+            }
+        }
+    }
+
+    fn state_mut(&mut self) -> Option<&mut State> {
+        self.bring_home();
+        self.here.as_mut()
+    }
+
+    /// Moves the state to a thread of its own (not for a fleet, whose replica is set between
+    /// events; nor when the system refuses a thread).
+    fn start_thread(&mut self) {
+        self.wants_thread = false;
+        let Some(state) = self.here.take_if(|state| state.fleet.is_none()) else {
+            return;
+        };
+        match OwnThread::start(Box::new(state)) {
+            Ok(there) => self.there = Some(there),
+            Err(state) => self.here = Some(*state),
+        }
+    }
 }
 
 impl Recorder {
@@ -96,42 +142,62 @@ impl Recorder {
         let latency = new_histogram()?;
         let ttft = new_histogram()?;
         let inter_token = new_histogram()?;
-        Ok(Self {
-            state: Mutex::new(State {
-                dir,
-                start,
-                last_at: (start, 0),
-                requests,
-                attempts,
-                events,
-                routing,
-                in_flight: InFlight::default(),
-                failures_field: String::new(),
-                error: None,
-                detail: String::new(),
-                agg: Aggregates::default(),
-                series: Timeseries::default(),
-                per_deployment,
-                latency_intervals,
-                cooldowns: BTreeMap::new(),
-                half_open: BTreeMap::new(),
-                latency,
-                ttft,
-                inter_token,
-                routes: BTreeMap::new(),
-                plots: PlotRecorder::default(),
-                transport: None,
-                router_profile: None,
-                windows: Windows::default(),
-                fleet: None,
+        Ok(Self::holding(State {
+            dir,
+            start,
+            last_at: (start, 0),
+            requests,
+            attempts,
+            events,
+            routing,
+            in_flight: InFlight::default(),
+            failures_field: String::new(),
+            error: None,
+            detail: String::new(),
+            agg: Aggregates::default(),
+            series: Timeseries::default(),
+            per_deployment,
+            latency_intervals,
+            cooldowns: BTreeMap::new(),
+            half_open: BTreeMap::new(),
+            latency,
+            ttft,
+            inter_token,
+            routes: BTreeMap::new(),
+            plots: PlotRecorder::default(),
+            transport: None,
+            router_profile: None,
+            windows: Windows::default(),
+            fleet: None,
+        }))
+    }
+
+    fn holding(state: State) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                here: Some(state),
+                there: None,
+                wants_thread: false,
+                lost: false,
             }),
-        })
+        }
+    }
+
+    /// Folds the events on a thread of its own, started at the first event, so the router's
+    /// thread only hands them over: for a run that has a core to spare (`routersim run`,
+    /// `bench`), not for many runs at once. The files are the same. No effect on a fleet
+    /// ([`with_replicas`](Self::with_replicas) above 1).
+    pub fn on_own_thread(mut self) -> Self {
+        unpoisoned(self.inner.get_mut()).wants_thread = true;
+        self
     }
 
     /// Names every deployment (in `model_list` order, with its model group) and the fault
     /// windows, for the plots. Without it the lanes are the deployments seen cooling.
     pub fn with_plot_context(mut self, context: PlotContext) -> Self {
-        self.state_mut().plots.set_context(context);
+        if let Some(state) = self.state_mut() {
+            state.plots.set_context(context);
+        }
         self
     }
 
@@ -139,20 +205,26 @@ impl Recorder {
     /// when nothing happened to it) and the time windows to aggregate as the run goes
     /// (`windows`, `expect_windows`; see [`crate::windows`]).
     pub fn with_summary_context(mut self, context: SummaryContext) -> Result<Self, ReportError> {
-        self.state_mut().windows = Windows::new(context)?;
+        if let Some(state) = self.state_mut() {
+            state.windows = Windows::new(context)?;
+        }
         Ok(self)
     }
 
     /// Names the transport in `summary.json` (`transport`; see [`Summary::transport`]).
     pub fn with_transport(mut self, transport: impl Into<String>) -> Self {
-        self.state_mut().transport = Some(transport.into());
+        if let Some(state) = self.state_mut() {
+            state.transport = Some(transport.into());
+        }
         self
     }
 
     /// Names the router's profile in `summary.json` (`router_profile`; see
     /// [`Summary::router_profile`]).
     pub fn with_router_profile(mut self, profile: RouterProfile) -> Self {
-        self.state_mut().router_profile = Some(profile);
+        if let Some(state) = self.state_mut() {
+            state.router_profile = Some(profile);
+        }
         self
     }
 
@@ -163,7 +235,9 @@ impl Recorder {
         if replicas <= 1 {
             return Ok(self);
         }
-        let state = self.state_mut();
+        let Some(state) = self.state_mut() else {
+            return Ok(self);
+        };
         state.fleet = Some(ReplicaFold::new(replicas));
         // Nothing but the header is written yet: write the files again with the column.
         // (Each old writer is dropped, flushing its header, before the file is truncated.)
@@ -183,19 +257,22 @@ impl Recorder {
     /// The replica the next events come from (a fleet run's per-router sink calls this before
     /// passing each event on; see [`with_replicas`](Self::with_replicas)).
     pub fn set_replica(&self, replica: u32) {
-        if let Some(fleet) = lock_unpoisoned(&self.state).fleet.as_mut() {
+        let mut inner = lock_unpoisoned(&self.inner);
+        if let Some(fleet) = inner.here.as_mut().and_then(|state| state.fleet.as_mut()) {
             fleet.current = replica;
         }
     }
 
     /// Skips the SVG plots in [`finish`](Self::finish) (the other files are unchanged).
     pub fn without_plots(mut self) -> Self {
-        self.state_mut().plots.enabled = false;
+        if let Some(state) = self.state_mut() {
+            state.plots.enabled = false;
+        }
         self
     }
 
-    fn state_mut(&mut self) -> &mut State {
-        unpoisoned(self.state.get_mut())
+    fn state_mut(&mut self) -> Option<&mut State> {
+        unpoisoned(self.inner.get_mut()).state_mut()
     }
 
     /// Flushes the traces, writes `timeseries.csv`, `latency.hgrm`, `ttft.hgrm`,
@@ -203,18 +280,37 @@ impl Recorder {
     /// [`without_plots`](Self::without_plots)), and returns the summary. The first error of
     /// the whole run, if any, is returned instead.
     pub fn finish(self, meta: RunMeta) -> Result<Summary, ReportError> {
-        unpoisoned(self.state.into_inner()).finish(meta)
+        let mut inner = unpoisoned(self.inner.into_inner());
+        inner.bring_home();
+        match inner.here.take() {
+            Some(state) if !inner.lost => state.finish(meta),
+            _ => Err(ReportError::RecorderLost),
+        }
     }
 }
 
 impl EventSink for Recorder {
     fn emit(&self, event: &RoutingEvent) {
         // A poisoned lock can only follow a panic elsewhere; keep recording what we can.
-        let mut state = lock_unpoisoned(&self.state);
-        state.record(event);
-        if let Some(fleet) = state.fleet.as_mut() {
+        let mut inner = lock_unpoisoned(&self.inner);
+        if inner.wants_thread {
+            inner.start_thread();
+        }
+        if let Some(there) = inner.there.as_mut() {
+            there.send(event);
+        } else if let Some(state) = inner.here.as_mut() {
+            state.fold(event);
+        }
+    }
+}
+
+impl State {
+    /// Folds one event: the run's files and aggregates, and a fleet's per-replica share.
+    pub(super) fn fold(&mut self, event: &RoutingEvent) {
+        self.record(event);
+        if let Some(fleet) = self.fleet.as_mut() {
             fleet.fold(event);
-            state.replica_lanes(event);
+            self.replica_lanes(event);
         }
     }
 }

@@ -12,6 +12,7 @@
 )]
 
 mod cooldowns_and_details;
+mod own_thread;
 mod plots;
 mod recorder;
 mod served;

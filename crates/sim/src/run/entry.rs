@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use routersim_report::summary::Summary;
 use routersim_report::{ExpectRow, PageTitle, write_report_html};
 
-use super::options::{Rendering, RunOptions, SinkFactory};
+use super::options::{Recording, Rendering, RunOptions, SinkFactory};
 use super::outcome::{RunError, RunReport};
 use super::simulate::simulate;
 use crate::expect::{self, ExpectationResult};
@@ -64,12 +64,15 @@ pub fn run_with_sink(
         .clone()
         .unwrap_or_else(|| default_out_dir(scenario, seed));
     let staged = ReportDir::begin(&out_dir)?;
-    let run = run_into_with_sink(
+    let run = run_in(
         scenario,
         seed,
         staged.path(),
-        options.no_trace,
-        rendering,
+        Recording {
+            no_trace: options.no_trace,
+            rendering,
+            own_thread: options.recorder_thread,
+        },
         extra_sink,
     );
     let mut report = match run {
@@ -109,15 +112,31 @@ pub fn run_into_with_sink(
     rendering: Rendering,
     extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<RunReport, RunError> {
+    let recording = Recording {
+        no_trace,
+        rendering,
+        own_thread: false,
+    };
+    run_in(scenario, seed, dir, recording, extra_sink)
+}
+
+/// [`run_into_with_sink`], the recorder's thread chosen.
+fn run_in(
+    scenario: &Scenario,
+    seed: u64,
+    dir: &Path,
+    recording: Recording,
+    extra_sink: Option<SinkFactory<'_>>,
+) -> Result<RunReport, RunError> {
     expect::validate(&scenario.expect, &scenario.file)?;
     // Its own `Arc`s: runs on other threads (sweep, check, explore) never share a count.
     let own = scenario.unshared();
     let (summary, facts) = scenario.runtime.block_on_from(
         scenario.virtual_origin,
-        simulate(&own, seed, dir, no_trace, rendering, extra_sink),
+        simulate(&own, seed, dir, recording, extra_sink),
     )??;
     let expectations = expect::evaluate(&scenario.expect, &summary);
-    if rendering == Rendering::Full {
+    if recording.rendering == Rendering::Full {
         write_page(scenario, dir, &summary, &expectations)?;
     }
     Ok(RunReport {

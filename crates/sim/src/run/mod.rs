@@ -31,6 +31,6 @@ pub use self::context::{plot_context, router_profile, summary_context};
 pub use self::entry::{
     default_out_dir, run, run_file, run_into, run_into_with_sink, run_with_rendering, run_with_sink,
 };
-pub use self::options::{Rendering, RunOptions, SinkFactory};
+pub use self::options::{Rendering, RunOptions, SinkFactory, spare_core};
 pub use self::outcome::{RunError, RunReport};
 pub use crate::version::VERSION;

@@ -20,7 +20,7 @@ use routersim_runtime::{JoinHandle, spawn_local, spawn_local_with};
 use tokio::time::Instant;
 
 use super::context::{plot_context, router_profile, summary_context};
-use super::options::{Rendering, SinkFactory};
+use super::options::{Recording, Rendering, SinkFactory};
 use super::outcome::RunError;
 use super::tasks::{InFlight, TaskGuard};
 use crate::facts::{FactsSink, RunFacts};
@@ -36,20 +36,23 @@ pub(super) async fn simulate(
     scenario: &Scenario,
     seed: u64,
     out_dir: &Path,
-    no_trace: bool,
-    rendering: Rendering,
+    recording: Recording,
     extra_sink: Option<SinkFactory<'_>>,
 ) -> Result<(Summary, RunFacts), RunError> {
     let start = now();
-    let recorder = Recorder::new(out_dir, start, RecorderOptions { trace: !no_trace })?
+    let trace = !recording.no_trace;
+    let recorder = Recorder::new(out_dir, start, RecorderOptions { trace })?
         .with_router_profile(router_profile(scenario.router.settings.profile))
         .with_summary_context(summary_context(scenario))?;
-    let recorder = match rendering {
+    let recorder = match recording.rendering {
         Rendering::Full => recorder.with_plot_context(plot_context(scenario)),
         Rendering::DataOnly => recorder.without_plots(),
     };
-    let recorder =
+    let mut recorder =
         recorder.with_replicas(u32::try_from(scenario.fleet.replicas).unwrap_or(u32::MAX))?;
+    if recording.own_thread {
+        recorder = recorder.on_own_thread();
+    }
     let providers = FakeProviders::new(
         &scenario.router,
         &scenario.providers,

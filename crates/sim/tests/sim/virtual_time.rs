@@ -32,6 +32,7 @@ fn run(name: &str, yaml: &str) -> (routersim_report::Summary, String) {
             seed: None,
             out_dir: Some(out.clone()),
             no_trace: true,
+            recorder_thread: false,
         },
         Rendering::DataOnly,
     )

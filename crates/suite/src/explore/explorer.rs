@@ -248,6 +248,7 @@ impl Explorer {
             seed: Some(seed),
             out_dir: Some(out.to_path_buf()),
             no_trace: !full,
+            recorder_thread: false,
         };
         let rendering = if full {
             Rendering::Full

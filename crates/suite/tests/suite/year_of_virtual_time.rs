@@ -44,6 +44,7 @@ fn run_a_year() {
             seed: None,
             out_dir: Some(out.clone()),
             no_trace: false,
+            recorder_thread: false,
         },
     )
     .expect("runs");

@@ -441,7 +441,11 @@ mod tests {
     fn every_kind_is_named_back_as_it_was_sent() {
         let t0 = Instant::now();
         let events = every_kind(t0);
-        assert_eq!(events.len(), 29, "one of each kind, and a second request end");
+        assert_eq!(
+            events.len(),
+            29,
+            "one of each kind, and a second request end"
+        );
         let (mut numbering, mut names) = (Numbering::default(), Names::default());
         for event in &events {
             let mut new = Vec::new();

@@ -37,7 +37,8 @@
 //! on.
 //!
 //! Layout, each file below the ones that use it: `recorder` is the public API and `files` the
-//! file names; `state` is what a run is folded into. Per event: `fold` (counters, lanes,
+//! file names; `own_thread` and `numbered` move the folding to a thread of its own
+//! ([`Recorder::on_own_thread`]); `state` is what a run is folded into. Per event: `fold` (counters, lanes,
 //! per-second rows), `ends` (a request's or an attempt's end, with its trace rows),
 //! `event_row` (`events.csv`), `replica_lanes` and `replicas` (fleet runs). At the end:
 //! `summary` (the numbers) and `finish` (the files). Below them: `csv` and `routing` (the trace

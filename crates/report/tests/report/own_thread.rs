@@ -135,7 +135,8 @@ fn files(dir: &Path) -> Result<Vec<String>, Box<dyn Error>> {
 #[test]
 fn a_recorder_on_its_own_thread_writes_the_same_bytes() -> TestResult {
     let t0 = Instant::now();
-    // About 13,000 events: a dozen hand-overs and a partial last one.
+    // 11,200 events (three a request, a cooldown every fifth): ten full hand-overs and a
+    // partial last one.
     let events = traffic(t0, 3_500);
     let (here, there) = (out_dir("here")?, out_dir("there")?);
     record(&here, &events, t0, false)?;

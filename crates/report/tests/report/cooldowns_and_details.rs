@@ -3,7 +3,6 @@
 
 use std::error::Error;
 use std::fs;
-use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,15 +12,9 @@ use routersim_engine::failure::FailureKind;
 use routersim_report::{Recorder, RecorderOptions, ReportError, RunMeta};
 use tokio::time::Instant;
 
-type TestResult = Result<(), Box<dyn Error>>;
+use super::out_dir;
 
-fn out_dir(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    Ok(dir)
-}
+type TestResult = Result<(), Box<dyn Error>>;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -65,7 +58,7 @@ fn meta(t0: Instant, end_ms: u64) -> RunMeta {
 
 #[tokio::test(start_paused = true)]
 async fn cooldown_intervals_extend_end_and_clip() -> TestResult {
-    let dir = out_dir("cooldown-intervals")?;
+    let dir = out_dir("report", "cooldown-intervals")?;
     let t0 = Instant::now();
     let recorder = Recorder::new(&dir, t0, RecorderOptions { trace: false })?;
     let events = [
@@ -124,7 +117,7 @@ async fn cooldown_intervals_extend_end_and_clip() -> TestResult {
 
 #[test]
 fn details_of_the_other_event_kinds() -> TestResult {
-    let dir = out_dir("details")?;
+    let dir = out_dir("report", "details")?;
     let t0 = Instant::now();
     let recorder = Recorder::new(&dir, t0, RecorderOptions::default())?;
     let ev = |at: u64, request_id: Option<u64>, kind: EventKind| RoutingEvent {
@@ -197,7 +190,7 @@ fn details_of_the_other_event_kinds() -> TestResult {
 
 #[test]
 fn an_empty_run_writes_headers_only() -> TestResult {
-    let dir = out_dir("empty")?;
+    let dir = out_dir("report", "empty")?;
     let t0 = Instant::now();
     let recorder = Recorder::new(&dir, t0, RecorderOptions::default())?;
     let summary = recorder.finish(meta(t0, 0))?;
@@ -214,7 +207,7 @@ fn an_empty_run_writes_headers_only() -> TestResult {
 
 #[test]
 fn io_errors_name_the_path() -> TestResult {
-    let base = out_dir("not-a-dir")?;
+    let base = out_dir("report", "not-a-dir")?;
     fs::create_dir_all(&base)?;
     let file = base.join("plain-file");
     fs::write(&file, b"x")?;
@@ -237,7 +230,7 @@ fn usable_through_references_rc_and_arc() -> TestResult {
     let t0 = Instant::now();
 
     let recorder = Rc::new(Recorder::new(
-        out_dir("rc")?,
+        out_dir("report", "rc")?,
         t0,
         RecorderOptions::default(),
     )?);
@@ -246,7 +239,7 @@ fn usable_through_references_rc_and_arc() -> TestResult {
     assert_eq!(recorder.finish(meta(t0, 100))?.cooldowns.total, 1);
 
     let recorder = Arc::new(Recorder::new(
-        out_dir("arc")?,
+        out_dir("report", "arc")?,
         t0,
         RecorderOptions::default(),
     )?);

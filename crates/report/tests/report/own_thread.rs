@@ -3,7 +3,7 @@
 
 use std::error::Error;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,15 +12,9 @@ use routersim_engine::failure::FailureKind;
 use routersim_report::{Recorder, RecorderOptions, RunMeta};
 use tokio::time::Instant;
 
-type TestResult = Result<(), Box<dyn Error>>;
+use super::out_dir;
 
-fn out_dir(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("own-thread-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    Ok(dir)
-}
+type TestResult = Result<(), Box<dyn Error>>;
 
 /// `requests` requests of one or two attempts over three deployments, with cooldowns: many
 /// hand-overs' worth of events. Names are shared, as a run's are, except every seventh
@@ -138,7 +132,10 @@ fn a_recorder_on_its_own_thread_writes_the_same_bytes() -> TestResult {
     // 11,200 events (three a request, a cooldown every fifth): ten full hand-overs and a
     // partial last one.
     let events = traffic(t0, 3_500);
-    let (here, there) = (out_dir("here")?, out_dir("there")?);
+    let (here, there) = (
+        out_dir("own-thread", "here")?,
+        out_dir("own-thread", "there")?,
+    );
     record(&here, &events, t0, false)?;
     record(&there, &events, t0, true)?;
     let names = files(&here)?;
@@ -172,8 +169,12 @@ fn thread_names() -> Result<Vec<String>, Box<dyn Error>> {
 fn the_thread_starts_at_the_first_event() -> TestResult {
     let t0 = Instant::now();
     let events = traffic(t0, 10);
-    let recorder =
-        Recorder::new(out_dir("started")?, t0, RecorderOptions::default())?.on_own_thread();
+    let recorder = Recorder::new(
+        out_dir("own-thread", "started")?,
+        t0,
+        RecorderOptions::default(),
+    )?
+    .on_own_thread();
     recorder.emit(&events[0]);
     // A new thread carries its parent's name until it has started and named itself.
     let mut named = false;
@@ -201,7 +202,7 @@ fn the_thread_starts_at_the_first_event() -> TestResult {
 #[test]
 fn dropped_unfinished_it_waits_for_its_thread() -> TestResult {
     let t0 = Instant::now();
-    let dir = out_dir("dropped")?;
+    let dir = out_dir("own-thread", "dropped")?;
     let recorder = Recorder::new(&dir, t0, RecorderOptions::default())?.on_own_thread();
     for event in traffic(t0, 1_000) {
         recorder.emit(&event);

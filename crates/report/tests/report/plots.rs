@@ -14,7 +14,7 @@
 
 use std::error::Error;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +34,8 @@ use routersim_report::{
 };
 use tokio::time::Instant;
 
+use super::out_dir;
+
 type TestResult = Result<(), Box<dyn Error>>;
 
 fn ms(n: u64) -> Duration {
@@ -42,14 +44,6 @@ fn ms(n: u64) -> Duration {
 
 fn s(text: &str) -> Arc<str> {
     Arc::from(text)
-}
-
-fn out_dir(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("plots-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    Ok(dir)
 }
 
 fn meta(t0: Instant, end_ms: u64) -> RunMeta {
@@ -250,7 +244,7 @@ fn read_svg(dir: &Path, file: &str) -> Result<String, Box<dyn Error>> {
 
 #[test]
 fn every_plot_shows_its_lanes_labels_and_markers() -> TestResult {
-    let dir = out_dir("incident")?;
+    let dir = out_dir("plots", "incident")?;
     let t0 = Instant::now();
     let summary = record(&dir, t0, &incident(t0), 6000, Some(context()))?;
     assert_eq!(summary.requests, 3);
@@ -321,7 +315,7 @@ fn every_plot_shows_its_lanes_labels_and_markers() -> TestResult {
 #[test]
 fn lanes_agree_with_the_summary_cooldowns() -> TestResult {
     // The cooldown rules of `cooldowns_and_details.rs`: extension, late end, clip at run end.
-    let dir = out_dir("agree")?;
+    let dir = out_dir("plots", "agree")?;
     let t0 = Instant::now();
     let events = [
         cool(t0, 100, "g", "w", 9000),
@@ -365,7 +359,7 @@ fn lanes_agree_with_the_summary_cooldowns() -> TestResult {
 #[test]
 fn plots_are_byte_identical_on_replay() -> TestResult {
     let t0 = Instant::now();
-    let (a, b) = (out_dir("replay-a")?, out_dir("replay-b")?);
+    let (a, b) = (out_dir("plots", "replay-a")?, out_dir("plots", "replay-b")?);
     record(&a, t0, &incident(t0), 6000, Some(context()))?;
     // A different start instant: only times relative to it matter.
     let t1 = Instant::now() + ms(12_345);
@@ -382,7 +376,7 @@ fn plots_are_byte_identical_on_replay() -> TestResult {
 fn an_empty_run_still_draws_every_plot() -> TestResult {
     let t0 = Instant::now();
     // No events, no context at all.
-    let dir = out_dir("empty")?;
+    let dir = out_dir("plots", "empty")?;
     record(&dir, t0, &[], 0, Some(PlotContext::default()))?;
     for (file, message) in [
         (DEPLOYMENTS_SVG, "no deployments"),
@@ -394,7 +388,7 @@ fn an_empty_run_still_draws_every_plot() -> TestResult {
         assert!(text.iter().any(|t| t == message), "{file}: {text:?}");
     }
     // Lanes and faults but no events (a fault that never ends, too).
-    let dir = out_dir("quiet")?;
+    let dir = out_dir("plots", "quiet")?;
     let mut ctx = context();
     ctx.faults.push(FaultWindow {
         label: "c: timeout".into(),
@@ -415,7 +409,7 @@ fn an_empty_run_still_draws_every_plot() -> TestResult {
 
 #[test]
 fn plots_can_be_skipped() -> TestResult {
-    let dir = out_dir("skipped")?;
+    let dir = out_dir("plots", "skipped")?;
     let t0 = Instant::now();
     record(&dir, t0, &incident(t0), 6000, None)?;
     assert!(dir.join("summary.json").exists());
@@ -427,7 +421,7 @@ fn plots_can_be_skipped() -> TestResult {
 
 #[test]
 fn a_long_run_is_bucketed_and_a_busy_lane_capped() -> TestResult {
-    let dir = out_dir("long")?;
+    let dir = out_dir("plots", "long")?;
     let t0 = Instant::now();
     let mut events = Vec::new();
     // A request every 5 s for 10,000 s, and more cooldowns on `a` than a lane keeps.
@@ -482,7 +476,7 @@ fn a_long_run_is_bucketed_and_a_busy_lane_capped() -> TestResult {
 
 #[test]
 fn the_page_inlines_every_plot_and_the_expectations() -> TestResult {
-    let dir = out_dir("page")?;
+    let dir = out_dir("plots", "page")?;
     let t0 = Instant::now();
     let summary = record(&dir, t0, &incident(t0), 6000, Some(context()))?;
     let rows = [
@@ -542,7 +536,7 @@ fn the_page_inlines_every_plot_and_the_expectations() -> TestResult {
     assert!(again == page);
 
     // Without plots the page says so instead.
-    let bare = out_dir("page-bare")?;
+    let bare = out_dir("plots", "page-bare")?;
     let summary = record(&bare, t0, &incident(t0), 6000, None)?;
     let page = fs::read_to_string(write_report_html(&bare, &summary, &[], title)?)?;
     assert_eq!(page.matches("not rendered").count(), PLOT_FILES.len());
@@ -571,7 +565,7 @@ fn attempt_end(t0: Instant, start: u64, end: u64, id: &str, ok: bool) -> Routing
 
 #[test]
 fn the_over_time_plots_draw_lines_bands_and_fault_windows() -> TestResult {
-    let dir = out_dir("over-time")?;
+    let dir = out_dir("plots", "over-time")?;
     let t0 = Instant::now();
     // The incident, plus attempts: `a` serves second 0, then `c` takes over (a fallback).
     let mut events = vec![

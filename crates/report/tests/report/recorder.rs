@@ -21,18 +21,12 @@ use routersim_engine::failure::FailureKind;
 use routersim_report::{Recorder, RecorderOptions, RunMeta, Summary};
 use tokio::time::Instant;
 
+use super::out_dir;
+
 type TestResult = Result<(), Box<dyn Error>>;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-fn out_dir(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    Ok(dir)
 }
 
 fn s(text: &str) -> Arc<str> {
@@ -257,7 +251,7 @@ fn meta(t0: Instant, end_ms: u64) -> RunMeta {
 }
 
 fn run(name: &str, trace: bool) -> Result<(PathBuf, Summary), Box<dyn Error>> {
-    let dir = out_dir(name)?;
+    let dir = out_dir("report", name)?;
     let t0 = Instant::now();
     let recorder = Recorder::new(&dir, t0, RecorderOptions { trace })?;
     let sink: &dyn EventSink = &recorder;

@@ -115,10 +115,7 @@ fn storm(t0: Instant) -> Vec<RoutingEvent> {
 
 /// Records the storm into a fresh folder and writes its page; returns the folder.
 fn record_storm(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("served-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
+    let dir = super::out_dir("served", name)?;
     let t0 = Instant::now();
     let fault = "lone: rate_limit 100%";
     let lane = |id: &str, group: &str| DeploymentLane {

@@ -4,7 +4,7 @@
 
 use std::error::Error;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +13,8 @@ use routersim_engine::failure::FailureKind;
 use routersim_report::plot::TIMELINE_SVG;
 use routersim_report::{DeploymentLane, PlotContext, Recorder, RecorderOptions, RunMeta, Summary};
 use tokio::time::Instant;
+
+use super::out_dir;
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -26,14 +28,6 @@ fn secs(n: u64) -> Duration {
 
 fn s(text: &str) -> Arc<str> {
     Arc::from(text)
-}
-
-fn out_dir(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("sparse-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    Ok(dir)
 }
 
 /// A successful request that arrived at `start` and ended at `end` (seconds).
@@ -143,7 +137,7 @@ fn seconds(csv: &str) -> Vec<u64> {
 
 #[test]
 fn a_year_between_two_requests_writes_only_the_busy_seconds() -> TestResult {
-    let dir = out_dir("year")?;
+    let dir = out_dir("sparse", "year")?;
     let t0 = Instant::now();
     let last = YEAR_S;
     let summary = record(
@@ -175,7 +169,7 @@ fn a_year_between_two_requests_writes_only_the_busy_seconds() -> TestResult {
 
 #[test]
 fn a_long_series_keeps_every_level_change_and_the_last_second() -> TestResult {
-    let dir = out_dir("levels")?;
+    let dir = out_dir("sparse", "levels")?;
     let t0 = Instant::now();
     let end = 2 * DAY_S;
     let events = vec![
@@ -209,7 +203,7 @@ fn a_long_series_keeps_every_level_change_and_the_last_second() -> TestResult {
 #[test]
 fn a_series_of_up_to_a_day_has_every_second() -> TestResult {
     for (name, last, dense) in [("day", DAY_S - 1, true), ("day-and-a-second", DAY_S, false)] {
-        let dir = out_dir(name)?;
+        let dir = out_dir("sparse", name)?;
         let t0 = Instant::now();
         record(
             &dir,

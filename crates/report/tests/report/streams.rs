@@ -26,6 +26,8 @@ use routersim_engine::stream::{BreakKind, StreamOutcome, StreamStats};
 use routersim_report::{Recorder, RecorderOptions, RunMeta, Summary};
 use tokio::time::Instant;
 
+use super::out_dir;
+
 type TestResult = Result<(), Box<dyn Error>>;
 
 fn ms(n: u64) -> Duration {
@@ -34,14 +36,6 @@ fn ms(n: u64) -> Duration {
 
 fn s(text: &str) -> Arc<str> {
     Arc::from(text)
-}
-
-fn out_dir(name: &str) -> Result<PathBuf, Box<dyn Error>> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("report-streams-{name}"));
-    if dir.exists() {
-        fs::remove_dir_all(&dir)?;
-    }
-    Ok(dir)
 }
 
 fn chunk(tokens: u32, gap_before: Option<u64>, inner_gap: u64) -> EventKind {
@@ -195,7 +189,7 @@ fn scenario(t0: Instant) -> Vec<RoutingEvent> {
 }
 
 fn run(name: &str) -> Result<(PathBuf, Summary), Box<dyn Error>> {
-    let dir = out_dir(name)?;
+    let dir = out_dir("report-streams", name)?;
     let t0 = Instant::now();
     let recorder = Recorder::new(&dir, t0, RecorderOptions::default())?;
     for event in scenario(t0) {
@@ -273,7 +267,7 @@ fn timeseries_counts_continuations_in_its_last_column() -> TestResult {
 /// printed as its highest equivalent value, 20.015 ms; the mean uses the bucket's middle).
 #[test]
 fn inter_token_hgrm_counts_inner_gaps() -> TestResult {
-    let dir = out_dir("inner-gaps")?;
+    let dir = out_dir("report-streams", "inner-gaps")?;
     let t0 = Instant::now();
     let recorder = Recorder::new(&dir, t0, RecorderOptions { trace: false })?;
     recorder.emit(&RoutingEvent {
@@ -428,7 +422,7 @@ fn stream_metrics() -> TestResult {
 #[test]
 fn continuation_rate_arithmetic() -> TestResult {
     let rate = |outcomes: &[StreamOutcome]| -> Result<f64, Box<dyn Error>> {
-        let dir = out_dir(&format!("rate-{}", outcomes.len()))?;
+        let dir = out_dir("report-streams", &format!("rate-{}", outcomes.len()))?;
         let t0 = Instant::now();
         let recorder = Recorder::new(&dir, t0, RecorderOptions { trace: false })?;
         for (i, o) in outcomes.iter().enumerate() {

@@ -335,6 +335,41 @@ fn gateway_installed() -> bool {
             .is_ok_and(|o| o.status.success())
 }
 
+/// The gateway on a free loopback port, once it says it is ready: before anything else the
+/// test starts binds a port of its own (drive's fake providers once took the port the gateway
+/// was still starting on, and the gateway exited with `EADDRINUSE`). A gateway that exits
+/// before it is ready (its port taken meanwhile) is started again on another port, three
+/// times at most. Its output is in `DIR/gateway.out` and `DIR/gateway.err`.
+fn start_gateway(dir: &std::path::Path) -> (Killed, u16) {
+    for _try in 0..3 {
+        let port = crate::common::free_port();
+        let mut gateway = Killed(
+            Command::new(repo().join("tools/portkey/start"))
+                .arg(port.to_string())
+                .current_dir(repo())
+                .stdout(std::fs::File::create(dir.join("gateway.out")).unwrap())
+                .stderr(std::fs::File::create(dir.join("gateway.err")).unwrap())
+                .spawn()
+                .unwrap(),
+        );
+        let begun = std::time::Instant::now();
+        while begun.elapsed() < Duration::from_secs(60) {
+            let out = std::fs::read_to_string(dir.join("gateway.out")).unwrap_or_default();
+            if out.contains("Ready for connections") {
+                return (gateway, port);
+            }
+            if gateway.0.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    panic!(
+        "the Portkey gateway did not start; its log: {}",
+        dir.join("gateway.err").display()
+    );
+}
+
 /// One attempt: (deployment, outcome, wait before it in ms), from `attempts.csv`, by request.
 type Attempt = (String, String, f64);
 
@@ -388,16 +423,7 @@ fn portkey_gateway_matches_profile_portkey_call_for_call() {
         return;
     }
     let dir = scratch_dir("portkey-gateway");
-    let port = crate::common::free_port();
-    let _gateway = Killed(
-        Command::new(repo().join("tools/portkey/start"))
-            .arg(port.to_string())
-            .current_dir(repo())
-            .stdout(std::fs::File::create(dir.join("gateway.out")).unwrap())
-            .stderr(std::fs::File::create(dir.join("gateway.err")).unwrap())
-            .spawn()
-            .unwrap(),
-    );
+    let (_gateway, port) = start_gateway(&dir);
     for incident in [
         "429-storm",
         "503-outage",

@@ -40,6 +40,39 @@ fn bench_proxy_prints_direct_proxy_and_their_ratio_from_one_run() {
             "every call answered whole: {line}"
         );
     }
+    for kind in ["JSON", "SSE"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("CPU per {kind} request: direct ")))
+            .unwrap_or_else(|| panic!("a {kind} CPU line in {stdout}"));
+        let direct_load = number_after(line, "direct ");
+        let direct_provider = number_after(line, "load generator + ");
+        let direct = number_after(line, "provider = ");
+        let proxied = &line[line.find("proxied ").unwrap_or(0)..];
+        let proxied_load = number_after(proxied, "proxied ");
+        let proxied_provider = number_after(proxied, &format!("{proxied_load:.1} + "));
+        let proxy = number_after(proxied, &format!("{proxied_provider:.1} + "));
+        let proxied_total = number_after(proxied, "proxy = ");
+        let bound = number_after(line, "cores' bound on proxy/direct ");
+        for v in [
+            direct_load,
+            direct_provider,
+            proxied_load,
+            proxied_provider,
+            proxy,
+        ] {
+            assert!(v > 0.0, "every thread spends CPU per request: {line}");
+        }
+        // The proxy answers the caller and calls the provider: more work than the provider's.
+        assert!(proxy > proxied_provider, "{line}");
+        assert!(
+            (direct - direct_load - direct_provider).abs() < 0.11,
+            "{line}"
+        );
+        let parts = proxied_load + proxied_provider + proxy;
+        assert!((proxied_total - parts).abs() < 0.16, "{line}");
+        assert!((bound - direct / proxied_total).abs() < 0.011, "{line}");
+    }
     let added = stdout
         .lines()
         .find(|l| l.starts_with("added p50 on 1 connection: "))

@@ -11,7 +11,7 @@ use crate::out::Out;
 
 /// `--proxy`: the proxy against its provider called directly.
 pub(super) fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
-    use routersim_live::proxy::bench::{ProxyBenchOptions, run_proxy_bench};
+    use routersim_live::proxy::bench::{CpuSplit, ProxyBenchOptions, run_proxy_bench};
     if args.connections == 0 || args.phase.is_zero() || args.phase > Duration::from_secs(60) {
         return Err(CliError::Usage(
             "--connections must be at least 1 and --phase between 1ms and 60s",
@@ -36,6 +36,9 @@ pub(super) fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
             pair.errors()
         )?;
     }
+    for (name, splits) in [("JSON", &r.json_cpu), ("SSE", &r.sse_cpu)] {
+        writeln!(out, "{}", cpu_line(name, &CpuSplit::median(splits)))?;
+    }
     writeln!(
         out,
         "added p50 on 1 connection: {:.3} ms (direct p50 {:.3} ms)",
@@ -48,6 +51,28 @@ pub(super) fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
         options.rounds
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// CPU µs per request of each thread (medians of the rounds), and the proxy/direct the cores
+/// allow with them; says so where the OS does not give threads' CPU time.
+fn cpu_line(name: &str, split: &routersim_live::proxy::bench::CpuSplit) -> String {
+    let us = |v: Option<f64>| v.map_or_else(|| "?".to_string(), |v| format!("{v:.1}"));
+    match (
+        split.direct_total(),
+        split.proxied_total(),
+        split.cores_bound(),
+    ) {
+        (Some(direct), Some(proxied), Some(bound)) => format!(
+            "CPU per {name} request: direct {} load generator + {} provider = {direct:.1} µs; \
+             proxied {} + {} + {} proxy = {proxied:.1} µs; cores' bound on proxy/direct {bound:.2}",
+            us(split.direct_load),
+            us(split.direct_provider),
+            us(split.proxied_load),
+            us(split.proxied_provider),
+            us(split.proxy),
+        ),
+        _ => format!("CPU per {name} request: not measured (no per-thread CPU time on this OS)"),
+    }
 }
 
 /// `--serve`: the wire server's speed over loopback.

@@ -24,7 +24,8 @@ use super::{ProxyServer, listen};
 use crate::serve::ServeError;
 use crate::serve::bench::spawn_wire_server;
 use crate::serve::bench_server::BenchServer;
-use crate::serve::load::{Pair, closed_loop};
+use crate::serve::load::{LoadFigures, Pair, closed_loop, median};
+use crate::serve::thread_cpu::{CpuClock, ThreadCpu};
 
 /// The fake provider's path on the wire server (called directly).
 pub const DIRECT_PATH: &str = "/d/zero/v1/chat/completions";
@@ -62,6 +63,59 @@ pub struct ProxyBenchResult {
     pub sse: Pair,
     /// Non-streamed calls on one connection (the latency the proxy adds).
     pub single: Pair,
+    /// CPU per non-streamed call on `connections` connections, each round's.
+    pub json_cpu: Vec<CpuSplit>,
+    /// CPU per SSE stream on `connections` connections, each round's.
+    pub sse_cpu: Vec<CpuSplit>,
+}
+
+/// CPU µs per answered request of each thread, in a direct phase and in a proxied one
+/// (`None` where the OS does not say). On a machine whose cores are all busy in both phases,
+/// proxy/direct can be at most `direct total ÷ proxied total`: the cores' bound.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuSplit {
+    /// The load generator, calling the provider.
+    pub direct_load: Option<f64>,
+    /// The provider, called directly.
+    pub direct_provider: Option<f64>,
+    /// The load generator, calling the proxy.
+    pub proxied_load: Option<f64>,
+    /// The provider, called by the proxy.
+    pub proxied_provider: Option<f64>,
+    /// The proxy.
+    pub proxy: Option<f64>,
+}
+
+impl CpuSplit {
+    /// CPU per request of the direct phase, every thread together.
+    pub fn direct_total(&self) -> Option<f64> {
+        Some(self.direct_load? + self.direct_provider?)
+    }
+
+    /// CPU per request of the proxied phase, every thread together.
+    pub fn proxied_total(&self) -> Option<f64> {
+        Some(self.proxied_load? + self.proxied_provider? + self.proxy?)
+    }
+
+    /// The highest proxy/direct the CPU allows when the cores are the limit.
+    pub fn cores_bound(&self) -> Option<f64> {
+        Some(self.direct_total()? / self.proxied_total()?.max(1e-9))
+    }
+
+    /// The median of each field over `splits` (a field unknown in any split stays unknown).
+    pub fn median(splits: &[CpuSplit]) -> CpuSplit {
+        let of = |field: fn(&CpuSplit) -> Option<f64>| -> Option<f64> {
+            let values: Option<Vec<f64>> = splits.iter().map(field).collect();
+            values.filter(|v| !v.is_empty()).map(|v| median(&v))
+        };
+        CpuSplit {
+            direct_load: of(|s| s.direct_load),
+            direct_provider: of(|s| s.direct_provider),
+            proxied_load: of(|s| s.proxied_load),
+            proxied_provider: of(|s| s.proxied_provider),
+            proxy: of(|s| s.proxy),
+        }
+    }
 }
 
 /// One 0 ms deployment, answering JSON and SSE (20 tokens, no pacing).
@@ -117,7 +171,10 @@ pub fn run_proxy_bench(options: &ProxyBenchOptions) -> Result<ProxyBenchResult, 
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, rounds(upstream.addr, proxy.addr, options));
+    // The load generator (this thread), the provider and the proxy, in that order.
+    let cpu = CpuClock::new(vec![ThreadCpu::current(), upstream.cpu, proxy.cpu]);
+    let addrs = (upstream.addr, proxy.addr);
+    let result = local.block_on(&runtime, rounds(addrs, &cpu, options));
     let stopped = proxy.stop().and(upstream.stop());
     let result = result?;
     stopped?;
@@ -125,23 +182,93 @@ pub fn run_proxy_bench(options: &ProxyBenchOptions) -> Result<ProxyBenchResult, 
 }
 
 async fn rounds(
-    direct: SocketAddr,
-    proxy: SocketAddr,
+    (direct, proxy): (SocketAddr, SocketAddr),
+    cpu: &CpuClock,
     options: &ProxyBenchOptions,
 ) -> Result<ProxyBenchResult, ServeError> {
     let mut result = ProxyBenchResult::default();
     let phase = options.phase;
+    let n = options.connections;
     for _ in 0..options.rounds {
-        for (pair, stream, connections) in [
-            (&mut result.json, false, options.connections),
-            (&mut result.sse, true, options.connections),
-            (&mut result.single, false, 1),
-        ] {
-            pair.base
-                .push(closed_loop(direct, DIRECT_PATH, stream, connections, phase).await?);
-            pair.measured
-                .push(closed_loop(proxy, PROXY_PATH, stream, connections, phase).await?);
+        for stream in [false, true] {
+            let (base, base_cpu) =
+                measured(cpu, closed_loop(direct, DIRECT_PATH, stream, n, phase)).await?;
+            let (via, via_cpu) =
+                measured(cpu, closed_loop(proxy, PROXY_PATH, stream, n, phase)).await?;
+            let split = CpuSplit {
+                direct_load: base_cpu[0],
+                direct_provider: base_cpu[1],
+                proxied_load: via_cpu[0],
+                proxied_provider: via_cpu[1],
+                proxy: via_cpu[2],
+            };
+            let (pair, splits) = if stream {
+                (&mut result.sse, &mut result.sse_cpu)
+            } else {
+                (&mut result.json, &mut result.json_cpu)
+            };
+            pair.base.push(base);
+            pair.measured.push(via);
+            splits.push(split);
         }
+        let single = &mut result.single;
+        single
+            .base
+            .push(closed_loop(direct, DIRECT_PATH, false, 1, phase).await?);
+        single
+            .measured
+            .push(closed_loop(proxy, PROXY_PATH, false, 1, phase).await?);
     }
     Ok(result)
+}
+
+/// A phase's figures and each thread's CPU per request answered in it.
+async fn measured(
+    cpu: &CpuClock,
+    phase: impl Future<Output = Result<LoadFigures, ServeError>>,
+) -> Result<(LoadFigures, Vec<Option<f64>>), ServeError> {
+    let before = cpu.read();
+    let figures = phase.await?;
+    let after = cpu.read();
+    let per_request = CpuClock::per_request(&before, &after, figures.requests);
+    Ok((figures, per_request))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(load: f64, provider: f64, proxy: Option<f64>) -> CpuSplit {
+        CpuSplit {
+            direct_load: Some(load),
+            direct_provider: Some(provider),
+            proxied_load: Some(load + 1.0),
+            proxied_provider: Some(provider + 1.0),
+            proxy,
+        }
+    }
+
+    #[test]
+    fn the_cores_bound_is_the_direct_cpu_over_the_proxied_cpu() {
+        let s = split(7.0, 8.0, Some(23.0));
+        assert_eq!(s.direct_total(), Some(15.0));
+        assert_eq!(s.proxied_total(), Some(40.0));
+        assert_eq!(s.cores_bound(), Some(0.375));
+        assert_eq!(split(7.0, 8.0, None).cores_bound(), None);
+    }
+
+    #[test]
+    fn medians_are_taken_field_by_field_and_an_unknown_stays_unknown() {
+        let rounds = [
+            split(9.0, 1.0, Some(30.0)),
+            split(7.0, 3.0, Some(10.0)),
+            split(8.0, 2.0, Some(20.0)),
+        ];
+        let m = CpuSplit::median(&rounds);
+        assert_eq!(m, split(8.0, 2.0, Some(20.0)));
+        let mut with_unknown = rounds.to_vec();
+        with_unknown.push(split(1.0, 1.0, None));
+        assert_eq!(CpuSplit::median(&with_unknown).proxy, None);
+        assert_eq!(CpuSplit::median(&[]), CpuSplit::default());
+    }
 }

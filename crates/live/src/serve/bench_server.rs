@@ -6,12 +6,15 @@ use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 
+use super::thread_cpu::ThreadCpu;
 use super::{ServeError, bind};
 
 /// A running bench server.
 pub struct BenchServer {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// Its thread, for its CPU time (`None` where the OS does not say).
+    pub cpu: Option<ThreadCpu>,
     stop: tokio::sync::oneshot::Sender<()>,
     thread: std::thread::JoinHandle<Result<(), ServeError>>,
 }
@@ -35,7 +38,7 @@ impl BenchServer {
                 let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
                 let addr = listener.local_addr()?;
                 let accept = make(listener)?;
-                let _ = addr_tx.send(addr);
+                let _ = addr_tx.send((addr, ThreadCpu::current()));
                 let task = tokio::task::spawn_local(accept);
                 let _ = stop_rx.await;
                 task.abort();
@@ -43,7 +46,12 @@ impl BenchServer {
             })
         });
         match addr_rx.recv() {
-            Ok(addr) => Ok(Self { addr, stop, thread }),
+            Ok((addr, cpu)) => Ok(Self {
+                addr,
+                cpu,
+                stop,
+                thread,
+            }),
             // The thread ended before its address: its error says why.
             Err(_) => match thread.join() {
                 Ok(Err(e)) => Err(e),

@@ -17,6 +17,7 @@ pub mod first_connection;
 pub mod litellm_config;
 pub mod load;
 pub mod portkey_config;
+pub mod thread_cpu;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -143,14 +143,16 @@ impl Endpoint {
         &self,
         call: &ProviderCall<'_>,
     ) -> Result<http::Request<Full<Bytes>>, http::Error> {
+        // Serialising these bodies cannot fail: every key is a string.
         let body = match self.format {
             WireFormat::OpenAi | WireFormat::Azure => {
-                crate::openai::client::request_body(&self.model, call)
+                serde_json::to_vec(&crate::openai::client::request_body(&self.model, call))
             }
-            WireFormat::Anthropic => crate::anthropic::client::request_body(&self.model, call),
-        };
-        // Serialising a `Value` cannot fail.
-        let body = serde_json::to_vec(&body).unwrap_or_default();
+            WireFormat::Anthropic => {
+                serde_json::to_vec(&crate::anthropic::client::request_body(&self.model, call))
+            }
+        }
+        .unwrap_or_default();
         let path = self
             .uri
             .path_and_query()
@@ -211,12 +213,23 @@ pub fn wire_server_api_base(origin: &str, deployment_id: &str, format: WireForma
 /// claims more output tokens than an answer may have
 /// ([`MAX_OUTPUT_TOKENS`](crate::limits::MAX_OUTPUT_TOKENS)).
 pub fn decode_completion(format: WireFormat, body: &[u8]) -> Option<Completion> {
-    let value: Value = serde_json::from_slice(body).ok()?;
-    match format {
-        WireFormat::OpenAi | WireFormat::Azure => crate::openai::client::decode_completion(&value),
-        WireFormat::Anthropic => crate::anthropic::client::decode_completion(&value),
-    }
-    .filter(|c| c.output_tokens <= MAX_OUTPUT_TOKENS)
+    let typed = match format {
+        WireFormat::OpenAi | WireFormat::Azure => crate::openai::completion_fast::read(body),
+        WireFormat::Anthropic => None,
+    };
+    let completion = match typed {
+        Some(completion) => completion,
+        None => {
+            let value: Value = serde_json::from_slice(body).ok()?;
+            match format {
+                WireFormat::OpenAi | WireFormat::Azure => {
+                    crate::openai::client::decode_completion(&value)
+                }
+                WireFormat::Anthropic => crate::anthropic::client::decode_completion(&value),
+            }
+        }
+    };
+    completion.filter(|c| c.output_tokens <= MAX_OUTPUT_TOKENS)
 }
 
 /// Decodes one SSE event into the stream items it carries (none for pings, usage-only chunks

@@ -31,3 +31,36 @@ pub(crate) fn fields(
         .prop_map(|groups| groups.into_iter().flatten().collect::<Vec<_>>())
         .prop_shuffle()
 }
+
+/// Any small JSON value: what a field of the wrong type holds.
+pub(crate) fn any_value() -> BoxedStrategy<String> {
+    prop_oneof![
+        Just("null".to_string()),
+        Just("true".to_string()),
+        Just("false".to_string()),
+        Just("0".to_string()),
+        Just("7".to_string()),
+        Just("-1".to_string()),
+        Just("1.5".to_string()),
+        Just("4294967296".to_string()),
+        Just("100000000000000000000".to_string()),
+        Just(r#""""#.to_string()),
+        Just(r#""tok tok""#.to_string()),
+        Just(r#""héllo \"x\"\n""#.to_string()),
+        Just(r#""a\"b\n\u00e9""#.to_string()),
+        Just("[]".to_string()),
+        Just("{}".to_string()),
+        Just(r#"[1,2,"text"]"#.to_string()),
+        Just(r#"[{"type":"text","text":"abcde"},"xy"]"#.to_string()),
+    ]
+    .boxed()
+}
+
+/// Mostly `typical`, sometimes `as_array` (an array shaped like the object it replaces) or
+/// [`any_value`].
+pub(crate) fn either(
+    typical: BoxedStrategy<String>,
+    as_array: &'static str,
+) -> BoxedStrategy<String> {
+    prop_oneof![6 => typical, 1 => Just(as_array.to_string()), 1 => any_value()].boxed()
+}

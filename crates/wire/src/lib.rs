@@ -32,7 +32,7 @@ pub mod request;
 mod request_fast;
 pub mod route;
 pub mod sse;
-mod typed;
+pub mod typed;
 
 pub use client::{Connector, HttpProvider, HttpStream, TcpConnector};
 pub use endpoint::Endpoint;

@@ -5,30 +5,8 @@
 use proptest::prelude::*;
 
 use super::read;
-use crate::json_gen::{fields, object};
+use crate::json_gen::{any_value, either, fields, object};
 use crate::request::body_fields;
-
-/// Any small JSON value: what a field of the wrong type holds.
-fn any_value() -> BoxedStrategy<String> {
-    prop_oneof![
-        Just("null".to_string()),
-        Just("false".to_string()),
-        Just("7".to_string()),
-        Just("-1".to_string()),
-        Just("2.5".to_string()),
-        Just("100000000000000000000".to_string()),
-        Just(r#""""#.to_string()),
-        Just(r#""héllo \"x\"\n""#.to_string()),
-        Just("[]".to_string()),
-        Just("{}".to_string()),
-        Just(r#"[{"type":"text","text":"abcde"},"xy"]"#.to_string()),
-    ]
-    .boxed()
-}
-
-fn either(typical: BoxedStrategy<String>, as_array: &'static str) -> BoxedStrategy<String> {
-    prop_oneof![6 => typical, 1 => Just(as_array.to_string()), 1 => any_value()].boxed()
-}
 
 fn text() -> BoxedStrategy<String> {
     prop_oneof![

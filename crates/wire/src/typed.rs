@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer};
 
 /// `T` read only from a JSON object: a derived struct also reads an array (its fields in
 /// order), where the `Value` reading sees no key at all.
-pub(crate) struct Obj<T>(pub T);
+pub struct Obj<T>(pub T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

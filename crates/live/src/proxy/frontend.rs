@@ -18,6 +18,8 @@ use routersim_engine::config::FallbackTarget;
 use routersim_engine::request::Request;
 use routersim_wire::headers::REQUEST_ID;
 use routersim_wire::request::parse_request;
+use routersim_wire::typed::Obj;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// A chat request as the proxy serves it.
@@ -33,15 +35,66 @@ pub struct ChatRequest {
     pub include_usage: bool,
 }
 
+/// The router's fields of a chat body, each as the body has it (`Some(Value::Null)` for a
+/// `null`, `None` when absent). Read the typed way first: the messages are skipped rather
+/// than built as a `serde_json::Value` (which cost an ordered map with owned keys and strings
+/// per request); a body that reading declines (not an object, a duplicate key) is read as a
+/// `Value`, so both readings give the same fields.
+#[derive(Debug, Default, Deserialize, PartialEq)]
+struct RouterFields {
+    #[serde(default, deserialize_with = "present")]
+    model: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    metadata: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    num_retries: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    fallbacks: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    disable_fallbacks: Option<Value>,
+}
+
+/// A field that is there, `null` included (serde reads a `null` `Option` as absent).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl RouterFields {
+    fn read(body: &[u8]) -> Result<Self, String> {
+        match Self::typed(body) {
+            Some(fields) => Ok(fields),
+            None => Self::from_value(body),
+        }
+    }
+
+    /// `None` where the typed reading declines.
+    fn typed(body: &[u8]) -> Option<Self> {
+        serde_json::from_slice::<Obj<RouterFields>>(body)
+            .ok()
+            .map(|Obj(fields)| fields)
+    }
+
+    fn from_value(body: &[u8]) -> Result<Self, String> {
+        let json: Value = serde_json::from_slice(body)
+            .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
+        let Value::Object(mut obj) = json else {
+            return Err("the request body must be a JSON object".into());
+        };
+        Ok(Self {
+            model: obj.remove("model"),
+            metadata: obj.remove("metadata"),
+            num_retries: obj.remove("num_retries"),
+            fallbacks: obj.remove("fallbacks"),
+            disable_fallbacks: obj.remove("disable_fallbacks"),
+        })
+    }
+}
+
 /// Reads a chat completions request. `Err` says why it is not one (a 400 for the caller).
 pub fn parse_chat(body: &[u8], headers: &HeaderMap, next_id: u64) -> Result<ChatRequest, String> {
-    let json: Value = serde_json::from_slice(body)
-        .map_err(|e| format!("the request body is not valid JSON: {e}"))?;
-    let Value::Object(obj) = &json else {
-        return Err("the request body must be a JSON object".into());
-    };
-    let model = match obj.get("model") {
-        Some(Value::String(m)) if !m.is_empty() => m.clone(),
+    let fields = RouterFields::read(body)?;
+    let model = match fields.model {
+        Some(Value::String(m)) if !m.is_empty() => m,
         Some(_) => return Err("`model` must be a non-empty string".into()),
         None => return Err("`model` is required".into()),
     };
@@ -51,16 +104,16 @@ pub fn parse_chat(body: &[u8], headers: &HeaderMap, next_id: u64) -> Result<Chat
         .and_then(|v| v.to_str().ok())
         .is_some_and(|s| s.trim().parse::<u64>().is_ok());
     let mut request = wire.request;
-    request.tags = tags(obj.get("metadata"))?;
-    if let Some(value) = obj.get("num_retries") {
+    request.tags = tags(fields.metadata.as_ref())?;
+    if let Some(value) = &fields.num_retries {
         request.num_retries = Some(count(value, "num_retries")?);
     }
-    if let Some(value) = obj.get("fallbacks") {
+    if let Some(value) = &fields.fallbacks {
         request.fallbacks = Some(fallbacks(value)?);
     }
-    request.disable_fallbacks = match obj.get("disable_fallbacks") {
+    request.disable_fallbacks = match fields.disable_fallbacks {
         None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
+        Some(Value::Bool(b)) => b,
         Some(_) => return Err("`disable_fallbacks` must be true or false".into()),
     };
     Ok(ChatRequest {
@@ -167,6 +220,34 @@ mod tests {
             r.response_format,
             routersim_engine::request::ResponseFormat::Json
         );
+    }
+
+    #[test]
+    fn the_typed_reading_of_router_fields_is_the_value_reading() {
+        let answered = [
+            &br#"{"model":"gpt","messages":[{"role":"user","content":"hi"}],"stream":true}"#[..],
+            br#"{"model":null,"metadata":null,"num_retries":null,"fallbacks":null,"disable_fallbacks":null}"#,
+            br#"{"model":3,"metadata":{"tags":["a"]},"num_retries":2,"fallbacks":["x",{"model":"y"}],"disable_fallbacks":true}"#,
+            br#"{"metadata":[1],"num_retries":-1.5,"fallbacks":{},"other":{"model":"no"}}"#,
+            b"{}",
+        ];
+        for body in answered {
+            let typed = RouterFields::typed(body);
+            assert!(typed.is_some(), "{}", String::from_utf8_lossy(body));
+            assert_eq!(
+                typed.map(Ok),
+                Some(RouterFields::from_value(body)),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        // Declined, read as a `Value`: a duplicate key (the last one counts), an array.
+        let twice = br#"{"model":"a","num_retries":1,"model":"b"}"#;
+        assert_eq!(RouterFields::typed(twice), None);
+        let fields = RouterFields::read(twice).unwrap();
+        assert_eq!(fields.model, Some(Value::String("b".into())));
+        assert_eq!(fields.num_retries, Some(Value::from(1)));
+        assert_eq!(RouterFields::typed(br#"["m",null,null,null,null]"#), None);
     }
 
     #[test]

@@ -9,25 +9,7 @@ use proptest::prelude::*;
 
 use super::super::client::{decode_event, decode_value_event};
 use crate::format::WireFormat;
-use crate::json_gen::{fields, object};
-
-/// Any small JSON value: what a field of the wrong type holds.
-fn any_value() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just("null".to_string()),
-        Just("true".to_string()),
-        Just("0".to_string()),
-        Just("-1".to_string()),
-        Just("1.5".to_string()),
-        Just("4294967296".to_string()),
-        Just(r#""""#.to_string()),
-        Just(r#""tok tok""#.to_string()),
-        Just(r#""a\"b\n\u00e9""#.to_string()),
-        Just("[]".to_string()),
-        Just("{}".to_string()),
-        Just(r#"[1,2,"text"]"#.to_string()),
-    ]
-}
+use crate::json_gen::{any_value, fields, object};
 
 fn text_value() -> BoxedStrategy<String> {
     prop_oneof![

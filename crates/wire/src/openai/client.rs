@@ -4,6 +4,8 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use routersim_engine::provider::ProviderCall;
@@ -49,34 +51,91 @@ pub const FORWARDED_PARAMS: [&str; 10] = [
     "reasoning_effort",
 ];
 
-/// The chat-completions body.
-pub fn request_body(model: &str, call: &ProviderCall<'_>) -> Value {
-    let request = call.request;
-    let mut messages = vec![json!({"role": "user", "content": PROMPT_PLACEHOLDER})];
-    if request.prefill_tokens > 0 {
-        messages.push(json!({"role": "assistant", "content": PREFILL_PLACEHOLDER}));
+/// The chat-completions body, written field by field in the order a `Value` built with
+/// `json!` and `serde_json`'s `preserve_order` would keep (the bytes are that `Value`'s, a test
+/// holds them equal), without building one: a map with owned keys per attempt was one of the
+/// proxy's costs per request.
+pub fn request_body<'a>(model: &'a str, call: &'a ProviderCall<'_>) -> RequestBody<'a> {
+    RequestBody {
+        model,
+        request: call.request,
     }
-    let mut body = json!({"model": model, "messages": messages, "stream": request.stream});
-    if let Some(map) = body.as_object_mut() {
+}
+
+/// What [`request_body`] writes.
+pub struct RequestBody<'a> {
+    model: &'a str,
+    request: &'a routersim_engine::request::Request,
+}
+
+/// One message of the body.
+#[derive(Serialize)]
+struct Message {
+    role: &'static str,
+    content: &'static str,
+}
+
+/// `{"type": …}` (`response_format`).
+#[derive(Serialize)]
+struct Typed {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// `{"include_usage": …}` (`stream_options`).
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+impl Serialize for RequestBody<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.request;
+        let user = Message {
+            role: "user",
+            content: PROMPT_PLACEHOLDER,
+        };
+        let prefill = Message {
+            role: "assistant",
+            content: PREFILL_PLACEHOLDER,
+        };
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("model", self.model)?;
+        if request.prefill_tokens > 0 {
+            map.serialize_entry("messages", &[user, prefill])?;
+        } else {
+            map.serialize_entry("messages", &[user])?;
+        }
+        map.serialize_entry("stream", &request.stream)?;
         if let Some(max) = request.max_tokens {
-            map.insert("max_tokens".into(), json!(max));
+            map.serialize_entry("max_tokens", &max)?;
         }
         if request.response_format == ResponseFormat::Json {
-            map.insert("response_format".into(), json!({"type": "json_object"}));
+            map.serialize_entry(
+                "response_format",
+                &Typed {
+                    kind: "json_object",
+                },
+            )?;
         }
         if request.tools {
-            map.insert("tools".into(), json!([minimal_tool()]));
+            map.serialize_entry("tools", &[minimal_tool()])?;
         }
         if request.stream {
-            map.insert("stream_options".into(), json!({"include_usage": true}));
+            map.serialize_entry(
+                "stream_options",
+                &StreamOptions {
+                    include_usage: true,
+                },
+            )?;
         }
         for key in FORWARDED_PARAMS {
             if let Some(value) = request.params.get(key) {
-                map.insert(key.into(), value.clone());
+                map.serialize_entry(key, value)?;
             }
         }
+        map.end()
     }
-    body
 }
 
 /// OpenAI's finish reasons (unknown ones read as `stop`: the answer ended normally).
@@ -219,6 +278,72 @@ fn delta_chunk(delta: &Value, frame: &Value, finishing: bool) -> Option<Chunk> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The body as it was built before: a `json!` `Value`, keys in insertion order.
+    fn body_as_value(model: &str, request: &routersim_engine::request::Request) -> Value {
+        let mut messages = vec![json!({"role": "user", "content": PROMPT_PLACEHOLDER})];
+        if request.prefill_tokens > 0 {
+            messages.push(json!({"role": "assistant", "content": PREFILL_PLACEHOLDER}));
+        }
+        let mut body = json!({"model": model, "messages": messages, "stream": request.stream});
+        let map = body.as_object_mut().unwrap();
+        if let Some(max) = request.max_tokens {
+            map.insert("max_tokens".into(), json!(max));
+        }
+        if request.response_format == ResponseFormat::Json {
+            map.insert("response_format".into(), json!({"type": "json_object"}));
+        }
+        if request.tools {
+            map.insert("tools".into(), json!([minimal_tool()]));
+        }
+        if request.stream {
+            map.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        for key in FORWARDED_PARAMS {
+            if let Some(value) = request.params.get(key) {
+                map.insert(key.into(), value.clone());
+            }
+        }
+        body
+    }
+
+    #[test]
+    fn the_request_body_is_the_bytes_of_the_value_it_replaced() {
+        use routersim_engine::config::Deployment;
+        use routersim_engine::request::Request;
+        let deployment = Deployment::default();
+        for bits in 0..64u32 {
+            let mut request = Request::new(7, "group");
+            request.prefill_tokens = bits & 1;
+            request.stream = bits & 2 != 0;
+            request.max_tokens = (bits & 4 != 0).then_some(4_000_000_000);
+            if bits & 8 != 0 {
+                request.response_format = ResponseFormat::Json;
+            }
+            request.tools = bits & 16 != 0;
+            if bits & 32 != 0 {
+                // Every forwarded param, inserted in another order, and one that is not sent.
+                for (i, key) in FORWARDED_PARAMS.iter().rev().enumerate() {
+                    request
+                        .params
+                        .insert((*key).into(), json!({"v": i, "s": "é\"\n"}));
+                }
+                request.params.insert("num_retries".into(), json!(3));
+            }
+            let call = ProviderCall {
+                deployment: &deployment,
+                deployment_index: 0,
+                request: &request,
+                attempt: 1,
+            };
+            let typed = serde_json::to_vec(&request_body("gpt-4o \"x\"", &call)).unwrap();
+            let value = serde_json::to_vec(&body_as_value("gpt-4o \"x\"", &request)).unwrap();
+            assert_eq!(
+                String::from_utf8(typed).unwrap(),
+                String::from_utf8(value).unwrap()
+            );
+        }
+    }
 
     fn decode(data: &str) -> Vec<StreamItem> {
         let mut out = VecDeque::new();

@@ -4,5 +4,6 @@
 
 mod chunk_fast;
 pub mod client;
+pub(crate) mod completion_fast;
 mod frames;
 pub mod server;

@@ -230,12 +230,15 @@ fn latency(
     streamed: bool,
     now: CallTime,
 ) -> Duration {
-    let base = match &state.spec.ttft {
-        Some(ttft) if streamed => ttft,
-        _ => &state.spec.latency,
-    };
-    let spec = own.unwrap_or_else(|| slowdown(state, now).unwrap_or(base));
-    spec.sample(&mut *state.latency_rng.borrow_mut())
+    let chosen = own.or_else(|| slowdown(state, now));
+    let rng = &mut *state.latency_rng.borrow_mut();
+    match chosen {
+        Some(spec) => spec.sample(rng),
+        None => match &state.ttft {
+            Some(ttft) if streamed => ttft.sample(rng),
+            _ => state.latency.sample(rng),
+        },
+    }
 }
 
 /// The latency of the last slowdown window in file order that is open now and whose draw

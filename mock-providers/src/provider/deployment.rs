@@ -24,7 +24,9 @@ use routersim_engine::failure::{Ambiguity, ProviderFailure};
 use super::stats::DeploymentStats;
 use crate::quota::Quota;
 use crate::rng::seeded_rng;
-use crate::spec::{ErrorSpec, FaultEffect, FaultSpec, FaultTarget, ProviderSpec};
+use crate::spec::{
+    ErrorSpec, FaultEffect, FaultSpec, FaultTarget, LatencySpec, PreparedLatency, ProviderSpec,
+};
 
 /// One fault window as one deployment sees it.
 #[derive(Debug)]
@@ -67,6 +69,10 @@ pub(super) struct DeploymentState {
     pub stream_faults: Vec<Window>,
     /// `invalid_response` windows, in file order.
     pub invalid: Vec<Window>,
+    /// `spec.latency`, ready to draw from (drawn on every call without a fault's own).
+    pub latency: PreparedLatency,
+    /// `spec.ttft`, ready to draw from.
+    pub ttft: Option<PreparedLatency>,
     pub latency_rng: RefCell<ChaCha8Rng>,
     pub inter_token_rng: RefCell<ChaCha8Rng>,
     pub output_tokens_rng: RefCell<ChaCha8Rng>,
@@ -106,6 +112,8 @@ impl DeploymentState {
         let spec = specs.get(&*id).cloned().unwrap_or_default();
         DeploymentState {
             quota: RefCell::new(Quota::new(spec.rpm_limit, spec.tpm_limit)),
+            latency: spec.latency.prepare(),
+            ttft: spec.ttft.as_ref().map(LatencySpec::prepare),
             spec,
             next_script: Cell::new(0),
             errors,

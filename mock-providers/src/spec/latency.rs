@@ -52,18 +52,50 @@ const Z99: f64 = 2.326_347_874;
 impl LatencySpec {
     /// Draws one latency. A fixed latency draws nothing.
     pub fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
-        match *self {
-            LatencySpec::Fixed(d) => d,
-            LatencySpec::Uniform { min, max } => {
-                let lo = min.as_nanos().div_ceil(1_000_000) as u64;
-                let hi = (max.as_nanos() / 1_000_000) as u64;
-                Duration::from_millis(rng.random_range(lo..=hi.max(lo)))
-            }
+        self.prepare().sample(rng)
+    }
+
+    /// The distribution with its constants worked out, for drawing from it many times.
+    pub fn prepare(&self) -> PreparedLatency {
+        PreparedLatency(match *self {
+            LatencySpec::Fixed(d) => Prepared::Fixed(d),
+            LatencySpec::Uniform { min, max } => Prepared::Uniform {
+                lo: min.as_nanos().div_ceil(1_000_000) as u64,
+                hi: (max.as_nanos() / 1_000_000) as u64,
+            },
             LatencySpec::LogNormal { p50, p99 } => {
                 let p50_ms = p50.as_secs_f64() * 1000.0;
                 let p99_ms = p99.as_secs_f64() * 1000.0;
                 let mu = p50_ms.ln();
                 let sigma = (p99_ms.ln() - mu) / Z99;
+                Prepared::LogNormal { mu, sigma }
+            }
+        })
+    }
+}
+
+/// A [`LatencySpec`] ready to draw from: a log-normal's `mu` and `sigma` are taken once
+/// (two of the three logarithms a draw took; a provider draws its base latency on every
+/// call). It draws exactly what [`LatencySpec::sample`] draws, which is this.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PreparedLatency(Prepared);
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Prepared {
+    Fixed(Duration),
+    LogNormal { mu: f64, sigma: f64 },
+    Uniform { lo: u64, hi: u64 },
+}
+
+impl PreparedLatency {
+    /// Draws one latency. A fixed latency draws nothing.
+    pub fn sample<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        match self.0 {
+            Prepared::Fixed(d) => d,
+            Prepared::Uniform { lo, hi } => {
+                Duration::from_millis(rng.random_range(lo..=hi.max(lo)))
+            }
+            Prepared::LogNormal { mu, sigma } => {
                 let ms = (mu + sigma * standard_normal(rng)).exp().round();
                 // Cap at a day: the tail of a wide log-normal is unbounded.
                 Duration::from_millis(ms.clamp(0.0, 86_400_000.0) as u64)

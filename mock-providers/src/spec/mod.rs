@@ -50,6 +50,6 @@ pub use self::deployment::{
 };
 pub use self::error::{ErrorSpec, RetryAfterFormat};
 pub use self::fault::{FaultEffect, FaultSpec, FaultTarget};
-pub use self::latency::{DEFAULT_LATENCY, LatencySpec};
+pub use self::latency::{DEFAULT_LATENCY, LatencySpec, PreparedLatency};
 pub use self::outcome::{Degenerate, OutcomeSpec};
 pub use self::stream_fault::{EmptyStream, StreamCut, StreamFault};

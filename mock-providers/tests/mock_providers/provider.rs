@@ -400,3 +400,46 @@ async fn malformed_and_content_filter_successes_are_returned_as_written() {
         Some(Ok(StreamItem::Done(FinishReason::ContentFilter)))
     );
 }
+
+/// The draws of each kind of latency are pinned: a provider draws its base latency from the
+/// spec prepared once, and a speed-up must not move one draw (these are the draws of the
+/// version that worked out a log-normal's logarithms on every call).
+#[test]
+fn latency_draws_are_pinned_for_a_seed() {
+    let specs = [
+        LatencySpec::LogNormal {
+            p50: ms(800),
+            p99: ms(4000),
+        },
+        LatencySpec::Uniform {
+            min: ms(200),
+            max: ms(900),
+        },
+        LatencySpec::Fixed(ms(300)),
+    ];
+    let draws: Vec<Vec<u128>> = specs
+        .iter()
+        .map(|spec| {
+            let mut rng = seeded_rng(7, "test/pinned");
+            let prepared = spec.prepare();
+            (0..6)
+                .map(|i| {
+                    let d = if i % 2 == 0 {
+                        spec.sample(&mut rng)
+                    } else {
+                        prepared.sample(&mut rng)
+                    };
+                    d.as_millis()
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        draws,
+        [
+            vec![3608, 319, 924, 764, 1591, 665],
+            vec![838, 884, 632, 518, 347, 340],
+            vec![300; 6],
+        ]
+    );
+}

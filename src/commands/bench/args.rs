@@ -87,8 +87,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 64, requires = "wire")]
     pub connections: usize,
     /// Instead: `routersim proxy` against calling its fake provider directly, in one run (the
-    /// same load generator and request bodies, JSON and SSE): req/s of each, their ratio and
-    /// the latency the proxy adds; medians of 5 rounds.
+    /// same load generator and request bodies, JSON and SSE): req/s of each, their ratio,
+    /// each thread's CPU per request and the ratio two busy cores allow with it, and the latency
+    /// the proxy adds; medians of 5 rounds.
     #[arg(
         long,
         conflicts_with_all = ["duration", "rate", "strategy", "trace", "repeat", "in_flight", "serve", "import"]

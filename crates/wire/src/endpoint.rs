@@ -213,23 +213,17 @@ pub fn wire_server_api_base(origin: &str, deployment_id: &str, format: WireForma
 /// claims more output tokens than an answer may have
 /// ([`MAX_OUTPUT_TOKENS`](crate::limits::MAX_OUTPUT_TOKENS)).
 pub fn decode_completion(format: WireFormat, body: &[u8]) -> Option<Completion> {
-    let typed = match format {
-        WireFormat::OpenAi | WireFormat::Azure => crate::openai::completion_fast::read(body),
-        WireFormat::Anthropic => None,
-    };
-    let completion = match typed {
-        Some(completion) => completion,
-        None => {
-            let value: Value = serde_json::from_slice(body).ok()?;
-            match format {
-                WireFormat::OpenAi | WireFormat::Azure => {
-                    crate::openai::client::decode_completion(&value)
-                }
-                WireFormat::Anthropic => crate::anthropic::client::decode_completion(&value),
+    let value = || serde_json::from_slice::<Value>(body).ok();
+    match format {
+        WireFormat::OpenAi | WireFormat::Azure => {
+            match crate::openai::completion_fast::read(body) {
+                Some(typed) => typed,
+                None => crate::openai::client::decode_completion(&value()?),
             }
         }
-    };
-    completion.filter(|c| c.output_tokens <= MAX_OUTPUT_TOKENS)
+        WireFormat::Anthropic => crate::anthropic::client::decode_completion(&value()?),
+    }
+    .filter(|c| c.output_tokens <= MAX_OUTPUT_TOKENS)
 }
 
 /// Decodes one SSE event into the stream items it carries (none for pings, usage-only chunks

@@ -140,7 +140,6 @@ pub(super) fn stream_plan(
     let sent = &emits[..emits.len().min(length.tokens as usize)];
     let finish = finish_reason(outcome, length.capped, sent);
     let inter_token = state
-        .spec
         .inter_token
         .sample(&mut *state.inter_token_rng.borrow_mut());
     StreamPlan {

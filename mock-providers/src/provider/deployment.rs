@@ -69,10 +69,11 @@ pub(super) struct DeploymentState {
     pub stream_faults: Vec<Window>,
     /// `invalid_response` windows, in file order.
     pub invalid: Vec<Window>,
-    /// `spec.latency`, ready to draw from (drawn on every call without a fault's own).
+    /// `spec.latency`, `spec.ttft` and `spec.inter_token`, ready to draw from: one of them is
+    /// drawn on every call (a fault's own latency is drawn from its spec).
     pub latency: PreparedLatency,
-    /// `spec.ttft`, ready to draw from.
     pub ttft: Option<PreparedLatency>,
+    pub inter_token: PreparedLatency,
     pub latency_rng: RefCell<ChaCha8Rng>,
     pub inter_token_rng: RefCell<ChaCha8Rng>,
     pub output_tokens_rng: RefCell<ChaCha8Rng>,
@@ -114,6 +115,7 @@ impl DeploymentState {
             quota: RefCell::new(Quota::new(spec.rpm_limit, spec.tpm_limit)),
             latency: spec.latency.prepare(),
             ttft: spec.ttft.as_ref().map(LatencySpec::prepare),
+            inter_token: spec.inter_token.prepare(),
             spec,
             next_script: Cell::new(0),
             errors,

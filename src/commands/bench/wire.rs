@@ -5,13 +5,15 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use routersim_live::proxy::bench::CpuSplit;
+
 use super::args::BenchArgs;
 use crate::error::CliError;
 use crate::out::Out;
 
 /// `--proxy`: the proxy against its provider called directly.
 pub(super) fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
-    use routersim_live::proxy::bench::{CpuSplit, ProxyBenchOptions, run_proxy_bench};
+    use routersim_live::proxy::bench::{ProxyBenchOptions, run_proxy_bench};
     if args.connections == 0 || args.phase.is_zero() || args.phase > Duration::from_secs(60) {
         return Err(CliError::Usage(
             "--connections must be at least 1 and --phase between 1ms and 60s",
@@ -55,7 +57,7 @@ pub(super) fn proxy(args: &BenchArgs) -> Result<ExitCode, CliError> {
 
 /// CPU µs per request of each thread (medians of the rounds), and the proxy/direct the cores
 /// allow with them; says so where the OS does not give threads' CPU time.
-fn cpu_line(name: &str, split: &routersim_live::proxy::bench::CpuSplit) -> String {
+fn cpu_line(name: &str, split: &CpuSplit) -> String {
     let us = |v: Option<f64>| v.map_or_else(|| "?".to_string(), |v| format!("{v:.1}"));
     match (
         split.direct_total(),

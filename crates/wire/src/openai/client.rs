@@ -153,33 +153,49 @@ pub fn finish_reason(name: &str) -> FinishReason {
 pub fn decode_completion(value: &Value) -> Option<Completion> {
     let choices = value.get("choices")?.as_array()?;
     let first = choices.first();
-    let finish = first
-        .and_then(|c| c.get("finish_reason"))
-        .and_then(Value::as_str)
-        .map_or(FinishReason::Stop, finish_reason);
-    let usage = value
-        .get("usage")
-        .and_then(|u| u.get("completion_tokens"))
-        .and_then(Value::as_u64)
-        .and_then(|n| u32::try_from(n).ok());
-    let estimated = || {
+    Some(completion_of(
         first
-            .and_then(|c| c.pointer("/message/content"))
-            .and_then(Value::as_str)
-            .map_or(0, |text| {
-                if text.trim().is_empty() {
-                    0
-                } else {
-                    estimate_tokens(text)
-                }
-            })
+            .and_then(|c| c.get("finish_reason"))
+            .and_then(Value::as_str),
+        value
+            .get("usage")
+            .and_then(|u| u.get("completion_tokens"))
+            .and_then(Value::as_u64),
+        || {
+            first
+                .and_then(|c| c.pointer("/message/content"))
+                .and_then(Value::as_str)
+        },
+        choices.is_empty(),
+    ))
+}
+
+/// A completion from the fields a `chat.completion` body gives, however it was read: the
+/// first choice's finish reason, `usage.completion_tokens` (authoritative when it fits a
+/// `u32`), else the words of the first choice's content (asked for only then).
+pub(crate) fn completion_of<'a>(
+    finish: Option<&str>,
+    completion_tokens: Option<u64>,
+    content: impl FnOnce() -> Option<&'a str>,
+    empty_choices: bool,
+) -> Completion {
+    let estimated = || {
+        content().map_or(0, |text| {
+            if text.trim().is_empty() {
+                0
+            } else {
+                estimate_tokens(text)
+            }
+        })
     };
-    Some(Completion {
-        output_tokens: usage.unwrap_or_else(estimated),
-        finish_reason: finish,
-        empty_choices: choices.is_empty(),
+    Completion {
+        output_tokens: completion_tokens
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or_else(estimated),
+        finish_reason: finish.map_or(FinishReason::Stop, finish_reason),
+        empty_choices,
         body: None,
-    })
+    }
 }
 
 /// One `data:` frame: a chunk, a finish, `[DONE]`, or an error object (classified as

@@ -11,11 +11,9 @@
 use std::borrow::Cow;
 
 use routersim_engine::request::Completion;
-use routersim_engine::stream::FinishReason;
 use serde::Deserialize;
 
-use super::client::finish_reason;
-use crate::format::estimate_tokens;
+use super::client::completion_of;
 use crate::typed::Obj;
 
 #[derive(Deserialize)]
@@ -52,31 +50,16 @@ pub(crate) fn read(body: &[u8]) -> Option<Option<Completion>> {
         return Some(None);
     };
     let first = choices.first().map(|Obj(c)| c);
-    let finish = first
-        .and_then(|c| c.finish_reason.as_deref())
-        .map_or(FinishReason::Stop, finish_reason);
-    let usage = body
-        .usage
-        .and_then(|Obj(u)| u.completion_tokens)
-        .and_then(|n| u32::try_from(n).ok());
-    let estimated = || {
-        first
-            .and_then(|c| c.message.as_ref())
-            .and_then(|Obj(m)| m.content.as_deref())
-            .map_or(0, |text| {
-                if text.trim().is_empty() {
-                    0
-                } else {
-                    estimate_tokens(text)
-                }
-            })
-    };
-    Some(Some(Completion {
-        output_tokens: usage.unwrap_or_else(estimated),
-        finish_reason: finish,
-        empty_choices: choices.is_empty(),
-        body: None,
-    }))
+    Some(Some(completion_of(
+        first.and_then(|c| c.finish_reason.as_deref()),
+        body.usage.and_then(|Obj(u)| u.completion_tokens),
+        || {
+            first
+                .and_then(|c| c.message.as_ref())
+                .and_then(|Obj(m)| m.content.as_deref())
+        },
+        choices.is_empty(),
+    )))
 }
 
 #[cfg(test)]

@@ -15,6 +15,14 @@ fn number_after(line: &str, key: &str) -> f64 {
         .unwrap_or_else(|_| panic!("a number after {key:?} in {line:?}"))
 }
 
+/// The line of `stdout` that starts with `prefix`.
+fn line_starting<'a>(stdout: &'a str, prefix: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("a line starting {prefix:?} in {stdout}"))
+}
+
 #[test]
 fn bench_proxy_prints_direct_proxy_and_their_ratio_from_one_run() {
     let out = routersim(&["bench", "--proxy", "--phase", "100ms", "--connections", "4"]);
@@ -25,10 +33,7 @@ fn bench_proxy_prints_direct_proxy_and_their_ratio_from_one_run() {
         String::from_utf8_lossy(&out.stderr)
     );
     for kind in ["JSON", "SSE "] {
-        let line = stdout
-            .lines()
-            .find(|l| l.starts_with(&format!("{kind} on 4 connections: direct ")))
-            .unwrap_or_else(|| panic!("a {kind} line in {stdout}"));
+        let line = line_starting(&stdout, &format!("{kind} on 4 connections: direct "));
         let direct = number_after(line, "direct ");
         let proxy = number_after(line, "proxy ");
         let ratio = number_after(line, "proxy/direct ");
@@ -48,10 +53,7 @@ fn bench_proxy_prints_direct_proxy_and_their_ratio_from_one_run() {
         "{stdout}"
     );
     for kind in ["JSON", "SSE"].into_iter().filter(|_| schedstat) {
-        let line = stdout
-            .lines()
-            .find(|l| l.starts_with(&format!("CPU per {kind} request: direct ")))
-            .unwrap_or_else(|| panic!("a {kind} CPU line in {stdout}"));
+        let line = line_starting(&stdout, &format!("CPU per {kind} request: direct "));
         let direct_load = number_after(line, "direct ");
         let direct_provider = number_after(line, "load generator + ");
         let direct = number_after(line, "provider = ");
@@ -85,10 +87,7 @@ fn bench_proxy_prints_direct_proxy_and_their_ratio_from_one_run() {
         assert!((proxied_total - sum).abs() < 0.16, "{line}");
         assert!((bound - direct / proxied_total).abs() < 0.011, "{line}");
     }
-    let added = stdout
-        .lines()
-        .find(|l| l.starts_with("added p50 on 1 connection: "))
-        .unwrap_or_else(|| panic!("the added-latency line in {stdout}"));
+    let added = line_starting(&stdout, "added p50 on 1 connection: ");
     assert!(number_after(added, "direct p50 ") > 0.0, "{added}");
     assert!(
         stdout.contains("medians of 5 rounds of 100 ms phases"),
